@@ -1,0 +1,62 @@
+// What devices this machine offers, how a user names them ("cpu:2", "cuda:0,cuda:1",
+// "cuda:0,cuda:0"), and the factory that builds a replica engine and communicator for them.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/replica_engine.h"
+#include "comm/communicator.h"
+
+namespace mb {
+
+enum class DeviceKind { Cpu, Cuda };
+
+struct DeviceSpec {
+  DeviceKind kind = DeviceKind::Cpu;
+  int index = 0;                    // CPU replica number or CUDA ordinal
+  bool operator==(const DeviceSpec&) const = default;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;                 // "NVIDIA H200"
+  int64_t memory_bytes = 0;
+  int cc_major = 0, cc_minor = 0;
+};
+
+struct DeviceInventory {
+  int cpu_cores = 1;
+  std::string cpu_name;
+  std::vector<GpuInfo> gpus;
+  std::string gpu_note;             // why no GPU is usable ("built without CUDA", "no driver", ...)
+};
+
+DeviceInventory query_devices();
+
+// "cpu" = "cpu:1"; "cpu:N" = N CPU replicas; "cuda:I[,cuda:J...]" = one replica per entry.
+// Throws ConfigError for anything else (unknown kind, N < 1, mixed CPU and GPU).
+std::vector<DeviceSpec> parse_devices(std::string_view text);
+std::string format_devices(const std::vector<DeviceSpec>& devices);   // inverse of parse
+
+// True when two or more replicas share one GPU (in-GPU communicator, labelled simulated).
+bool is_simulated(const std::vector<DeviceSpec>& devices);
+
+// Checks the devices exist on this machine (CPU replicas <= cores is advised, not required;
+// CUDA ordinals must exist). Throws ConfigError/DeviceError naming the device.
+void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInventory& inventory);
+
+// CPU backends: "onednn" (fast, default) or "reference" (plain loops). "auto" picks the
+// fast one for the device kind.
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch);
+std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // resolves "auto"
+
+// Threads for CPU replicas, NCCL for distinct GPUs, in-GPU reduction for a shared GPU.
+std::unique_ptr<Communicator> make_communicator(const std::vector<DeviceSpec>& devices);
+
+// "oneDNN 2.6.3; CUDA 13.0, cuDNN 9.x, NCCL 2.28" or "...; CUDA: not built".
+std::string components_summary();
+
+}  // namespace mb

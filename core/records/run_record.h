@@ -1,0 +1,76 @@
+// A run record: everything needed to compare runs later (configuration, machine, per-epoch
+// metrics, outcome), stored as JSON per run and exportable as CSV. Writes are atomic.
+#pragma once
+#include <cstdint>
+#include <filesystem>
+#include <span>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace mb {
+
+struct EpochMetrics {
+  int epoch = 0;               // 1-based
+  double time_s = 0;           // training wall time of the epoch (no validation)
+  double allreduce_s = 0;      // time inside the gradient all-reduce (replica 0's view)
+  double train_loss = 0;       // running over the epoch, as Keras reports it
+  double train_acc = 0;
+  double val_loss = 0;
+  double val_acc = 0;
+  double images_per_s = 0;     // training images / time_s
+};
+
+struct RunConfig {
+  std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
+  std::string devices;                   // "cpu:2", "cuda:0,cuda:1"
+  int replicas = 1;
+  bool simulated = false;                // several replicas on one GPU
+  int64_t global_batch = 128;
+  int64_t per_replica_batch = 128;       // largest replica share of the global batch
+  bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N
+  int epochs = 5;
+  double base_learning_rate = 1e-3;
+  double learning_rate = 1e-3;           // after --scale-lr
+  bool scale_lr = false;
+  uint64_t seed = 1;
+  std::string dataset;                   // "fashion-mnist"
+  std::string data_dir;
+  int64_t train_size = 0, val_size = 0;
+  std::string backend;                   // "onednn", "reference", "cuda"
+  std::string communicator;              // "threads", "nccl", "in-gpu (simulated)"
+  std::string version;
+  std::string cpu_model;
+  std::vector<std::string> gpu_models;
+  std::string start_time;                // ISO 8601 UTC
+};
+
+struct RunRecord {
+  std::string id;                        // unique, file-name safe: "20261130T063221Z-cpu2-1a2b"
+  std::string name;                      // user-editable label
+  RunConfig config;
+  std::vector<EpochMetrics> epochs;
+  bool replicas_in_sync = true;
+  std::string status = "completed";      // "completed" | "stopped" | "failed"
+  std::string error;                     // for "failed"
+
+  double mean_epoch_time() const;        // 0 when no epochs
+  double best_val_acc() const;
+  // The key under which runs are compared with a baseline: dataset, model, global batch.
+  std::string comparison_key() const;
+};
+
+std::string make_run_id(const RunConfig& config);
+
+nlohmann::json to_json(const RunRecord& record);
+RunRecord run_record_from_json(const nlohmann::json& j);   // throws DataError on missing/mistyped fields
+
+void write_run_json(const RunRecord& record, const std::filesystem::path& file);  // atomic
+RunRecord read_run_json(const std::filesystem::path& file);                       // throws DataError
+
+// One row per run x epoch, with the run's configuration columns.
+std::string runs_to_csv(std::span<const RunRecord> runs);
+void write_runs_csv(std::span<const RunRecord> runs, const std::filesystem::path& file);  // atomic
+
+}  // namespace mb

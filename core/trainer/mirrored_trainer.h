@@ -1,0 +1,64 @@
+// The mirrored trainer (tf.distribute.MirroredStrategy semantics): N replicas, each a full
+// copy of the model on its own device and driven by its own thread; the global batch is
+// split as evenly as possible across replicas; each replica's loss is its sum over its
+// samples divided by the global batch; gradients are summed by an all-reduce; every replica
+// applies the identical Adam step. After each epoch the replicas' parameters are compared.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "data/dataset.h"
+#include "records/run_record.h"
+#include "trainer/train_config.h"
+
+namespace mb {
+
+struct StepProgress {
+  int epoch = 0, epochs = 0;          // 1-based epoch
+  int64_t step = 0, steps = 0;        // 1-based step within the epoch
+  int64_t images_done = 0;            // in this epoch
+  double epoch_elapsed_s = 0;
+  double images_per_s = 0;
+  double eta_s = 0;                   // rest of this epoch
+  double running_loss = 0, running_acc = 0;
+};
+
+// Called from a training thread: keep it short, copy values, do not touch GUI objects.
+struct TrainObserver {
+  std::function<void(const RunConfig&)> on_start;
+  std::function<void(const StepProgress&)> on_step;
+  std::function<void(const EpochMetrics&)> on_epoch;
+};
+
+// The global batch split: replica r of n gets [begin(r), begin(r+1)) of a batch of size b.
+// Shares differ by at most one sample; the first (b % n) replicas get the larger share.
+int64_t replica_share_begin(int64_t batch, int replicas, int replica);
+
+class MirroredTrainer {
+ public:
+  // Checks the configuration against the data and the machine; throws ConfigError.
+  MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data);
+  ~MirroredTrainer();
+
+  // Trains to completion, stop or failure and returns the record (status set accordingly;
+  // a device failure gives status "failed" with the message, never an exception).
+  RunRecord run(const TrainObserver& observer = {});
+
+  // Thread-safe; the run stops at the next step boundary and returns status "stopped".
+  void request_stop() { stop_.store(true); }
+
+  const RunConfig& run_config() const { return run_config_; }
+  const std::vector<float>& final_params() const { return final_params_; }  // after run()
+
+ private:
+  struct Impl;
+  TrainConfig config_;
+  std::shared_ptr<const DataSplit> data_;
+  RunConfig run_config_;
+  std::vector<float> final_params_;
+  std::atomic<bool> stop_{false};
+};
+
+}  // namespace mb

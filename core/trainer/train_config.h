@@ -1,0 +1,22 @@
+// What the user asks for (CLI flags, GUI fields) before it is checked against the machine.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace mb {
+
+struct TrainConfig {
+  std::string data_dir;              // empty: default_data_dir()
+  std::string devices = "cpu:1";     // see parse_devices()
+  int64_t batch = 128;               // global batch; per replica when per_replica_batch
+  bool per_replica_batch = false;    // the experiment's "bonus": global = batch x replicas
+  double lr = 1e-3;                  // Adam learning rate before scaling
+  bool scale_lr = false;             // linear scaling: lr x replicas
+  int epochs = 5;
+  uint64_t seed = 1;
+  int64_t limit_train = 0;           // 0: whole training set
+  int64_t limit_val = 0;             // 0: whole validation set
+  std::string backend = "auto";      // auto | onednn | reference
+};
+
+}  // namespace mb
