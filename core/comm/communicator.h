@@ -26,6 +26,10 @@ class Communicator {
 
   // Blocks until every rank has arrived.
   virtual void barrier(int rank) = 0;
+
+  // Called when one rank failed: ranks blocked in (or later entering) a collective give up
+  // with an exception instead of waiting forever. Must be safe to call from any thread.
+  virtual void abort() {}
 };
 
 // In-process communicator for CPU replicas (one thread per rank, shared memory).
