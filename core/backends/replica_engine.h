@@ -2,17 +2,18 @@
 // parameters, gradients and Adam state. The mirrored trainer drives N of them, one host
 // thread each. Backends (reference loops, oneDNN, CUDA) are peers behind this interface.
 #pragma once
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
 
+#include "comm/communicator.h"
 #include "data/dataset.h"
+#include "model/cnn_spec.h"
 #include "optim/adam.h"
 
 namespace mb {
-
-class Communicator;
 
 struct BatchStats {
   double loss_sum = 0.0;   // sum over samples of the cross-entropy (not divided by anything)
@@ -54,7 +55,14 @@ class ReplicaEngine {
   // (collective: every rank calls it), Adam. Backends may override to overlap the
   // all-reduce with backward or replay a captured graph.
   virtual BatchStats train_step(std::span<const int32_t> indices, float grad_scale, Communicator& comm,
-                                int rank, const AdamConfig& cfg, int64_t step, StepTiming& timing);
+                                int rank, const AdamConfig& cfg, int64_t step, StepTiming& timing) {
+    BatchStats stats = forward_backward(indices, grad_scale);
+    const auto t0 = std::chrono::steady_clock::now();
+    if (comm.size() > 1) comm.all_reduce_sum(rank, grad_buffer(), cnn::kParamCount);
+    timing.allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    apply_adam(cfg, step);
+    return stats;
+  }
 
   // Forward only over validation samples `indices` (any count; chunked internally).
   virtual BatchStats evaluate(std::span<const int32_t> indices) = 0;

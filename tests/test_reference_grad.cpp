@@ -1,0 +1,505 @@
+// The reference layers' backward passes against central finite differences of their forward
+// passes (one data-driven row per layer and one for the whole model), plus exact checks of the
+// forward layouts, the tie rules, the empty batch and the uniform-logit loss.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "backends/reference/layers.h"
+#include "model/cnn_spec.h"
+#include "util/error.h"
+#include "util/random.h"
+
+using namespace mb;
+
+namespace {
+
+std::vector<float> random_floats(std::size_t n, SplitMix64& rng, double lo, double hi) {
+  std::vector<float> v(n);
+  for (auto& x : v) x = static_cast<float>(lo + (hi - lo) * rng.next_unit());
+  return v;
+}
+
+std::vector<uint8_t> random_labels(std::size_t n, SplitMix64& rng) {
+  std::vector<uint8_t> v(n);
+  for (auto& l : v) l = static_cast<uint8_t>(rng.below(cnn::kClasses));
+  return v;
+}
+
+// sum(y * r) in double: the scalar objective whose gradient w.r.t. y is r.
+double project(const std::vector<float>& y, const std::vector<float>& r) {
+  double s = 0.0;
+  for (std::size_t i = 0; i < y.size(); ++i) s += static_cast<double>(y[i]) * r[i];
+  return s;
+}
+
+// Central difference of f w.r.t. `entry`, divided by the step actually represented in T
+// (entry + eps rounds in float), so only f's own rounding is left as noise.
+template <typename T>
+double central_difference(T& entry, T eps, const std::function<double()>& f) {
+  const T saved = entry;
+  entry = saved + eps;
+  const T up = entry;
+  const double f_up = f();
+  entry = saved - eps;
+  const T down = entry;
+  const double f_down = f();
+  entry = saved;
+  return (f_up - f_down) / (static_cast<double>(up) - static_cast<double>(down));
+}
+
+struct GradCheck {
+  std::vector<double> analytic, numeric;
+  std::vector<std::string> where;   // a label per entry, for the report
+  std::size_t skipped = 0;          // entries too close to a kink to difference
+};
+
+// Differences every entry of `wrt` (or those `skip` does not reject) against `grad`.
+void difference_all(GradCheck& c, std::vector<float>& wrt, const std::vector<float>& grad, float eps,
+                    const std::function<double()>& f, const std::string& name,
+                    const std::function<bool(std::size_t)>& skip = nullptr) {
+  for (std::size_t i = 0; i < wrt.size(); ++i) {
+    if (skip && skip(i)) {
+      ++c.skipped;
+      continue;
+    }
+    c.numeric.push_back(central_difference(wrt[i], eps, f));
+    c.analytic.push_back(grad[i]);
+    c.where.push_back(name + "[" + std::to_string(i) + "]");
+  }
+}
+
+enum class Case { ConvDx, ConvDw, ConvDb, Relu, Maxpool, DenseDx, DenseDw, DenseDb, SoftmaxXent, WholeModel };
+
+// ---- per-layer cases: objective sum(forward(...) * r), so dL/dy = r goes into backward --------
+
+GradCheck check_conv(Case which, float eps) {
+  SplitMix64 rng(11);
+  // Non-square, several channels both sides, batch 2: index mix-ups show.
+  const ref::ConvShape s{2, 3, 7, 6, 4, 3};
+  auto x = random_floats(std::size_t(s.n) * s.c_in * s.h * s.w, rng, -1, 1);
+  auto w = random_floats(std::size_t(s.c_out) * s.c_in * s.k * s.k, rng, -1, 1);
+  auto b = random_floats(std::size_t(s.c_out), rng, -1, 1);
+  const auto r = random_floats(std::size_t(s.n) * s.c_out * s.out_h() * s.out_w(), rng, -1, 1);
+  std::vector<float> y(r.size()), dx(x.size(), NAN), dw(w.size(), NAN), db(b.size(), NAN);
+  ref::conv2d_backward(s, x.data(), w.data(), r.data(), dx.data(), dw.data(), db.data());
+  const auto f = [&] {
+    ref::conv2d_forward(s, x.data(), w.data(), b.data(), y.data());
+    return project(y, r);
+  };
+  GradCheck c;
+  if (which == Case::ConvDx) difference_all(c, x, dx, eps, f, "x");
+  if (which == Case::ConvDw) difference_all(c, w, dw, eps, f, "w");
+  if (which == Case::ConvDb) difference_all(c, b, db, eps, f, "b");
+  return c;
+}
+
+GradCheck check_relu(float eps) {
+  SplitMix64 rng(12);
+  auto x = random_floats(200, rng, -1, 1);
+  const auto r = random_floats(x.size(), rng, -1, 1);
+  std::vector<float> y(x.size()), dx(x.size(), NAN);
+  ref::relu_forward(x.data(), y.data(), x.size());
+  ref::relu_backward(y.data(), r.data(), dx.data(), x.size());
+  const auto f = [&] {
+    ref::relu_forward(x.data(), y.data(), x.size());
+    return project(y, r);
+  };
+  GradCheck c;
+  // Within eps of 0 the difference straddles the kink: skip those entries.
+  const std::vector<float> x0 = x;
+  difference_all(c, x, dx, eps, f, "x", [&](std::size_t i) { return std::fabs(x0[i]) <= 2 * eps; });
+  return c;
+}
+
+GradCheck check_maxpool(float eps) {
+  SplitMix64 rng(13);
+  const ref::PoolShape s{2, 3, 7, 5};   // odd sides: the last row and column are dropped
+  const std::size_t count = std::size_t(s.n) * s.c * s.h * s.w;
+  // Distinct values 0.05 apart in random order: a step of eps < 0.025 never changes a
+  // window's argmax, so there is no kink to straddle and no tie.
+  std::vector<int32_t> order(count);
+  std::iota(order.begin(), order.end(), 0);
+  shuffle(std::span<int32_t>(order), rng);
+  std::vector<float> x(count);
+  for (std::size_t i = 0; i < count; ++i) x[i] = 0.05f * (order[i] - static_cast<float>(count) / 2);
+  const auto r = random_floats(std::size_t(s.n) * s.c * s.out_h() * s.out_w(), rng, -1, 1);
+  std::vector<float> y(r.size()), dx(x.size(), NAN);
+  ref::maxpool2x2_backward(s, x.data(), r.data(), dx.data());
+  const auto f = [&] {
+    ref::maxpool2x2_forward(s, x.data(), y.data());
+    return project(y, r);
+  };
+  GradCheck c;
+  difference_all(c, x, dx, eps, f, "x");
+  return c;
+}
+
+GradCheck check_dense(Case which, float eps) {
+  SplitMix64 rng(14);
+  const ref::DenseShape s{3, 11, 5};
+  auto x = random_floats(std::size_t(s.n) * s.in, rng, -1, 1);
+  auto w = random_floats(std::size_t(s.out) * s.in, rng, -1, 1);
+  auto b = random_floats(std::size_t(s.out), rng, -1, 1);
+  const auto r = random_floats(std::size_t(s.n) * s.out, rng, -1, 1);
+  std::vector<float> y(r.size()), dx(x.size(), NAN), dw(w.size(), NAN), db(b.size(), NAN);
+  ref::dense_backward(s, x.data(), w.data(), r.data(), dx.data(), dw.data(), db.data());
+  const auto f = [&] {
+    ref::dense_forward(s, x.data(), w.data(), b.data(), y.data());
+    return project(y, r);
+  };
+  GradCheck c;
+  if (which == Case::DenseDx) difference_all(c, x, dx, eps, f, "x");
+  if (which == Case::DenseDw) difference_all(c, w, dw, eps, f, "w");
+  if (which == Case::DenseDb) difference_all(c, b, db, eps, f, "b");
+  return c;
+}
+
+GradCheck check_softmax_xent(float eps) {
+  SplitMix64 rng(15);
+  const int n = 4, classes = cnn::kClasses;
+  const float scale = 1.0f / n;   // as in training: the mean loss
+  auto z = random_floats(std::size_t(n) * classes, rng, -3, 3);
+  const auto labels = random_labels(n, rng);
+  std::vector<float> dz(z.size(), NAN);
+  ref::softmax_xent_backward(z.data(), labels.data(), n, classes, scale, dz.data());
+  const auto f = [&] { return scale * ref::softmax_xent_forward(z.data(), labels.data(), n, classes).loss_sum; };
+  GradCheck c;
+  difference_all(c, z, dz, eps, f, "logits");
+  return c;
+}
+
+// ---- the whole model: float backward against differences of the double twin of the forward ----
+
+GradCheck check_whole_model(double eps) {
+  SplitMix64 rng(16);
+  const int n = 2;
+  std::vector<float> params(cnn::kParamCount);
+  cnn::init_params(params, 5);
+  // Non-zero biases, so every bias path carries a gradient and ReLUs are not all symmetric.
+  for (auto id : {cnn::kConv1B, cnn::kConv2B, cnn::kFc1B, cnn::kFc2B}) {
+    const auto& t = cnn::param_tensors()[id];
+    for (std::size_t i = 0; i < t.size; ++i) params[t.offset + i] = static_cast<float>(0.2 * rng.next_unit() - 0.1);
+  }
+  const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
+  const auto labels = random_labels(n, rng);
+
+  std::vector<float> grads(cnn::kParamCount, NAN);
+  ReferenceWorkspace ws;
+  reference_forward_backward(params.data(), images.data(), labels.data(), n, 1.0f / n, grads.data(), ws);
+
+  // The float model's function, evaluated exactly (in double): its differences carry no float
+  // noise, so eps can be tiny and ReLU/pool kinks are almost never straddled.
+  std::vector<double> params_d(params.begin(), params.end());
+  const std::vector<double> images_d(images.begin(), images.end());
+  const std::function<double()> f = [&] {
+    return reference_forward_double(params_d.data(), images_d.data(), labels.data(), n).loss_sum / n;
+  };
+
+  GradCheck c;
+  const int per_tensor = 20;
+  for (const auto& t : cnn::param_tensors()) {
+    std::vector<std::size_t> entries;
+    if (t.size <= std::size_t(per_tensor)) {
+      entries.resize(t.size);
+      std::iota(entries.begin(), entries.end(), std::size_t{0});
+    } else {
+      for (int k = 0; k < per_tensor; ++k) entries.push_back(rng.below(t.size));
+    }
+    for (std::size_t i : entries) {
+      double& p = params_d[t.offset + i];
+      const double fd = central_difference(p, eps, f);
+      const double fd_half = central_difference(p, eps / 2, f);
+      // A kink within eps makes the two steps disagree (smooth: they agree to ~eps^2).
+      if (std::fabs(fd - fd_half) > 1e-9 + 1e-6 * std::fabs(fd_half)) {
+        ++c.skipped;
+        continue;
+      }
+      c.numeric.push_back(fd_half);
+      c.analytic.push_back(grads[t.offset + i]);
+      c.where.push_back(std::string(t.name) + "[" + std::to_string(i) + "]");
+    }
+  }
+  return c;
+}
+
+}  // namespace
+
+class TestReferenceGrad : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void finite_differences_data() {
+    QTest::addColumn<int>("which");
+    QTest::addColumn<double>("eps");
+    QTest::addColumn<double>("atol");
+    QTest::addColumn<double>("rtol");
+    // Conv and dense are linear in each argument, so differences have no truncation error at
+    // any step: a large eps (0.25) shrinks the float rounding noise of the forward outputs
+    // (~1e-7 x a few dozen outputs) relative to the step; atol 1e-5 leaves ~10x margin.
+    QTest::addRow("conv dX") << int(Case::ConvDx) << 0.25 << 1e-5 << 1e-5;
+    QTest::addRow("conv dW") << int(Case::ConvDw) << 0.25 << 1e-5 << 1e-5;
+    QTest::addRow("conv dB") << int(Case::ConvDb) << 0.25 << 1e-5 << 1e-5;
+    // ReLU and max pooling are piecewise linear: exact away from kinks, which the cases avoid
+    // (relu skips |x| <= 2 eps; pooling uses values 0.05 apart), so only rounding remains.
+    QTest::addRow("relu") << int(Case::Relu) << 1e-2 << 1e-5 << 1e-5;
+    QTest::addRow("maxpool") << int(Case::Maxpool) << 1e-2 << 1e-5 << 1e-5;
+    QTest::addRow("dense dX") << int(Case::DenseDx) << 0.25 << 1e-5 << 1e-5;
+    QTest::addRow("dense dW") << int(Case::DenseDw) << 0.25 << 1e-5 << 1e-5;
+    QTest::addRow("dense dB") << int(Case::DenseDb) << 0.25 << 1e-5 << 1e-5;
+    // Smooth: truncation error ~ eps^2 |f'''| / 6 < 1e-7 at eps 1e-3; the loss is a double,
+    // so the float dlogits' own rounding (~1e-8) is what is left.
+    QTest::addRow("softmax-xent") << int(Case::SoftmaxXent) << 1e-3 << 1e-6 << 1e-5;
+    // Double differences are exact to ~1e-10, so what is left is the float backward's rounding
+    // (~1e-7 relative per layer; measured worst 2e-8 absolute). 1e-6 + 1e-4 relative keeps a
+    // wide margin for a ReLU or pool argmax that float decides differently from double (that
+    // moves an entry by one path's term) while any wiring error, O(1) relative, fails.
+    QTest::addRow("whole model") << int(Case::WholeModel) << 1e-6 << 1e-6 << 1e-4;
+  }
+
+  void finite_differences() {
+    QFETCH(int, which);
+    QFETCH(double, eps);
+    QFETCH(double, atol);
+    QFETCH(double, rtol);
+    const auto w = static_cast<Case>(which);
+    GradCheck c;
+    switch (w) {
+      case Case::ConvDx:
+      case Case::ConvDw:
+      case Case::ConvDb: c = check_conv(w, float(eps)); break;
+      case Case::Relu: c = check_relu(float(eps)); break;
+      case Case::Maxpool: c = check_maxpool(float(eps)); break;
+      case Case::DenseDx:
+      case Case::DenseDw:
+      case Case::DenseDb: c = check_dense(w, float(eps)); break;
+      case Case::SoftmaxXent: c = check_softmax_xent(float(eps)); break;
+      case Case::WholeModel: c = check_whole_model(eps); break;
+    }
+    QVERIFY(!c.numeric.empty());
+    // Skips are for the rare kink within eps; many would mean the check checks nothing.
+    QVERIFY2(c.skipped * 10 <= c.numeric.size() + c.skipped,
+             qPrintable(QString("%1 of %2 entries skipped").arg(c.skipped).arg(c.numeric.size() + c.skipped)));
+
+    std::size_t worst = 0, failures = 0;
+    double worst_ratio = -1.0, max_abs = 0.0;
+    for (std::size_t i = 0; i < c.numeric.size(); ++i) {
+      const double diff = std::fabs(c.analytic[i] - c.numeric[i]);
+      const double ratio = diff / (atol + rtol * std::fabs(c.numeric[i]));
+      if (!(ratio <= 1.0)) ++failures;
+      max_abs = std::max(max_abs, diff);
+      if (!(ratio <= worst_ratio)) {
+        worst_ratio = ratio;
+        worst = i;
+      }
+    }
+    qInfo("%zu entries (%zu skipped): max |analytic - numeric| %.3g; worst vs tolerance %s: analytic %.9g, "
+          "numeric %.9g (%.3g of the allowed)",
+          c.numeric.size(), c.skipped, max_abs, c.where[worst].c_str(), c.analytic[worst], c.numeric[worst],
+          worst_ratio);
+    QCOMPARE(failures, std::size_t{0});
+  }
+
+  // ---- forward layouts and tie rules, exactly ------------------------------------------------
+
+  void conv_is_cross_correlation_oihw_data() {
+    QTest::addColumn<int>("co");
+    QTest::addColumn<int>("ci");
+    QTest::addColumn<int>("ky");
+    QTest::addColumn<int>("kx");
+    QTest::addRow("co0 ci0 centre") << 0 << 0 << 1 << 1;
+    QTest::addRow("co0 ci1 top-right") << 0 << 1 << 0 << 2;
+    QTest::addRow("co1 ci0 bottom-left") << 1 << 0 << 2 << 0;
+    QTest::addRow("co1 ci1 top-left") << 1 << 1 << 0 << 0;
+  }
+  void conv_is_cross_correlation_oihw() {
+    // A one-hot kernel w[co,ci,ky,kx] = 1 copies input channel ci, shifted by (ky, kx), to output
+    // co: y[co, oy, ox] = x[ci, oy+ky, ox+kx] + bias[co] (not flipped, as PyTorch/Keras compute).
+    QFETCH(int, co);
+    QFETCH(int, ci);
+    QFETCH(int, ky);
+    QFETCH(int, kx);
+    const ref::ConvShape s{1, 2, 5, 4, 2, 3};
+    std::vector<float> x(2 * 5 * 4), w(2 * 2 * 3 * 3, 0.0f), b{10.0f, 20.0f}, y(2 * 3 * 2, NAN);
+    for (std::size_t i = 0; i < x.size(); ++i) x[i] = float(i);
+    w[((co * 2 + ci) * 3 + ky) * 3 + kx] = 1.0f;
+    ref::conv2d_forward(s, x.data(), w.data(), b.data(), y.data());
+    for (int o = 0; o < 2; ++o)
+      for (int oy = 0; oy < 3; ++oy)
+        for (int ox = 0; ox < 2; ++ox) {
+          const float expected = b[o] + (o == co ? x[(ci * 5 + oy + ky) * 4 + ox + kx] : 0.0f);
+          QCOMPARE(y[(o * 3 + oy) * 2 + ox], expected);
+        }
+  }
+
+  void dense_is_x_times_w_transposed() {
+    // x [2,3], W [2 outputs, 3 inputs]: y[n,o] = sum_i x[n,i] W[o,i] + b[o].
+    const ref::DenseShape s{2, 3, 2};
+    const std::vector<float> x{1, 2, 3, 4, 5, 6}, w{1, 0, -1, 0.5f, 0.25f, 2}, b{0.5f, -1};
+    std::vector<float> y(4);
+    ref::dense_forward(s, x.data(), w.data(), b.data(), y.data());
+    QCOMPARE(y[0], 1 - 3 + 0.5f);
+    QCOMPARE(y[1], 0.5f + 0.5f + 6 - 1);
+    QCOMPARE(y[2], 4 - 6 + 0.5f);
+    QCOMPARE(y[3], 2 + 1.25f + 12 - 1);
+  }
+
+  void maxpool_floors_and_routes_ties_to_first() {
+    // 3x5 input -> 1x2 output; the last row and column are dropped.
+    const ref::PoolShape s{1, 1, 3, 5};
+    const std::vector<float> x{1, 7, 2, 2, 99,    //
+                               7, 3, 2, 2, 99,    //
+                               99, 99, 99, 99, 99};
+    std::vector<float> y(2), dx(x.size(), NAN);
+    ref::maxpool2x2_forward(s, x.data(), y.data());
+    QCOMPARE(y[0], 7.0f);
+    QCOMPARE(y[1], 2.0f);
+    const std::vector<float> dy{1.5f, -2.5f};
+    ref::maxpool2x2_backward(s, x.data(), dy.data(), dx.data());
+    // Window 0 ties at (0,1) and (1,0): the first in row-major order, (0,1), gets it.
+    // Window 1 is all 2s: (0,0) of the window, i.e. x[0][2], gets it.
+    const std::vector<float> expected{0, 1.5f, -2.5f, 0, 0,  //
+                                      0, 0, 0, 0, 0,         //
+                                      0, 0, 0, 0, 0};
+    for (std::size_t i = 0; i < x.size(); ++i) QCOMPARE(dx[i], expected[i]);
+  }
+
+  void relu_backward_is_zero_at_zero() {
+    const std::vector<float> x{-1, 0, 0.5f, -0.0f};
+    std::vector<float> y(4), dx(4);
+    const std::vector<float> dy{1, 2, 3, 4};
+    ref::relu_forward(x.data(), y.data(), 4);
+    ref::relu_backward(y.data(), dy.data(), dx.data(), 4);
+    QCOMPARE(dx, (std::vector<float>{0, 0, 3, 0}));
+  }
+
+  void accuracy_counting() {
+    // Argmax == label counts; ties go to the lowest class index.
+    const int classes = 4;
+    const std::vector<float> z{0, 5, 1, 2,      // argmax 1, label 1: correct
+                               3, 0, 0, 0,      // argmax 0, label 2: wrong
+                               1, 4, 4, 0,      // tie 1/2 -> 1, label 1: correct
+                               1, 4, 4, 0,      // tie 1/2 -> 1, label 2: wrong
+                               0, 0, 0, 0};     // all tie -> 0, label 0: correct
+    const std::vector<uint8_t> labels{1, 2, 1, 2, 0};
+    const BatchStats st = ref::softmax_xent_forward(z.data(), labels.data(), 5, classes);
+    QCOMPARE(st.correct, int64_t{3});
+    QCOMPARE(st.samples, int64_t{5});
+    // Loss of the all-equal row is ln 4; the whole sum against a direct log-softmax.
+    double expected = 0;
+    for (int i = 0; i < 5; ++i) {
+      double sum = 0;
+      for (int k = 0; k < classes; ++k) sum += std::exp(double(z[i * classes + k]));
+      expected += std::log(sum) - z[i * classes + labels[i]];
+    }
+    QVERIFY(std::fabs(st.loss_sum - expected) < 1e-12);
+  }
+
+  void rejects_bad_labels() {
+    const std::vector<float> z(10, 0.0f);
+    const std::vector<uint8_t> labels{10};
+    QVERIFY_THROWS_EXCEPTION(DataError, ref::softmax_xent_forward(z.data(), labels.data(), 1, 10));
+  }
+
+  // ---- the whole model ------------------------------------------------------------------------
+
+  void empty_batch_gives_zero_gradient() {
+    std::vector<float> params(cnn::kParamCount);
+    cnn::init_params(params, 1);
+    std::vector<float> grads(cnn::kParamCount, 1.0f);
+    ReferenceWorkspace ws;
+    const BatchStats st = reference_forward_backward(params.data(), nullptr, nullptr, 0, 1.0f, grads.data(), ws);
+    QCOMPARE(st.samples, int64_t{0});
+    QCOMPARE(st.correct, int64_t{0});
+    QCOMPARE(st.loss_sum, 0.0);
+    QVERIFY(std::all_of(grads.begin(), grads.end(), [](float g) { return g == 0.0f; }));
+    QCOMPARE(reference_forward(params.data(), nullptr, nullptr, 0, ws).samples, int64_t{0});
+  }
+
+  void uniform_logits_give_ln10() {
+    // All-zero parameters: every logit is 0, so each sample's loss is ln 10, the prediction is
+    // class 0 (lowest index wins the tie), and only fc2.bias has a gradient: softmax - onehot.
+    SplitMix64 rng(3);
+    const int n = 7;
+    const float scale = 0.5f;
+    const std::vector<float> params(cnn::kParamCount, 0.0f);
+    const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
+    auto labels = random_labels(n, rng);
+    labels[0] = 0;
+    labels[1] = 3;
+    std::vector<float> grads(cnn::kParamCount, NAN);
+    ReferenceWorkspace ws;
+    const BatchStats st =
+        reference_forward_backward(params.data(), images.data(), labels.data(), n, scale, grads.data(), ws);
+    QCOMPARE(st.samples, int64_t{n});
+    QVERIFY(std::fabs(st.loss_sum - n * std::log(10.0)) < 1e-9);
+    QCOMPARE(st.correct, int64_t(std::count(labels.begin(), labels.end(), uint8_t{0})));
+
+    const auto& fc2b = cnn::param_tensors()[cnn::kFc2B];
+    for (std::size_t i = 0; i < cnn::kParamCount; ++i) {
+      if (i >= fc2b.offset && i < fc2b.offset + fc2b.size) continue;
+      QCOMPARE(grads[i], 0.0f);
+    }
+    for (int k = 0; k < cnn::kClasses; ++k) {
+      const double expected = scale * (0.1 * n - std::count(labels.begin(), labels.end(), uint8_t(k)));
+      QVERIFY(std::fabs(grads[fc2b.offset + k] - expected) < 1e-6);
+    }
+    const BatchStats fwd = reference_forward(params.data(), images.data(), labels.data(), n, ws);
+    QCOMPARE(fwd.loss_sum, st.loss_sum);
+    QCOMPARE(fwd.correct, st.correct);
+  }
+
+  void gradients_add_over_samples() {
+    // The engines split a batch into chunks and add the chunks' gradients (and the replicas'):
+    // the batch gradient must be the sum of per-sample gradients.
+    SplitMix64 rng(4);
+    const int n = 3;
+    std::vector<float> params(cnn::kParamCount);
+    cnn::init_params(params, 9);
+    const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
+    const auto labels = random_labels(n, rng);
+    ReferenceWorkspace ws;
+    std::vector<float> batch(cnn::kParamCount), one(cnn::kParamCount);
+    std::vector<double> sum(cnn::kParamCount, 0.0);
+    const BatchStats all =
+        reference_forward_backward(params.data(), images.data(), labels.data(), n, 1.0f, batch.data(), ws);
+    double loss = 0;
+    for (int i = 0; i < n; ++i) {
+      loss += reference_forward_backward(params.data(), images.data() + i * cnn::kImagePixels, labels.data() + i,
+                                         1, 1.0f, one.data(), ws)
+                  .loss_sum;
+      for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += one[k];
+    }
+    QVERIFY(std::fabs(loss - all.loss_sum) < 1e-9 * std::fabs(loss));
+    double max_diff = 0, max_grad = 0;
+    for (std::size_t k = 0; k < sum.size(); ++k) {
+      max_diff = std::max(max_diff, std::fabs(sum[k] - batch[k]));
+      max_grad = std::max(max_grad, std::fabs(sum[k]));
+    }
+    qInfo("batch vs summed per-sample gradients: max diff %.3g (max |grad| %.3g)", max_diff, max_grad);
+    QVERIFY(max_grad > 0);
+    QVERIFY(max_diff <= 1e-6 * max_grad);
+  }
+
+  void float_and_double_forward_agree() {
+    SplitMix64 rng(5);
+    const int n = 4;
+    std::vector<float> params(cnn::kParamCount);
+    cnn::init_params(params, 2);
+    const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
+    const auto labels = random_labels(n, rng);
+    ReferenceWorkspace ws;
+    const BatchStats f = reference_forward(params.data(), images.data(), labels.data(), n, ws);
+    const std::vector<double> pd(params.begin(), params.end()), id(images.begin(), images.end());
+    const BatchStats d = reference_forward_double(pd.data(), id.data(), labels.data(), n);
+    QVERIFY(std::fabs(f.loss_sum - d.loss_sum) < 1e-5 * d.loss_sum);
+    QCOMPARE(f.correct, d.correct);
+  }
+};
+
+QTEST_GUILESS_MAIN(TestReferenceGrad)
+#include "test_reference_grad.moc"
