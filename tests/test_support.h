@@ -1,9 +1,16 @@
 // Shared helpers for the test executables (header-only, small).
 #pragma once
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "data/dataset.h"
@@ -41,7 +48,43 @@ inline std::shared_ptr<DataSplit> make_synthetic_split(int64_t n_train, int64_t 
   return s;
 }
 
+// Writes `d` as raw (uncompressed) IDX files <prefix>-images-idx3-ubyte / -labels-idx1-ubyte.
+inline void write_idx(const std::filesystem::path& dir, const std::string& prefix, const Dataset& d) {
+  auto be32 = [](std::FILE* f, uint32_t v) {
+    const unsigned char b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+    std::fwrite(b, 1, 4, f);
+  };
+  std::FILE* f = std::fopen((dir / (prefix + "-images-idx3-ubyte")).c_str(), "wb");
+  be32(f, 0x803), be32(f, uint32_t(d.count)), be32(f, uint32_t(d.rows)), be32(f, uint32_t(d.cols));
+  std::fwrite(d.pixels.data(), 1, d.pixels.size(), f);
+  std::fclose(f);
+  f = std::fopen((dir / (prefix + "-labels-idx1-ubyte")).c_str(), "wb");
+  be32(f, 0x801), be32(f, uint32_t(d.count));
+  std::fwrite(d.labels.data(), 1, d.labels.size(), f);
+  std::fclose(f);
+}
+
+// A synthetic data set in the MNIST folder layout (train + t10k), for end-to-end tests.
+inline void write_synthetic_idx_dir(const std::filesystem::path& dir, int64_t n_train, int64_t n_val) {
+  std::filesystem::create_directories(dir);
+  auto split = make_synthetic_split(n_train, n_val);
+  write_idx(dir, "train", split->train);
+  write_idx(dir, "t10k", split->val);
+}
+
 // llm.c-style closeness: |a - b| <= atol + rtol * |b|.
 inline bool close(double a, double b, double atol, double rtol) { return std::fabs(a - b) <= atol + rtol * std::fabs(b); }
+
+// Whole-file byte I/O for tests that craft or inspect files (IDX, JSON, safetensors).
+inline void write_bytes(const std::filesystem::path& file, std::string_view bytes) {
+  std::ofstream out(file, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  if (!out) throw std::runtime_error("test: cannot write " + file.string());
+}
+inline std::string read_bytes(const std::filesystem::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw std::runtime_error("test: cannot read " + file.string());
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
 
 }  // namespace mb::test

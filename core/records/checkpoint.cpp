@@ -1,0 +1,125 @@
+// safetensors checkpoints of the flat parameter buffer: one F32 tensor per entry of
+// cnn::param_tensors(), written atomically, read back with every header field checked.
+#include "records/checkpoint.h"
+
+#include <bit>
+#include <cstring>
+#include <fstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "model/cnn_spec.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace mb {
+namespace {
+
+using nlohmann::json;
+
+// safetensors data is little-endian; the buffer is copied as-is.
+static_assert(std::endian::native == std::endian::little, "checkpoint I/O assumes a little-endian host");
+
+// Real headers for this model are ~1 KB; the cap (the safetensors library's own limit)
+// keeps a corrupt length from allocating.
+constexpr uint64_t kMaxHeaderBytes = 100'000'000;
+
+void put_u64_le(char* dst, uint64_t v) {
+  for (int i = 0; i < 8; ++i) dst[i] = static_cast<char>((v >> (8 * i)) & 0xFF);
+}
+
+uint64_t get_u64_le(const unsigned char* src) {
+  uint64_t v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | src[i];
+  return v;
+}
+
+json shape_json(const cnn::ParamTensor& p) {
+  json shape = json::array();
+  for (int d = 0; d < p.rank; ++d) shape.push_back(p.shape[static_cast<std::size_t>(d)]);
+  return shape;
+}
+
+}  // namespace
+
+void save_checkpoint(const std::filesystem::path& file, std::span<const float> params,
+                     const std::map<std::string, std::string>& metadata) {
+  MB_CHECK(params.size() == cnn::kParamCount, Error, "cannot save checkpoint '{}': {} parameters given, the model has {}",
+           file.string(), params.size(), cnn::kParamCount);
+  json header = json::object();
+  for (const auto& p : cnn::param_tensors()) {
+    const uint64_t begin = p.offset * sizeof(float), end = (p.offset + p.size) * sizeof(float);
+    header[std::string(p.name)] = json{{"dtype", "F32"}, {"shape", shape_json(p)}, {"data_offsets", {begin, end}}};
+  }
+  if (!metadata.empty()) header["__metadata__"] = metadata;
+
+  std::string text = header.dump();
+  // The format recommends 8-byte alignment of the data section; spaces are valid JSON padding.
+  text.append((8 - text.size() % 8) % 8, ' ');
+
+  std::string bytes(8 + text.size() + params.size_bytes(), '\0');
+  put_u64_le(bytes.data(), text.size());
+  std::memcpy(bytes.data() + 8, text.data(), text.size());
+  std::memcpy(bytes.data() + 8 + text.size(), params.data(), params.size_bytes());
+  write_file_atomic(file, bytes);
+}
+
+std::vector<float> load_checkpoint(const std::filesystem::path& file) {
+  const std::string name = file.string();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw DataError(fmt::format("checkpoint '{}' is missing or not a file", name));
+  const uint64_t size = std::filesystem::file_size(file, ec);
+  if (ec) throw DataError(fmt::format("checkpoint '{}' is unreadable: {}", name, ec.message()));
+  if (size < 8) throw DataError(fmt::format("checkpoint '{}' is truncated: {} bytes, less than the 8-byte header length", name, size));
+
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DataError(fmt::format("checkpoint '{}' is unreadable", name));
+  unsigned char len_bytes[8];
+  in.read(reinterpret_cast<char*>(len_bytes), 8);
+  const uint64_t header_len = get_u64_le(len_bytes);
+  if (header_len >= kMaxHeaderBytes || header_len > size - 8)
+    throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: header length {} does not fit a {}-byte file",
+                                name, header_len, size));
+  std::string text(header_len, '\0');
+  if (!in.read(text.data(), static_cast<std::streamsize>(header_len)))
+    throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in the header", name));
+  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    throw DataError(fmt::format("checkpoint '{}' is corrupt: its header is not a JSON object", name));
+
+  const uint64_t data_size = size - 8 - header_len;
+  std::vector<float> params(cnn::kParamCount);
+  for (const auto& p : cnn::param_tensors()) {
+    const std::string tname(p.name);
+    auto it = header.find(tname);
+    if (it == header.end()) throw DataError(fmt::format("checkpoint '{}' has no tensor '{}'", name, tname));
+    if (!it->is_object())
+      throw DataError(fmt::format("checkpoint '{}' is corrupt: the entry of tensor '{}' is not an object", name, tname));
+    const json& t = *it;
+    auto dtype = t.find("dtype");
+    if (dtype == t.end() || !dtype->is_string() || dtype->get<std::string>() != "F32")
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has dtype {}, expected F32", name, tname,
+                                  dtype == t.end() ? std::string("(none)") : dtype->dump()));
+    auto shape = t.find("shape");
+    if (shape == t.end() || *shape != shape_json(p))
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", name, tname,
+                                  shape == t.end() ? std::string("(none)") : shape->dump(), shape_json(p).dump()));
+    auto offsets = t.find("data_offsets");
+    if (offsets == t.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
+        !(*offsets)[1].is_number_unsigned())
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has no valid data_offsets", name, tname));
+    const auto begin = (*offsets)[0].get<uint64_t>(), end = (*offsets)[1].get<uint64_t>();
+    if (begin > end || end > data_size || end - begin != p.size * sizeof(float))
+      throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: tensor '{}' data_offsets [{}, {}] "
+                                  "do not hold {} bytes within its {}-byte data section",
+                                  name, tname, begin, end, p.size * sizeof(float), data_size));
+    in.seekg(static_cast<std::streamoff>(8 + header_len + begin));
+    if (!in.read(reinterpret_cast<char*>(params.data() + p.offset), static_cast<std::streamsize>(end - begin)))
+      throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in tensor '{}'", name, tname));
+  }
+  return params;
+}
+
+}  // namespace mb

@@ -1,0 +1,347 @@
+// Run records as JSON (format_version 1) and CSV. Reading validates every field, so a
+// corrupt history file raises a DataError the GUI can report and skip.
+#include "records/run_record.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <sstream>
+#include <system_error>
+
+#include <nlohmann/json.hpp>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace mb {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kFormatVersion = 1;
+
+// ---- JSON field access with errors that name the field --------------------------------
+
+const json& field(const json& obj, const char* key, const std::string& where) {
+  auto it = obj.find(key);
+  if (it == obj.end()) throw DataError(fmt::format("field '{}{}' is missing", where, key));
+  return *it;
+}
+
+[[noreturn]] void wrong_type(const char* key, const std::string& where, const json& v, const char* want) {
+  throw DataError(fmt::format("field '{}{}' is {}, expected {}", where, key, v.type_name(), want));
+}
+
+std::string get_string(const json& obj, const char* key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (!v.is_string()) wrong_type(key, where, v, "a string");
+  return v.get<std::string>();
+}
+
+bool get_bool(const json& obj, const char* key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (!v.is_boolean()) wrong_type(key, where, v, "a boolean");
+  return v.get<bool>();
+}
+
+int64_t get_int64(const json& obj, const char* key, const std::string& where, int64_t lo, int64_t hi) {
+  const json& v = field(obj, key, where);
+  if (!v.is_number_integer()) wrong_type(key, where, v, "an integer");
+  if (v.is_number_unsigned() && v.get<uint64_t>() > uint64_t(std::numeric_limits<int64_t>::max()))
+    throw DataError(fmt::format("field '{}{}' is out of range", where, key));
+  const auto x = v.get<int64_t>();
+  if (x < lo || x > hi)
+    throw DataError(fmt::format("field '{}{}' is {}, outside {}..{}", where, key, x, lo, hi));
+  return x;
+}
+
+int get_int(const json& obj, const char* key, const std::string& where, int lo = std::numeric_limits<int>::min()) {
+  return static_cast<int>(get_int64(obj, key, where, lo, std::numeric_limits<int>::max()));
+}
+
+uint64_t get_uint64(const json& obj, const char* key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (!v.is_number_integer()) wrong_type(key, where, v, "an unsigned integer");
+  if (!v.is_number_unsigned() && v.get<int64_t>() < 0)
+    throw DataError(fmt::format("field '{}{}' is negative, expected an unsigned integer", where, key));
+  return v.get<uint64_t>();
+}
+
+// nlohmann writes NaN and infinities as null (JSON has no spelling for them); a diverged
+// run's loss is NaN, so null reads back as NaN rather than failing the whole record.
+double get_double(const json& obj, const char* key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (v.is_null()) return std::numeric_limits<double>::quiet_NaN();
+  if (!v.is_number()) wrong_type(key, where, v, "a number");
+  return v.get<double>();
+}
+
+json config_to_json(const RunConfig& c) {
+  return json{
+      {"model", c.model},
+      {"devices", c.devices},
+      {"replicas", c.replicas},
+      {"simulated", c.simulated},
+      {"global_batch", c.global_batch},
+      {"per_replica_batch", c.per_replica_batch},
+      {"per_replica_batch_mode", c.per_replica_batch_mode},
+      {"epochs", c.epochs},
+      {"base_learning_rate", c.base_learning_rate},
+      {"learning_rate", c.learning_rate},
+      {"scale_lr", c.scale_lr},
+      {"seed", c.seed},
+      {"dataset", c.dataset},
+      {"data_dir", c.data_dir},
+      {"train_size", c.train_size},
+      {"val_size", c.val_size},
+      {"backend", c.backend},
+      {"communicator", c.communicator},
+      {"version", c.version},
+      {"cpu_model", c.cpu_model},
+      {"gpu_models", c.gpu_models},
+      {"start_time", c.start_time},
+  };
+}
+
+RunConfig config_from_json(const json& j) {
+  const std::string w = "config.";
+  if (!j.is_object()) throw DataError(fmt::format("field 'config' is {}, expected an object", j.type_name()));
+  constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+  RunConfig c;
+  c.model = get_string(j, "model", w);
+  c.devices = get_string(j, "devices", w);
+  c.replicas = get_int(j, "replicas", w, 1);
+  c.simulated = get_bool(j, "simulated", w);
+  c.global_batch = get_int64(j, "global_batch", w, 1, kMaxI64);
+  c.per_replica_batch = get_int64(j, "per_replica_batch", w, 1, kMaxI64);
+  c.per_replica_batch_mode = get_bool(j, "per_replica_batch_mode", w);
+  c.epochs = get_int(j, "epochs", w, 0);
+  c.base_learning_rate = get_double(j, "base_learning_rate", w);
+  c.learning_rate = get_double(j, "learning_rate", w);
+  c.scale_lr = get_bool(j, "scale_lr", w);
+  c.seed = get_uint64(j, "seed", w);
+  c.dataset = get_string(j, "dataset", w);
+  c.data_dir = get_string(j, "data_dir", w);
+  c.train_size = get_int64(j, "train_size", w, 0, kMaxI64);
+  c.val_size = get_int64(j, "val_size", w, 0, kMaxI64);
+  c.backend = get_string(j, "backend", w);
+  c.communicator = get_string(j, "communicator", w);
+  c.version = get_string(j, "version", w);
+  c.cpu_model = get_string(j, "cpu_model", w);
+  const json& gpus = field(j, "gpu_models", w);
+  if (!gpus.is_array()) wrong_type("gpu_models", w, gpus, "an array of strings");
+  for (std::size_t i = 0; i < gpus.size(); ++i) {
+    if (!gpus[i].is_string())
+      throw DataError(fmt::format("field 'config.gpu_models[{}]' is {}, expected a string", i, gpus[i].type_name()));
+    c.gpu_models.push_back(gpus[i].get<std::string>());
+  }
+  c.start_time = get_string(j, "start_time", w);
+  return c;
+}
+
+json epoch_to_json(const EpochMetrics& e) {
+  return json{{"epoch", e.epoch},           {"time_s", e.time_s},   {"allreduce_s", e.allreduce_s},
+              {"train_loss", e.train_loss}, {"train_acc", e.train_acc}, {"val_loss", e.val_loss},
+              {"val_acc", e.val_acc},       {"images_per_s", e.images_per_s}};
+}
+
+EpochMetrics epoch_from_json(const json& j, std::size_t index) {
+  const std::string w = fmt::format("epochs[{}].", index);
+  if (!j.is_object())
+    throw DataError(fmt::format("field 'epochs[{}]' is {}, expected an object", index, j.type_name()));
+  EpochMetrics e;
+  e.epoch = get_int(j, "epoch", w, 0);
+  e.time_s = get_double(j, "time_s", w);
+  e.allreduce_s = get_double(j, "allreduce_s", w);
+  e.train_loss = get_double(j, "train_loss", w);
+  e.train_acc = get_double(j, "train_acc", w);
+  e.val_loss = get_double(j, "val_loss", w);
+  e.val_acc = get_double(j, "val_acc", w);
+  e.images_per_s = get_double(j, "images_per_s", w);
+  return e;
+}
+
+// ---- CSV ------------------------------------------------------------------------------
+
+// RFC 4180: quote a field holding a comma, quote or line break; double inner quotes.
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  out += '"';
+  return out;
+}
+
+// fmt's "{}" for doubles is the shortest text that parses back to the same bits.
+std::string num(double x) { return fmt::format("{}", x); }
+std::string num(int64_t x) { return fmt::format("{}", x); }
+std::string num(uint64_t x) { return fmt::format("{}", x); }
+std::string boolean(bool b) { return b ? "true" : "false"; }
+
+constexpr const char* kCsvHeader =
+    "run_id,run_name,status,devices,replicas,simulated,global_batch,per_replica_batch,"
+    "per_replica_batch_mode,learning_rate,scale_lr,seed,dataset,backend,communicator,train_size,val_size,"
+    "epoch,time_s,allreduce_s,train_loss,train_acc,val_loss,val_acc,images_per_s";
+
+// "cpu:2" -> "cpu2", "cuda:0,cuda:1" -> "cuda0_1": short and safe in a file name.
+std::string compact_devices(const std::string& devices) {
+  std::string out, prev_kind;
+  std::size_t start = 0;
+  while (start <= devices.size()) {
+    std::size_t end = devices.find(',', start);
+    if (end == std::string::npos) end = devices.size();
+    std::string token = devices.substr(start, end - start);
+    start = end + 1;
+    if (token.empty()) continue;
+    const auto colon = token.find(':');
+    std::string kind = token.substr(0, colon);
+    std::string rest = colon == std::string::npos ? std::string() : token.substr(colon + 1);
+    if (!out.empty()) out += '_';
+    out += (kind == prev_kind ? std::string() : kind) + rest;
+    prev_kind = kind;
+  }
+  std::string safe;
+  for (char ch : out)
+    if ((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_') safe += ch;
+  if (safe.size() > 32) safe.resize(32);
+  return safe.empty() ? std::string("run") : safe;
+}
+
+// "2026-11-30T06:32:21Z" -> "20261130T063221Z"; the current time when start_time is not that.
+std::string compact_utc(const std::string& iso) {
+  auto is_digit = [](char ch) { return ch >= '0' && ch <= '9'; };
+  std::string digits;
+  for (char ch : iso)
+    if (ch != '-' && ch != ':') digits += ch;
+  const bool ok = digits.size() == 16 && digits[8] == 'T' && digits[15] == 'Z' &&
+                  std::all_of(digits.begin(), digits.begin() + 8, is_digit) &&
+                  std::all_of(digits.begin() + 9, digits.begin() + 15, is_digit);
+  if (ok) return digits;
+  const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+}  // namespace
+
+double RunRecord::mean_epoch_time() const {
+  if (epochs.empty()) return 0;
+  double sum = 0;
+  for (const auto& e : epochs) sum += e.time_s;
+  return sum / static_cast<double>(epochs.size());
+}
+
+double RunRecord::best_val_acc() const {
+  double best = 0;
+  for (const auto& e : epochs) best = std::fmax(best, e.val_acc);   // fmax skips a NaN epoch
+  return best;
+}
+
+std::string RunRecord::comparison_key() const {
+  return fmt::format("{}/{}/batch{}", config.dataset, config.model, config.global_batch);
+}
+
+std::string make_run_id(const RunConfig& config) {
+  // Two runs started in the same second on the same devices still differ in the suffix.
+  uint32_t salt = 0;
+  try {
+    salt = std::random_device{}();
+  } catch (const std::exception&) {
+  }
+  salt ^= static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  return fmt::format("{}-{}-{:04x}", compact_utc(config.start_time), compact_devices(config.devices),
+                     (salt ^ (salt >> 16)) & 0xFFFFu);
+}
+
+nlohmann::json to_json(const RunRecord& r) {
+  json epochs = json::array();
+  for (const auto& e : r.epochs) epochs.push_back(epoch_to_json(e));
+  return json{{"format_version", kFormatVersion},
+              {"id", r.id},
+              {"name", r.name},
+              {"config", config_to_json(r.config)},
+              {"epochs", std::move(epochs)},
+              {"replicas_in_sync", r.replicas_in_sync},
+              {"status", r.status},
+              {"error", r.error}};
+}
+
+RunRecord run_record_from_json(const nlohmann::json& j) {
+  if (!j.is_object()) throw DataError(fmt::format("a run record must be a JSON object, not {}", j.type_name()));
+  const std::string w;
+  const int64_t version = get_int64(j, "format_version", w, 1, std::numeric_limits<int64_t>::max());
+  if (version != kFormatVersion)
+    throw DataError(fmt::format("field 'format_version' is {}; this mirrorbench reads version {}", version,
+                                kFormatVersion));
+  RunRecord r;
+  r.id = get_string(j, "id", w);
+  if (r.id.empty()) throw DataError("field 'id' is empty");
+  r.name = get_string(j, "name", w);
+  r.config = config_from_json(field(j, "config", w));
+  const json& epochs = field(j, "epochs", w);
+  if (!epochs.is_array()) wrong_type("epochs", w, epochs, "an array");
+  for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
+  r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
+  r.status = get_string(j, "status", w);
+  if (r.status != "completed" && r.status != "stopped" && r.status != "failed")
+    throw DataError(fmt::format("field 'status' is '{}', expected completed, stopped or failed", r.status));
+  r.error = get_string(j, "error", w);
+  return r;
+}
+
+void write_run_json(const RunRecord& record, const std::filesystem::path& file) {
+  write_file_atomic(file, to_json(record).dump(2) + "\n");
+}
+
+RunRecord read_run_json(const std::filesystem::path& file) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(file, ec))
+    throw DataError(fmt::format("run record '{}' is missing or not a file", file.string()));
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw DataError(fmt::format("run record '{}' is unreadable", file.string()));
+  std::ostringstream text;
+  text << in.rdbuf();
+  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw DataError(fmt::format("run record '{}' is not valid JSON", file.string()));
+  try {
+    return run_record_from_json(j);
+  } catch (const DataError& e) {
+    throw DataError(fmt::format("run record '{}': {}", file.string(), e.what()));
+  }
+}
+
+std::string runs_to_csv(std::span<const RunRecord> runs) {
+  std::string out = kCsvHeader;
+  out += '\n';
+  for (const auto& r : runs) {
+    const auto& c = r.config;
+    const std::string run_cols = fmt::format(
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name), csv_field(r.status),
+        csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated), num(c.global_batch),
+        num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate), boolean(c.scale_lr),
+        num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator), num(c.train_size),
+        num(c.val_size));
+    for (const auto& e : r.epochs) {
+      out += run_cols;
+      out += fmt::format(",{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
+                         num(e.train_loss), num(e.train_acc), num(e.val_loss), num(e.val_acc), num(e.images_per_s));
+    }
+  }
+  return out;
+}
+
+void write_runs_csv(std::span<const RunRecord> runs, const std::filesystem::path& file) {
+  write_file_atomic(file, runs_to_csv(runs));
+}
+
+}  // namespace mb

@@ -1,0 +1,438 @@
+// Tests of run records: JSON round trip of every field, DataErrors naming the field and the
+// file for corrupt records, atomic writes, run ids, and the CSV export parsed back exactly.
+#include <QtTest>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <regex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "records/run_record.h"
+#include "test_support.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+using namespace mb;
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// Every field differs from its default, so a field dropped on either side shows.
+RunRecord full_record() {
+  RunRecord r;
+  r.id = "20261130T063221Z-cuda0_1-1a2b";
+  r.name = "big batch, \"scaled\" lr\nsecond line ü";
+  RunConfig& c = r.config;
+  c.model = "cnn-reference-x";
+  c.devices = "cuda:0,cuda:1";
+  c.replicas = 4;
+  c.simulated = true;
+  c.global_batch = 1024;
+  c.per_replica_batch = 256;
+  c.per_replica_batch_mode = true;
+  c.epochs = 3;
+  c.base_learning_rate = 1e-3;
+  c.learning_rate = 0.1 + 0.2;                         // not exactly 0.3: needs full precision
+  c.scale_lr = true;
+  c.seed = std::numeric_limits<uint64_t>::max() - 5;   // above int64's range
+  c.dataset = "fashion-mnist";
+  c.data_dir = "/data/fashion, mnist";
+  c.train_size = 60000;
+  c.val_size = 10000;
+  c.backend = "cuda";
+  c.communicator = "in-gpu (simulated)";
+  c.version = "0.1.0";
+  c.cpu_model = "AMD EPYC 7B13";
+  c.gpu_models = {"NVIDIA H200", "NVIDIA H100"};
+  c.start_time = "2026-11-30T06:32:21Z";
+  for (int e = 1; e <= 3; ++e) {
+    EpochMetrics m;
+    m.epoch = e;
+    m.time_s = 12.5 / 3 + e;
+    m.allreduce_s = 1.0 / 7 * e;
+    m.train_loss = 0.6 / e;
+    m.train_acc = 0.8 + 0.01 * e;
+    m.val_loss = 0.55 / e + 1e-17;
+    m.val_acc = 0.85 + 0.013 * e;
+    m.images_per_s = 60000 / m.time_s;
+    r.epochs.push_back(m);
+  }
+  r.replicas_in_sync = false;
+  r.status = "failed";
+  r.error = "CUDA error: out of memory";
+  return r;
+}
+
+void check_equal(const RunRecord& a, const RunRecord& b) {
+  QCOMPARE(a.id, b.id);
+  QCOMPARE(a.name, b.name);
+  const RunConfig &x = a.config, &y = b.config;
+  QCOMPARE(x.model, y.model);
+  QCOMPARE(x.devices, y.devices);
+  QCOMPARE(x.replicas, y.replicas);
+  QCOMPARE(x.simulated, y.simulated);
+  QCOMPARE(x.global_batch, y.global_batch);
+  QCOMPARE(x.per_replica_batch, y.per_replica_batch);
+  QCOMPARE(x.per_replica_batch_mode, y.per_replica_batch_mode);
+  QCOMPARE(x.epochs, y.epochs);
+  QVERIFY(same_bits(x.base_learning_rate, y.base_learning_rate));
+  QVERIFY(same_bits(x.learning_rate, y.learning_rate));
+  QCOMPARE(x.scale_lr, y.scale_lr);
+  QCOMPARE(x.seed, y.seed);
+  QCOMPARE(x.dataset, y.dataset);
+  QCOMPARE(x.data_dir, y.data_dir);
+  QCOMPARE(x.train_size, y.train_size);
+  QCOMPARE(x.val_size, y.val_size);
+  QCOMPARE(x.backend, y.backend);
+  QCOMPARE(x.communicator, y.communicator);
+  QCOMPARE(x.version, y.version);
+  QCOMPARE(x.cpu_model, y.cpu_model);
+  QVERIFY(x.gpu_models == y.gpu_models);
+  QCOMPARE(x.start_time, y.start_time);
+  QCOMPARE(a.epochs.size(), b.epochs.size());
+  for (std::size_t i = 0; i < a.epochs.size(); ++i) {
+    const auto &p = a.epochs[i], &q = b.epochs[i];
+    QCOMPARE(p.epoch, q.epoch);
+    for (auto [u, v] : {std::pair{p.time_s, q.time_s}, {p.allreduce_s, q.allreduce_s}, {p.train_loss, q.train_loss},
+                        {p.train_acc, q.train_acc}, {p.val_loss, q.val_loss}, {p.val_acc, q.val_acc},
+                        {p.images_per_s, q.images_per_s}})
+      QVERIFY2(same_bits(u, v), qPrintable(QString("%1 != %2").arg(u, 0, 'g', 17).arg(v, 0, 'g', 17)));
+  }
+  QCOMPARE(a.replicas_in_sync, b.replicas_in_sync);
+  QCOMPARE(a.status, b.status);
+  QCOMPARE(a.error, b.error);
+}
+
+// RFC 4180: fields separated by commas, records by line breaks, quoted fields may hold
+// commas, line breaks and doubled quotes.
+std::vector<std::vector<std::string>> parse_csv(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::string> row;
+  std::string field;
+  bool quoted = false, any = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') {
+        field += '"';
+        ++i;
+      } else if (ch == '"') {
+        quoted = false;
+      } else {
+        field += ch;
+      }
+    } else if (ch == '"') {
+      quoted = true;
+      any = true;
+    } else if (ch == ',') {
+      row.push_back(std::move(field));
+      field.clear();
+      any = true;
+    } else if (ch == '\n' || ch == '\r') {
+      if (ch == '\r' && i + 1 < text.size() && text[i + 1] == '\n') ++i;
+      row.push_back(std::move(field));
+      field.clear();
+      rows.push_back(std::move(row));
+      row.clear();
+      any = false;
+    } else {
+      field += ch;
+      any = true;
+    }
+  }
+  if (any) {
+    row.push_back(std::move(field));
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::set<std::string> listing(const fs::path& dir) {
+  std::set<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) names.insert(e.path().filename().string());
+  return names;
+}
+
+}  // namespace
+
+class TestRunRecord : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QVERIFY(tmp_.isValid()); }
+  void jsonRoundTrip();
+  void fileRoundTrip();
+  void nanReadsBack();
+  void badField_data();
+  void badField();
+  void garbageFile();
+  void missingFile();
+  void atomicWrite();
+  void atomicWriteFailureLeavesNothing();
+  void csvRows();
+  void runId();
+  void comparisonKey();
+  void summaries();
+
+ private:
+  fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
+  QTemporaryDir tmp_;
+};
+
+void TestRunRecord::jsonRoundTrip() {
+  const RunRecord r = full_record();
+  const json j = to_json(r);
+  QCOMPARE(j.at("format_version").get<int>(), 1);
+  QVERIFY(j.at("config").at("seed").is_number_unsigned());
+  QCOMPARE(j.at("config").size(), std::size_t(22));   // every RunConfig member
+  QCOMPARE(j.at("epochs").at(0).size(), std::size_t(8));
+  check_equal(run_record_from_json(j), r);
+  // Through text too: parsing the dump must keep every double's bits.
+  check_equal(run_record_from_json(json::parse(j.dump())), r);
+}
+
+void TestRunRecord::fileRoundTrip() {
+  const RunRecord r = full_record();
+  const fs::path file = dir() / "runs" / "nested" / (r.id + ".json");   // folders are created
+  write_run_json(r, file);
+  check_equal(read_run_json(file), r);
+}
+
+void TestRunRecord::nanReadsBack() {
+  RunRecord r = full_record();
+  r.epochs[1].train_loss = std::numeric_limits<double>::quiet_NaN();   // a diverged run
+  const fs::path file = dir() / "nan.json";
+  write_run_json(r, file);
+  const RunRecord back = read_run_json(file);
+  QVERIFY(std::isnan(back.epochs[1].train_loss));
+}
+
+// Each row: a JSON pointer into a valid record, the replacement (absent: remove the field),
+// and the field name the message must contain.
+void TestRunRecord::badField_data() {
+  QTest::addColumn<QString>("pointer");
+  QTest::addColumn<QString>("replacement");   // JSON text; empty: remove
+  QTest::addColumn<QString>("field");
+  QTest::newRow("missing id") << "/id" << "" << "'id'";
+  QTest::newRow("missing config") << "/config" << "" << "'config'";
+  QTest::newRow("missing global_batch") << "/config/global_batch" << "" << "config.global_batch";
+  QTest::newRow("missing val_acc") << "/epochs/1/val_acc" << "" << "epochs[1].val_acc";
+  QTest::newRow("missing status") << "/status" << "" << "'status'";
+  QTest::newRow("missing format_version") << "/format_version" << "" << "format_version";
+  QTest::newRow("string batch") << "/config/global_batch" << "\"128\"" << "config.global_batch";
+  QTest::newRow("float replicas") << "/config/replicas" << "2.5" << "config.replicas";
+  QTest::newRow("negative seed") << "/config/seed" << "-1" << "config.seed";
+  QTest::newRow("string val_acc") << "/epochs/0/val_acc" << "\"high\"" << "epochs[0].val_acc";
+  QTest::newRow("bool as int") << "/replicas_in_sync" << "1" << "replicas_in_sync";
+  QTest::newRow("gpu model not string") << "/config/gpu_models/0" << "3" << "config.gpu_models[0]";
+  QTest::newRow("epochs not array") << "/epochs" << "{}" << "'epochs'";
+  QTest::newRow("epoch not object") << "/epochs/2" << "7" << "epochs[2]";
+  QTest::newRow("unknown status") << "/status" << "\"done\"" << "'status'";
+  QTest::newRow("future format") << "/format_version" << "2" << "format_version";
+  QTest::newRow("config not object") << "/config" << "[]" << "'config'";
+  QTest::newRow("record not object") << "" << "[1, 2]" << "object";
+}
+
+void TestRunRecord::badField() {
+  QFETCH(QString, pointer);
+  QFETCH(QString, replacement);
+  QFETCH(QString, field);
+  json j = to_json(full_record());
+  const json::json_pointer ptr(pointer.toStdString());
+  if (replacement.isEmpty())
+    j[ptr.parent_pointer()].erase(ptr.back());
+  else
+    j[ptr] = json::parse(replacement.toStdString());
+
+  try {
+    run_record_from_json(j);
+    QFAIL("run_record_from_json accepted it");
+  } catch (const DataError& e) {
+    QVERIFY2(QString(e.what()).contains(field), e.what());
+  }
+  const fs::path file = dir() / "bad.json";
+  test::write_bytes(file, j.dump(1));
+  try {
+    read_run_json(file);
+    QFAIL("read_run_json accepted it");
+  } catch (const DataError& e) {
+    QVERIFY2(QString(e.what()).contains(field), e.what());
+    QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
+  }
+}
+
+void TestRunRecord::garbageFile() {
+  for (const char* text : {"", "{\"id\": ", "\x89PNG\r\n\x1a\n", "not json at all"}) {
+    const fs::path file = dir() / "garbage.json";
+    test::write_bytes(file, text);
+    try {
+      read_run_json(file);
+      QFAIL("garbage accepted");
+    } catch (const DataError& e) {
+      QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
+    }
+  }
+}
+
+void TestRunRecord::missingFile() {
+  const fs::path file = dir() / "absent.json";
+  try {
+    read_run_json(file);
+    QFAIL("missing file accepted");
+  } catch (const DataError& e) {
+    QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
+  }
+}
+
+void TestRunRecord::atomicWrite() {
+  const fs::path d = dir() / "atomic";
+  const fs::path file = d / "target.txt";
+  write_file_atomic(file, "first version, rather long so a shorter rewrite would show leftovers");
+  QCOMPARE(test::read_bytes(file), std::string("first version, rather long so a shorter rewrite would show leftovers"));
+  write_file_atomic(file, "second");
+  QCOMPARE(test::read_bytes(file), std::string("second"));
+  write_file_atomic(file, "");
+  QCOMPARE(test::read_bytes(file), std::string());
+  std::string big(3 << 20, '\0');
+  for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<char>(i * 31);
+  write_file_atomic(file, big);
+  QVERIFY(test::read_bytes(file) == big);
+  QCOMPARE(listing(d), std::set<std::string>{"target.txt"});   // no temporaries left behind
+}
+
+void TestRunRecord::atomicWriteFailureLeavesNothing() {
+  const fs::path d = dir() / "failing";
+  fs::create_directories(d / "a-folder");
+  // Renaming a file over a non-empty folder fails after the temporary was written.
+  test::write_bytes(d / "a-folder" / "keep", "x");
+  try {
+    write_file_atomic(d / "a-folder", "data");
+    QFAIL("writing over a folder succeeded");
+  } catch (const Error& e) {
+    QVERIFY2(QString(e.what()).contains(QString::fromStdString((d / "a-folder").string())), e.what());
+  }
+  QCOMPARE(listing(d), std::set<std::string>{"a-folder"});
+  // A parent that is a file cannot be created.
+  test::write_bytes(d / "plain", "x");
+  QVERIFY_THROWS_EXCEPTION(Error, write_file_atomic(d / "plain" / "child.json", "data"));
+  QCOMPARE(listing(d), (std::set<std::string>{"a-folder", "plain"}));
+}
+
+void TestRunRecord::csvRows() {
+  RunRecord a = full_record();
+  a.name = "fast, \"big\" batch";
+  RunRecord b = full_record();
+  b.id = "second";
+  b.name = "plain";
+  b.epochs.resize(2);
+  b.epochs[1].val_acc = 1e-300;
+  b.epochs[1].time_s = 123456.789;
+  b.config.seed = 7;
+  const std::vector<RunRecord> runs{a, b};
+  const std::string text = runs_to_csv(runs);
+  const auto rows = parse_csv(text);
+  QCOMPARE(rows.size(), std::size_t(1 + 3 + 2));
+  const std::vector<std::string> header{
+      "run_id", "run_name", "status", "devices", "replicas", "simulated", "global_batch", "per_replica_batch",
+      "per_replica_batch_mode", "learning_rate", "scale_lr", "seed", "dataset", "backend", "communicator",
+      "train_size", "val_size", "epoch", "time_s", "allreduce_s", "train_loss", "train_acc", "val_loss", "val_acc",
+      "images_per_s"};
+  QVERIFY(rows[0] == header);
+  QVERIFY(text.find("\"fast, \"\"big\"\" batch\"") != std::string::npos);   // RFC 4180 quoting
+
+  auto col = [&](const char* name) {
+    return std::size_t(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  auto number = [](const std::string& s) {
+    char* end = nullptr;
+    const double v = std::strtod(s.c_str(), &end);
+    if (s.empty() || *end != '\0') throw std::runtime_error("not a number: " + s);
+    return v;
+  };
+  std::size_t row = 1;
+  for (const RunRecord& r : runs) {
+    for (const EpochMetrics& e : r.epochs) {
+      const auto& f = rows[row++];
+      QCOMPARE(f.size(), header.size());
+      QCOMPARE(f[col("run_id")], r.id);
+      QCOMPARE(f[col("run_name")], r.name);
+      QCOMPARE(f[col("devices")], r.config.devices);
+      QCOMPARE(f[col("communicator")], r.config.communicator);
+      QCOMPARE(f[col("simulated")], std::string("true"));
+      QCOMPARE(f[col("seed")], std::to_string(r.config.seed));
+      QCOMPARE(f[col("epoch")], std::to_string(e.epoch));
+      QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
+      const std::pair<const char*, double> metrics[] = {
+          {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},
+          {"train_acc", e.train_acc}, {"val_loss", e.val_loss},       {"val_acc", e.val_acc},
+          {"images_per_s", e.images_per_s}};
+      for (const auto& [name, value] : metrics)
+        QVERIFY2(same_bits(number(f[col(name)]), value), qPrintable(QString("%1: %2").arg(name).arg(f[col(name)].c_str())));
+    }
+  }
+  const fs::path file = dir() / "csv" / "runs.csv";
+  write_runs_csv(runs, file);
+  QCOMPARE(test::read_bytes(file), text);
+}
+
+void TestRunRecord::runId() {
+  RunConfig c;
+  c.devices = "cpu:2";
+  c.start_time = "2026-11-30T06:32:21Z";
+  const std::regex cpu_form("20261130T063221Z-cpu2-[0-9a-f]{4}");
+  std::set<std::string> ids;
+  for (int i = 0; i < 8; ++i) {
+    const std::string id = make_run_id(c);
+    QVERIFY2(std::regex_match(id, cpu_form), id.c_str());
+    ids.insert(id);
+  }
+  QVERIFY2(ids.size() > 1, "eight ids in a row were identical: the suffix is not random");
+
+  c.devices = "cuda:0,cuda:1";
+  const std::string gpu = make_run_id(c);
+  QVERIFY2(gpu.find("cuda0_1") != std::string::npos, gpu.c_str());
+  // Odd inputs still give a file-name-safe id, timestamped now.
+  c.devices = "../we ird/dev:0";
+  c.start_time.clear();
+  const std::string odd = make_run_id(c);
+  QVERIFY2(std::regex_match(odd, std::regex("[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_]+-[0-9a-f]{4}")), odd.c_str());
+}
+
+void TestRunRecord::comparisonKey() {
+  RunRecord a = full_record(), b = full_record();
+  b.config.devices = "cpu:1";
+  b.config.replicas = 1;
+  b.config.learning_rate = 5;
+  QCOMPARE(a.comparison_key(), b.comparison_key());   // device count does not split the baseline
+  b.config.global_batch = 512;
+  QVERIFY(a.comparison_key() != b.comparison_key());
+  b = full_record();
+  b.config.dataset = "mnist";
+  QVERIFY(a.comparison_key() != b.comparison_key());
+  b = full_record();
+  b.config.model = "other";
+  QVERIFY(a.comparison_key() != b.comparison_key());
+}
+
+void TestRunRecord::summaries() {
+  RunRecord r;
+  QCOMPARE(r.mean_epoch_time(), 0.0);
+  QCOMPARE(r.best_val_acc(), 0.0);
+  for (double t : {2.0, 4.0, 9.0}) {
+    EpochMetrics e;
+    e.time_s = t;
+    e.val_acc = t == 4.0 ? 0.9 : 0.5;
+    r.epochs.push_back(e);
+  }
+  QCOMPARE(r.mean_epoch_time(), 5.0);
+  QCOMPARE(r.best_val_acc(), 0.9);
+}
+
+QTEST_GUILESS_MAIN(TestRunRecord)
+#include "test_run_record.moc"
