@@ -10,6 +10,7 @@
 #include "backends/devices.h"
 #include "cli_options.h"
 #include "progress_printer.h"
+#include "selftest_command.h"
 #include "records/checkpoint.h"
 #include "records/run_record.h"
 #include "trainer/mirrored_trainer.h"

@@ -169,7 +169,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
   // Per-epoch running state (completion step only).
   EpochMetrics m;
   Clock::time_point epoch_start;
-  double running_loss = 0, allreduce_s = 0, last_report = -1;
+  double running_loss = 0, last_report = -1;
   int64_t running_correct = 0, running_seen = 0;
   std::vector<StepTiming> timing(n);
 
