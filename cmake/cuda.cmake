@@ -1,5 +1,6 @@
 # Enables the CUDA backend when a CUDA toolkit with cuDNN and NCCL is present.
-# Sets MB_CUDA_ENABLED; the backend itself lives in core/backends/cuda and core/comm/nccl*.
+# Sets MB_CUDA_ENABLED (and MB_CUDNN_LIB/MB_NCCL_LIB with their include dirs); the backend
+# itself lives in core/backends/cuda. Without a toolkit the project builds CPU-only.
 set(MB_CUDA_ENABLED OFF)
 set(MB_CUDA_ARCHITECTURES "90" CACHE STRING "CUDA architectures to build for (default: Hopper sm_90)")
 if(MB_WITH_CUDA)
@@ -10,14 +11,20 @@ if(MB_WITH_CUDA)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
     find_package(CUDAToolkit QUIET)
-    find_library(MB_CUDNN_LIB cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
-    find_library(MB_NCCL_LIB nccl HINTS ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
-    if(CUDAToolkit_FOUND AND MB_CUDNN_LIB AND MB_NCCL_LIB)
+    set(mb_cuda_hints ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
+    set(mb_cuda_include_hints ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
+    find_library(MB_CUDNN_LIB cudnn HINTS ${mb_cuda_hints})
+    find_library(MB_NCCL_LIB nccl HINTS ${mb_cuda_hints})
+    find_path(MB_CUDNN_INCLUDE_DIR cudnn.h HINTS ${mb_cuda_include_hints})
+    find_path(MB_NCCL_INCLUDE_DIR nccl.h HINTS ${mb_cuda_include_hints})
+    if(CUDAToolkit_FOUND AND MB_CUDNN_LIB AND MB_NCCL_LIB AND MB_CUDNN_INCLUDE_DIR AND MB_NCCL_INCLUDE_DIR)
       set(CMAKE_CUDA_ARCHITECTURES ${MB_CUDA_ARCHITECTURES})
       enable_language(CUDA)
       set(MB_CUDA_ENABLED ON)
+      message(STATUS "CUDA backend: CUDA ${CUDAToolkit_VERSION}, arch ${MB_CUDA_ARCHITECTURES}, "
+                     "cuDNN ${MB_CUDNN_LIB}, NCCL ${MB_NCCL_LIB}")
     else()
-      message(STATUS "CUDA compiler found but cuDNN or NCCL missing: building CPU-only")
+      message(STATUS "CUDA compiler found but the toolkit, cuDNN or NCCL is missing: building CPU-only")
     endif()
   else()
     message(STATUS "No CUDA toolkit: building CPU-only")

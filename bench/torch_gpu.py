@@ -1,0 +1,85 @@
+#!/usr/bin/env python3
+"""The reference CNN in PyTorch eager on one GPU, for side-by-side timing with mirrorbench
+(bench/gpu_bench.sh).
+
+Same model and initialisation as bench/torch_cnn.py (imported from it), same Keras-default
+Adam hyperparameters (lr 1e-3, betas 0.9/0.999, eps 1e-7), same global batch. The whole data
+set is resident on the GPU as float tensors; each step indexes a shuffled order on the GPU,
+runs forward, sum cross-entropy / batch, backward and Adam (PyTorch's default foreach
+implementation). Metrics stay on the GPU until the epoch ends: no per-step host sync.
+Convolutions run in plain FP32 like mirrorbench's cuDNN path unless --tf32 is given
+(PyTorch's own default lets cuDNN use TF32).
+
+Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_loss", "images"}.
+"""
+import argparse
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from torch_cnn import Net, load  # noqa: E402
+
+
+def evaluate(model, vx, vy):
+    model.eval()
+    correct = torch.zeros((), dtype=torch.int64, device=vx.device)
+    with torch.no_grad():
+        for i in range(0, len(vx), 1000):
+            correct += (model(vx[i:i + 1000]).argmax(1) == vy[i:i + 1000]).sum()
+    model.train()
+    return correct.item() / len(vx)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--device", default="cuda:0")
+    ap.add_argument("--batch", type=int, default=128)
+    ap.add_argument("--epochs", type=int, default=1)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--limit-train", type=int, default=0)
+    ap.add_argument("--tf32", action="store_true", help="let cuDNN/cuBLAS use TF32 (PyTorch's conv default)")
+    args = ap.parse_args()
+
+    if not torch.cuda.is_available():
+        sys.exit("torch_gpu.py: PyTorch sees no CUDA device")
+    torch.backends.cudnn.allow_tf32 = args.tf32
+    torch.backends.cuda.matmul.allow_tf32 = args.tf32
+    torch.manual_seed(args.seed)
+    dev = torch.device(args.device)
+
+    xs, ys, vx, vy = load(args.data, args.limit_train)
+    xs, ys, vx, vy = (t.to(dev) for t in (xs, ys, vx, vy))
+    model = Net().to(dev)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-7)
+    n, b = len(xs), args.batch
+    gen = torch.Generator(device=dev).manual_seed(args.seed)
+    mode = "torch eager " + torch.cuda.get_device_name(dev) + (" tf32" if args.tf32 else " fp32")
+
+    for epoch in range(1, args.epochs + 1):
+        order = torch.randperm(n, device=dev, generator=gen)
+        torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        loss_sum = torch.zeros((), device=dev)
+        for s in range(0, n, b):
+            idx = order[s:s + b]
+            out = model(xs[idx])
+            loss = F.cross_entropy(out, ys[idx], reduction="sum") / len(idx)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            loss_sum += loss.detach() * len(idx)
+        torch.cuda.synchronize(dev)
+        elapsed = time.perf_counter() - t0
+        print(json.dumps({"mode": mode, "epoch": epoch, "time_s": elapsed, "val_acc": evaluate(model, vx, vy),
+                          "train_loss": loss_sum.item() / n, "images": n}), flush=True)
+
+
+if __name__ == "__main__":
+    main()

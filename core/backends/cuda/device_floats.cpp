@@ -1,0 +1,40 @@
+// DeviceFloats: plain synchronous copies, for tests and tools (never on a training path).
+#include "backends/cuda/device_floats.h"
+
+#include "backends/cuda/cuda_check.h"
+#include "backends/cuda/device_select.h"
+#include "util/error.h"
+
+namespace mb::cuda {
+
+DeviceFloats::DeviceFloats(int device, std::size_t count) : device_(device), count_(count) {
+  select_device(device);
+  if (count == 0) return;
+  void* p = nullptr;
+  CUDA_CHECK(cudaMalloc(&p, count * sizeof(float)));
+  ptr_ = static_cast<float*>(p);
+  CUDA_CHECK(cudaMemset(ptr_, 0, count * sizeof(float)));
+}
+
+DeviceFloats::~DeviceFloats() {
+  if (ptr_) {
+    cudaSetDevice(device_);
+    cudaFree(ptr_);
+  }
+}
+
+void DeviceFloats::upload(std::span<const float> values) {
+  MB_CHECK(values.size() <= count_, Error, "cuda:{}: {} floats do not fit a buffer of {}", device_, values.size(),
+           count_);
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (!values.empty()) CUDA_CHECK(cudaMemcpy(ptr_, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
+}
+
+std::vector<float> DeviceFloats::download() const {
+  std::vector<float> out(count_);
+  CUDA_CHECK(cudaSetDevice(device_));
+  if (count_) CUDA_CHECK(cudaMemcpy(out.data(), ptr_, count_ * sizeof(float), cudaMemcpyDeviceToHost));
+  return out;
+}
+
+}  // namespace mb::cuda

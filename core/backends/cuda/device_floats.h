@@ -1,0 +1,28 @@
+// A float buffer in one GPU's memory behind a CUDA-free header, for code outside this
+// folder that drives the device communicators directly (tests, benchmarks).
+#pragma once
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace mb::cuda {
+
+class DeviceFloats {
+ public:
+  DeviceFloats(int device, std::size_t count);   // zero-filled; throws DeviceError
+  ~DeviceFloats();
+  DeviceFloats(const DeviceFloats&) = delete;
+  DeviceFloats& operator=(const DeviceFloats&) = delete;
+
+  float* data() const { return ptr_; }
+  std::size_t size() const { return count_; }
+  void upload(std::span<const float> values);     // values.size() <= size(); synchronous
+  std::vector<float> download() const;            // synchronous
+
+ private:
+  int device_;
+  float* ptr_ = nullptr;
+  std::size_t count_;
+};
+
+}  // namespace mb::cuda

@@ -1,0 +1,507 @@
+// Tests of the CUDA backend. Without a GPU (or a CUDA build) they check that the backend
+// fails politely: no GPUs listed, with a reason; engines and communicators refuse with a
+// DeviceError naming the device. With a GPU they compare the CUDA engine against the
+// reference engine (forward metrics, every gradient, Adam, whole training steps with and
+// without CUDA graphs), test both device all-reduces with exactly representable values, and
+// check that 2 replicas on one GPU match 1 replica on the same global batch.
+#include <QtTest>
+
+#include <algorithm>
+#include <cstring>
+#include <cmath>
+#include <cstdlib>
+#include <exception>
+#include <memory>
+#include <numeric>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "backends/devices.h"
+#include "model/cnn_spec.h"
+#include "test_support.h"
+#include "util/error.h"
+
+#ifdef MB_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#include "backends/cuda/device_floats.h"
+#include "backends/reference/reference_engine.h"
+#endif
+
+using namespace mb;
+
+namespace {
+
+#ifdef MB_HAVE_CUDA
+// Largest |got - want| / (atol + rtol |want|) over a range, with where it happened.
+struct Worst {
+  double ratio = 0;
+  std::size_t at = 0;
+  float got = 0, want = 0;
+};
+
+Worst compare(std::span<const float> got, std::span<const float> want, double atol, double rtol) {
+  Worst w;
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    const double r = std::fabs(double(got[i]) - double(want[i])) / (atol + rtol * std::fabs(double(want[i])));
+    if (!(r <= w.ratio)) w = {r, i, got[i], want[i]};  // also catches NaN
+  }
+  return w;
+}
+
+double max_abs(std::span<const float> v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+// Every parameter tensor of the flat buffers within atol (relative to the tensor's scale) + rtol.
+void verify_tensors(const std::vector<float>& got, const std::vector<float>& want, double atol_scale, double rtol,
+                    const char* what) {
+  for (const auto& t : cnn::param_tensors()) {
+    std::span<const float> g(got.data() + t.offset, t.size), w(want.data() + t.offset, t.size);
+    const double atol = atol_scale * std::max(1e-12, max_abs(w));
+    const Worst worst = compare(g, w, atol, rtol);
+    QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("%1 %2[%3]: cuda %4 vs reference %5 (%6x the tolerance)")
+                                                .arg(what, QString::fromUtf8(t.name.data(), int(t.name.size())))
+                                                .arg(worst.at)
+                                                .arg(double(worst.got), 0, 'g', 9)
+                                                .arg(double(worst.want), 0, 'g', 9)
+                                                .arg(worst.ratio, 0, 'g', 3)));
+  }
+}
+
+std::vector<int32_t> batch_indices(int n, int salt, int64_t count) {
+  std::vector<int32_t> idx(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) idx[i] = static_cast<int32_t>((i * 7 + salt * 13) % count);
+  return idx;
+}
+
+// Runs fn(rank) on one thread per rank and rethrows the first failure.
+template <typename Fn>
+void run_ranks(int ranks, Fn fn) {
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
+  std::vector<std::thread> threads;
+  for (int r = 0; r < ranks; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        fn(r);
+      } catch (...) {
+        errors[r] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// Sets an environment variable for the lifetime of the guard (read by engines at construction).
+class EnvGuard {
+ public:
+  EnvGuard(const char* name, bool set) : name_(name) {
+    if (set) qputenv(name, "1");
+    else qunsetenv(name);
+  }
+  ~EnvGuard() { qunsetenv(name_); }
+
+ private:
+  const char* name_;
+};
+#endif
+
+}  // namespace
+
+class TestCuda : public QObject {
+  Q_OBJECT
+
+ private:
+  std::vector<GpuInfo> gpus_;
+  std::string why_none_;
+  Dataset train_ = test::make_synthetic_dataset(256, 11, "synthetic/train");
+  Dataset val_ = test::make_synthetic_dataset(100, 12, "synthetic/val");
+  std::vector<float> init_ = std::vector<float>(cnn::kParamCount);
+
+  bool have_gpu() const { return !gpus_.empty(); }
+
+ private slots:
+  void initTestCase() {
+    cnn::init_params(init_, 42);
+#ifdef MB_HAVE_CUDA
+    gpus_ = cuda::list_gpus(&why_none_);
+    qInfo("CUDA components: %s", cuda::versions().c_str());
+    if (gpus_.empty()) qInfo("no usable GPU: %s", why_none_.c_str());
+    for (const auto& g : gpus_) qInfo("cuda:%d %s, cc %d.%d", g.index, g.name.c_str(), g.cc_major, g.cc_minor);
+#endif
+  }
+
+  // --- what a GPU-less machine can check -----------------------------------------------
+
+  void list_gpus_explains_an_empty_list() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    std::string why;
+    std::vector<GpuInfo> gpus;
+    try {
+      gpus = cuda::list_gpus(&why);
+    } catch (const std::exception& e) {
+      QFAIL(qPrintable(QString("list_gpus threw: %1").arg(e.what())));
+    }
+    if (gpus.empty()) {
+      QVERIFY2(!why.empty(), "an empty GPU list must come with a reason");
+    } else {
+      for (const auto& g : gpus) {
+        QVERIFY(!g.name.empty());
+        QVERIFY(g.memory_bytes > 0);
+        QVERIFY(g.cc_major >= 1);
+      }
+    }
+    cuda::list_gpus(nullptr);  // the reason is optional
+#endif
+  }
+
+  void versions_name_every_library() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    const QString v = QString::fromStdString(cuda::versions());
+    QVERIFY2(v.startsWith("CUDA "), qPrintable(v));
+    QVERIFY2(v.contains("cuDNN 9."), qPrintable(v));
+    QVERIFY2(v.contains("NCCL 2."), qPrintable(v));
+    if (!have_gpu()) QVERIFY2(v.contains("driver"), qPrintable(v));  // "driver X.Y" or "no NVIDIA driver"
+#endif
+  }
+
+  void engine_without_gpu_is_refused() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (have_gpu()) {
+      // The same refusal for an ordinal that does not exist.
+      const int missing = static_cast<int>(gpus_.size());
+      try {
+        cuda::make_cuda_engine(missing, 8);
+        QFAIL("an engine on a missing GPU was created");
+      } catch (const DeviceError& e) {
+        QVERIFY2(QString(e.what()).contains(QString("cuda:%1").arg(missing)), e.what());
+      }
+      return;
+    }
+    try {
+      cuda::make_cuda_engine(0, 8);
+      QFAIL("a CUDA engine was created on a machine without a usable GPU");
+    } catch (const DeviceError& e) {
+      QVERIFY2(QString(e.what()).contains("cuda:0"), e.what());
+      QVERIFY2(QString(e.what()).contains(QString::fromStdString(why_none_)), e.what());
+    }
+#endif
+  }
+
+  void make_engine_without_gpu_is_refused() {
+    if (have_gpu()) QSKIP("this machine has a GPU");
+    DeviceSpec d;
+    d.kind = DeviceKind::Cuda;
+    d.index = 0;
+    // DeviceError (no GPU) or ConfigError (built without CUDA): never a crash.
+    QVERIFY_THROWS_EXCEPTION(mb::Error, make_engine(d, "auto", 8));
+    QVERIFY_THROWS_EXCEPTION(mb::Error, make_communicator({d, d}));
+  }
+
+  void communicators_without_gpu_are_refused() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (have_gpu()) QSKIP("this machine has a GPU");
+    QVERIFY_THROWS_EXCEPTION(DeviceError, cuda::make_nccl_communicator({0}));
+    QVERIFY_THROWS_EXCEPTION(DeviceError, cuda::make_in_gpu_communicator(2, 0));
+#endif
+  }
+
+  void communicator_arguments_are_checked() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    // Checked before any device is touched, so the answer is the same with or without a GPU.
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicator({}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicator({0, 0}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_in_gpu_communicator(0, 0));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_cuda_engine(0, 0));
+#endif
+  }
+
+  // --- numerics on a GPU ---------------------------------------------------------------
+
+  void nccl_all_reduce_is_exact() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    // Integers below 2^24 sum exactly in any order: every element has one right answer.
+    const int ranks = std::min<int>(2, static_cast<int>(gpus_.size()));
+    std::vector<int> devices(static_cast<std::size_t>(ranks));
+    std::iota(devices.begin(), devices.end(), 0);
+    auto comm = cuda::make_nccl_communicator(devices);
+    QCOMPARE(comm->size(), ranks);
+    QCOMPARE(comm->name(), std::string("nccl"));
+    QVERIFY(comm->memory_space() == MemorySpace::CudaDevice);
+    const std::size_t count = 100003;
+    std::vector<int64_t> wrong(static_cast<std::size_t>(ranks), 0);
+    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comm, r, devices[r], ranks, count); });
+    for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
+    if (ranks < 2) qInfo("one GPU: the NCCL all-reduce ran with a single rank");
+#endif
+  }
+
+  void in_gpu_all_reduce_and_broadcast_are_exact() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    const int ranks = 3;
+    auto comm = cuda::make_in_gpu_communicator(ranks, 0);
+    QCOMPARE(comm->name(), std::string("in-gpu (simulated)"));
+    QVERIFY(comm->memory_space() == MemorySpace::CudaDevice);
+    std::vector<int64_t> wrong(ranks, 0);
+    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comm, r, 0, ranks, 4099); });
+    for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
+    run_ranks(ranks, [&](int r) { wrong[r] = broadcast_wrong_elements(*comm, r, 1000, 1); });
+    for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
+#endif
+  }
+
+  void forward_backward_matches_reference() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    auto gpu = cuda::make_cuda_engine(0, 64);
+    auto ref = make_reference_engine(64);
+    QVERIFY(QString::fromStdString(gpu->device_name()).startsWith("cuda:0 "));
+    for (auto* e : {gpu.get(), ref.get()}) {
+      e->bind_data(train_, val_);
+      e->set_params(init_);
+    }
+    const auto idx = batch_indices(64, 1, train_.count);
+    const float scale = 1.0f / 64;
+    const BatchStats g = gpu->forward_backward(idx, scale), r = ref->forward_backward(idx, scale);
+    QCOMPARE(g.samples, int64_t(64));
+    QVERIFY2(test::close(g.loss_sum, r.loss_sum, 1e-4, 1e-4),
+             qPrintable(QString("loss sum %1 vs %2").arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
+    QVERIFY2(std::abs(g.correct - r.correct) <= 1, qPrintable(QString("correct %1 vs %2").arg(g.correct).arg(r.correct)));
+
+    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
+    gpu->get_grads(gg);
+    ref->get_grads(rg);
+    // FP32 sums of up to 64 x 676 terms in a different order (cuDNN vs plain loops): agree
+    // to 0.05 % of each tensor's scale; a layout or indexing bug is off by 100 %.
+    verify_tensors(gg, rg, 5e-4, 5e-3, "gradient");
+
+    // Evaluation over two chunks (64 + 36) of the validation set.
+    std::vector<int32_t> vidx(static_cast<std::size_t>(val_.count));
+    std::iota(vidx.begin(), vidx.end(), 0);
+    const BatchStats ge = gpu->evaluate(vidx), re = ref->evaluate(vidx);
+    QCOMPARE(ge.samples, val_.count);
+    QVERIFY(test::close(ge.loss_sum, re.loss_sum, 1e-4, 1e-4));
+    QVERIFY(std::abs(ge.correct - re.correct) <= 1);
+    const BatchStats gt = gpu->evaluate_train(idx);
+    QVERIFY(test::close(gt.loss_sum, g.loss_sum, 1e-5, 1e-5));  // same samples, same weights
+
+    // An empty batch gives zero gradients; a bad index is refused before reaching the GPU.
+    const BatchStats empty = gpu->forward_backward({}, scale);
+    QCOMPARE(empty.samples, int64_t(0));
+    gpu->get_grads(gg);
+    QCOMPARE(max_abs(gg), 0.0);
+    const int32_t bad[] = {0, static_cast<int32_t>(train_.count)};
+    QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->forward_backward(bad, scale));
+    std::vector<int32_t> too_many(65, 0);
+    QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->forward_backward(too_many, scale));
+#endif
+  }
+
+  void adam_matches_reference() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    auto gpu = cuda::make_cuda_engine(0, 32);
+    auto ref = make_reference_engine(32);
+    for (auto* e : {gpu.get(), ref.get()}) {
+      e->bind_data(train_, val_);
+      e->set_params(init_);
+    }
+    AdamConfig cfg;
+    std::vector<float> gp(cnn::kParamCount), rp(cnn::kParamCount);
+    for (int step = 1; step <= 3; ++step) {
+      const auto idx = batch_indices(32, step, train_.count);
+      gpu->forward_backward(idx, 1.0f / 32);
+      ref->forward_backward(idx, 1.0f / 32);
+      gpu->apply_adam(cfg, step);
+      ref->apply_adam(cfg, step);
+    }
+    gpu->get_params(gp);
+    ref->get_params(rp);
+    verify_adam_params(gp, rp, cfg, 3);
+#endif
+  }
+
+  void train_step_matches_reference_data() {
+    QTest::addColumn<bool>("graphs");
+    QTest::newRow("cuda graphs") << true;
+    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false;
+  }
+  void train_step_matches_reference() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(bool, graphs);
+    std::unique_ptr<ReplicaEngine> gpu;
+    {
+      EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
+      gpu = cuda::make_cuda_engine(0, 32);
+    }
+    auto ref = make_reference_engine(32);
+    auto comm = cuda::make_nccl_communicator({0});
+    for (auto* e : {gpu.get(), ref.get()}) {
+      e->bind_data(train_, val_);
+      e->set_params(init_);
+    }
+    AdamConfig cfg;
+    StepTiming timing;
+    // Steps 1-3 at batch 32: eager warm-up, capture + replay, replay. Then batch 20 twice
+    // (a second graph) and a step of 32 again (the first graph, replayed).
+    const int sizes[] = {32, 32, 32, 20, 20, 32};
+    int step = 0;
+    for (int n : sizes) {
+      ++step;
+      const auto idx = batch_indices(n, step, train_.count);
+      const float scale = 1.0f / float(n);
+      const BatchStats g = gpu->train_step(idx, scale, *comm, 0, cfg, step, timing);
+      const BatchStats r = ref->forward_backward(idx, scale);
+      ref->apply_adam(cfg, step);
+      QCOMPARE(g.samples, int64_t(n));
+      QVERIFY2(test::close(g.loss_sum, r.loss_sum, 1e-4, 1e-3),
+               qPrintable(QString("step %1: loss sum %2 vs %3").arg(step).arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
+      QVERIFY(std::abs(g.correct - r.correct) <= 1);
+    }
+    std::vector<float> gp(cnn::kParamCount), rp(cnn::kParamCount);
+    gpu->get_params(gp);
+    ref->get_params(rp);
+    verify_adam_params(gp, rp, cfg, step);
+    gpu.reset();  // engine first here; the trainer's order (communicator first) is tested below
+#endif
+  }
+
+  void two_replicas_on_one_gpu_match_one_replica() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    const int ranks = 2, global = 64;
+    std::vector<std::unique_ptr<ReplicaEngine>> replicas;
+    for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks));
+    auto single = cuda::make_cuda_engine(0, global);
+    auto comm = cuda::make_in_gpu_communicator(ranks, 0);
+    auto one = cuda::make_nccl_communicator({0});
+    for (auto* e : {replicas[0].get(), replicas[1].get(), single.get()}) {
+      e->bind_data(train_, val_);
+      e->set_params(init_);
+    }
+
+    AdamConfig cfg;
+    std::vector<StepTiming> timing(ranks);
+    StepTiming single_timing;
+    for (int step = 1; step <= 4; ++step) {
+      const auto idx = batch_indices(global, step, train_.count);
+      const float scale = 1.0f / global;
+      std::vector<BatchStats> stats(ranks);
+      run_ranks(ranks, [&](int r) {
+        std::span<const int32_t> mine(idx.data() + r * (global / ranks), global / ranks);
+        stats[r] = replicas[r]->train_step(mine, scale, *comm, r, cfg, step, timing[r]);
+      });
+      const BatchStats s = single->train_step(idx, scale, *one, 0, cfg, step, single_timing);
+      QVERIFY(test::close(stats[0].loss_sum + stats[1].loss_sum, s.loss_sum, 1e-4, 1e-4));
+      QVERIFY(std::abs(stats[0].correct + stats[1].correct - s.correct) <= 1);
+    }
+    std::vector<std::vector<float>> p(ranks, std::vector<float>(cnn::kParamCount));
+    for (int r = 0; r < ranks; ++r) replicas[r]->get_params(p[r]);
+    // Identical summed gradients and identical Adam: replicas agree bit for bit.
+    QVERIFY(std::memcmp(p[0].data(), p[1].data(), cnn::kParamCount * sizeof(float)) == 0);
+    std::vector<float> sp(cnn::kParamCount);
+    single->get_params(sp);
+    verify_adam_params(p[0], sp, cfg, 4);
+    // The all-reduce was timed with events on the communication stream.
+    QVERIFY(timing[0].allreduce_s > 0);
+    // Destroy in the trainer's order: communicators before engines (graphs must not block
+    // NCCL's destruction).
+    one.reset();
+    comm.reset();
+#endif
+  }
+
+ private:
+#ifdef MB_HAVE_CUDA
+  // Rank-dependent integers below 2^24: their sums are exact in any order, so every
+  // element has exactly one right answer (nccl-tests style); returns the wrong ones.
+  static float pattern(std::size_t i, int rank) { return float((i * 31 + std::size_t(rank) * 7) % 1024); }
+
+  static int64_t all_reduce_wrong_elements(Communicator& comm, int rank, int device, int ranks, std::size_t count) {
+    cuda::DeviceFloats buf(device, count);
+    std::vector<float> host(count);
+    for (std::size_t i = 0; i < count; ++i) host[i] = pattern(i, rank);
+    buf.upload(host);
+    comm.all_reduce_sum(rank, buf.data(), count, nullptr);  // no stream: synchronous
+    const std::vector<float> out = buf.download();
+    int64_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i) {
+      float want = 0;
+      for (int r = 0; r < ranks; ++r) want += pattern(i, r);
+      if (out[i] != want) ++wrong;
+    }
+    return wrong;
+  }
+
+  static int64_t broadcast_wrong_elements(Communicator& comm, int rank, std::size_t count, int root) {
+    cuda::DeviceFloats buf(0, count);
+    std::vector<float> host(count);
+    for (std::size_t i = 0; i < count; ++i) host[i] = pattern(i, rank);
+    buf.upload(host);
+    comm.broadcast(rank, buf.data(), count, root, nullptr);
+    const std::vector<float> out = buf.download();
+    int64_t wrong = 0;
+    for (std::size_t i = 0; i < count; ++i)
+      if (out[i] != pattern(i, root)) ++wrong;
+    return wrong;
+  }
+
+  // Adam's first steps are ill-conditioned where a gradient is ~0: the update is about
+  // lr * sign(g), so rounding can flip it. Allow up to 0.1 % of the parameters to differ by
+  // at most a few step sizes; everything else must agree to 2 % of one step (lr = 1e-3).
+  // A wrong update or gradient moves most parameters by about a step.
+  static void verify_adam_params(const std::vector<float>& got, const std::vector<float>& want, const AdamConfig& cfg,
+                                 int steps) {
+    const double bound = 2.5 * steps * cfg.lr;
+    int64_t loose = 0;
+    double worst = 0;
+    std::size_t worst_at = 0;
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const double d = std::fabs(double(got[i]) - double(want[i]));
+      if (!(d <= 2e-5 + 1e-4 * std::fabs(double(want[i])))) ++loose;
+      if (!(d <= worst)) worst = d, worst_at = i;
+    }
+    QVERIFY2(worst <= bound, qPrintable(QString("parameter %1: cuda %2 vs reference %3")
+                                            .arg(worst_at)
+                                            .arg(double(got[worst_at]), 0, 'g', 9)
+                                            .arg(double(want[worst_at]), 0, 'g', 9)));
+    QVERIFY2(loose <= int64_t(want.size() / 1000),
+             qPrintable(QString("%1 parameters differ beyond 2e-5 + 1e-4 |w| (worst %2 at %3)")
+                            .arg(loose)
+                            .arg(worst, 0, 'g', 3)
+                            .arg(worst_at)));
+  }
+#endif
+};
+
+QTEST_GUILESS_MAIN(TestCuda)
+#include "test_cuda.moc"
