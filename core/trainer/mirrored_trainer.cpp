@@ -67,8 +67,6 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
     : config_(std::move(config)), data_(std::move(data)) {
   MB_CHECK(data_ != nullptr, ConfigError, "no data set loaded");
   const auto devices = parse_devices(config_.devices);
-  const auto inventory = query_devices();
-  validate_devices(devices, inventory);
   const int n = static_cast<int>(devices.size());
 
   MB_CHECK(config_.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config_.epochs);
@@ -83,6 +81,9 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
            "(use a batch of at least {} or --per-replica-batch)",
            global, n, n);
   MB_CHECK(global <= 65536, ConfigError, "global batch {} is larger than the supported 65536", global);
+  // Checked after the arguments, so a bad argument is reported alone (no device warnings).
+  const auto inventory = query_devices();
+  validate_devices(devices, inventory);
 
   const int64_t train_size = config_.limit_train > 0 ? std::min(config_.limit_train, data_->train.count)
                                                      : data_->train.count;
@@ -282,9 +283,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
     }
   };
 
+  // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the
+  // caller's thread, which may be a GUI worker or the CLI's main thread.
   std::vector<std::thread> threads;
-  for (int r = 1; r < n; ++r) threads.emplace_back(replica_main, r);
-  replica_main(0);
+  for (int r = 0; r < n; ++r) threads.emplace_back(replica_main, r);
   for (auto& t : threads) t.join();
 
   if (!first_error.empty()) {

@@ -1,0 +1,25 @@
+// `mirrorbench-cli selftest`: runs the op-consistency check on every engine this build and
+// machine offer and prints one line per comparison; for GPU machines after installation.
+#include "selftest_command.h"
+
+#include <fmt/format.h>
+
+#include "backends/selftest.h"
+
+namespace mb::cli {
+
+int cmd_selftest() {
+  const auto targets = selftest_targets();
+  fmt::print("selftest: {} against the reference engine\n", fmt::join(targets, ", "));
+  const auto cases = run_selftest();
+  int failed = 0;
+  for (const auto& c : cases) {
+    if (!c.pass) ++failed;
+    fmt::print("{:4} {:9} {:7} {:44} max_abs {:9.3g}  max_rel {:9.3g}  tol {:.0e}{}{}\n", c.pass ? "ok" : "FAIL",
+               c.backend, c.device, c.what, c.max_abs_err, c.max_rel_err, c.tol, c.note.empty() ? "" : "  ", c.note);
+  }
+  fmt::print("{} passed, {} failed\n", cases.size() - failed, failed);
+  return failed == 0 ? 0 : 1;
+}
+
+}  // namespace mb::cli

@@ -1,0 +1,177 @@
+// The mirrored trainer's contract: N replicas train to the same weights as one replica on
+// the same global batch; replicas stay bit-identical; partial batches, per-replica batch
+// mode, stop requests and impossible configurations behave as documented.
+#include <QtTest>
+
+#include <cmath>
+
+#include "model/cnn_spec.h"
+#include "test_support.h"
+#include "trainer/mirrored_trainer.h"
+#include "util/error.h"
+
+using namespace mb;
+
+namespace {
+
+TrainConfig small_config(const std::string& devices, const std::string& backend, int64_t batch = 64) {
+  TrainConfig c;
+  c.devices = devices;
+  c.backend = backend;
+  c.batch = batch;
+  c.epochs = 1;
+  c.seed = 3;
+  return c;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+  return worst;
+}
+
+}  // namespace
+
+class TestTrainer : public QObject {
+  Q_OBJECT
+ private slots:
+  void replicas_match_single_replica_data() {
+    QTest::addColumn<QString>("backend");
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<int>("train");
+    // 65 samples at batch 64: the last step has ONE sample, so with 2+ replicas some
+    // replicas contribute an empty share (zero gradient) — the trickiest split.
+    for (const char* backend : {"reference", "onednn"}) {
+      QTest::addRow("%s cpu:2 even", backend) << backend << "cpu:2" << 256;
+      QTest::addRow("%s cpu:2 partial", backend) << backend << "cpu:2" << 65;
+      QTest::addRow("%s cpu:3 uneven", backend) << backend << "cpu:3" << 200;
+    }
+  }
+  void replicas_match_single_replica() {
+    QFETCH(QString, backend);
+    QFETCH(QString, devices);
+    QFETCH(int, train);
+    auto data = test::make_synthetic_split(train, 50);
+
+    MirroredTrainer one(small_config("cpu:1", backend.toStdString()), data);
+    RunRecord r1 = one.run();
+    QCOMPARE(QString::fromStdString(r1.status), QString("completed"));
+
+    MirroredTrainer many(small_config(devices.toStdString(), backend.toStdString()), data);
+    RunRecord rn = many.run();
+    QCOMPARE(QString::fromStdString(rn.status), QString("completed"));
+    QVERIFY(rn.replicas_in_sync);
+    QCOMPARE(rn.epochs.size(), std::size_t(1));
+
+    // Same global batch, same order, same initial weights: only float summation order
+    // differs (per-replica partial sums, then the all-reduce). After a few Adam steps of
+    // size ~lr=1e-3 these differences stay orders of magnitude below the step size.
+    const double diff = max_abs_diff(one.final_params(), many.final_params());
+    qInfo("max |w_1 - w_N| = %.3g", diff);
+    QVERIFY2(diff <= 2e-5, qPrintable(QString("weights differ by %1").arg(diff)));
+    QVERIFY(std::fabs(r1.epochs[0].train_loss - rn.epochs[0].train_loss) <= 1e-4);
+    QCOMPARE(rn.epochs[0].val_acc, r1.epochs[0].val_acc);
+    // And training moved the weights at all.
+    std::vector<float> initial(cnn::kParamCount);
+    cnn::init_params(initial, 3);
+    QVERIFY(max_abs_diff(initial, many.final_params()) > 1e-4);
+  }
+
+  void learns_the_synthetic_task() {
+    auto data = test::make_synthetic_split(2048, 256);
+    TrainConfig c = small_config("cpu:2", "auto", 64);
+    c.epochs = 2;
+    MirroredTrainer t(c, data);
+    int epochs_seen = 0, steps_seen = 0;
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      ++steps_seen;
+      QVERIFY(p.step >= 1 && p.step <= p.steps);
+    };
+    obs.on_epoch = [&](const EpochMetrics& m) { QCOMPARE(m.epoch, ++epochs_seen); };
+    RunRecord r = t.run(obs);
+    QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+    QCOMPARE(epochs_seen, 2);
+    QVERIFY(steps_seen >= 2);
+    QVERIFY2(r.epochs.back().val_acc > 0.9, qPrintable(QString::number(r.epochs.back().val_acc)));
+    for (const auto& m : r.epochs) {
+      QVERIFY(m.time_s > 0 && m.images_per_s > 0);
+      QVERIFY(m.allreduce_s >= 0 && m.allreduce_s <= m.time_s);
+    }
+    QCOMPARE(r.config.replicas, 2);
+    QCOMPARE(r.config.train_size, int64_t(2048));
+  }
+
+  void per_replica_batch_and_lr_scaling() {
+    auto data = test::make_synthetic_split(128, 16);
+    TrainConfig c = small_config("cpu:2", "reference", 32);
+    c.per_replica_batch = true;
+    c.scale_lr = true;
+    MirroredTrainer t(c, data);
+    QCOMPARE(t.run_config().global_batch, int64_t(64));
+    QCOMPARE(t.run_config().per_replica_batch, int64_t(32));
+    QCOMPARE(t.run_config().learning_rate, 2e-3);
+  }
+
+  void stop_request_ends_within_one_step() {
+    auto data = test::make_synthetic_split(1024, 16);
+    TrainConfig c = small_config("cpu:2", "reference", 32);
+    c.epochs = 3;
+    MirroredTrainer t(c, data);
+    int64_t last_step = 0;
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      last_step = p.step;
+      if (p.step >= 2) t.request_stop();
+    };
+    RunRecord r = t.run(obs);
+    QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+    QVERIFY(r.epochs.empty());
+    QVERIFY2(last_step <= 3, qPrintable(QString::number(last_step)));
+  }
+
+  void split_of_the_global_batch() {
+    // 10 samples over 4 replicas: 3, 3, 2, 2.
+    QCOMPARE(replica_share_begin(10, 4, 0), int64_t(0));
+    QCOMPARE(replica_share_begin(10, 4, 1), int64_t(3));
+    QCOMPARE(replica_share_begin(10, 4, 2), int64_t(6));
+    QCOMPARE(replica_share_begin(10, 4, 3), int64_t(8));
+    QCOMPARE(replica_share_begin(10, 4, 4), int64_t(10));
+    // 1 sample over 2 replicas: replica 1 gets none.
+    QCOMPARE(replica_share_begin(1, 2, 1), int64_t(1));
+    QCOMPARE(replica_share_begin(1, 2, 2), int64_t(1));
+  }
+
+  void impossible_configurations_data() {
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("epochs");
+    QTest::addColumn<double>("lr");
+    QTest::addColumn<QString>("message");
+    QTest::addRow("batch < replicas") << "cpu:4" << 3 << 1 << 1e-3 << "smaller than the 4 replicas";
+    QTest::addRow("zero epochs") << "cpu:1" << 64 << 0 << 1e-3 << "epochs";
+    QTest::addRow("negative lr") << "cpu:1" << 64 << 1 << -1.0 << "lr";
+    QTest::addRow("unknown device") << "tpu:0" << 64 << 1 << 1e-3 << "tpu";
+    QTest::addRow("zero replicas") << "cpu:0" << 64 << 1 << 1e-3 << "cpu:0";
+  }
+  void impossible_configurations() {
+    QFETCH(QString, devices);
+    QFETCH(int, batch);
+    QFETCH(int, epochs);
+    QFETCH(double, lr);
+    QFETCH(QString, message);
+    auto data = test::make_synthetic_split(64, 8);
+    TrainConfig c = small_config(devices.toStdString(), "reference", batch);
+    c.epochs = epochs;
+    c.lr = lr;
+    try {
+      MirroredTrainer t(c, data);
+      QFAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains(message), e.what());
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrainer)
+#include "test_trainer.moc"
