@@ -1,0 +1,181 @@
+// Device discovery, the "cpu:N" / "cuda:I,cuda:J" syntax, and the factories that pick an
+// engine and a communicator for a device list. CUDA calls go through cuda/cuda_backend.h only.
+#include "backends/devices.h"
+
+#include <algorithm>
+#include <charconv>
+#include <set>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/onednn/onednn_engine.h"
+#include "backends/reference/reference_engine.h"
+#include "util/error.h"
+#include "util/system_info.h"
+#ifdef MB_HAVE_CUDA
+#include "backends/cuda/cuda_backend.h"
+#endif
+
+namespace mb {
+namespace {
+
+constexpr std::string_view kNoCuda = "built without CUDA support";
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// A whole-string non-negative decimal, or -1 (signs, spaces, junk and overflow all fail).
+int parse_count(std::string_view s) {
+  int value = -1;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (s.empty() || s.front() == '-' || s.front() == '+' || ec != std::errc() || end != s.data() + s.size()) return -1;
+  return value;
+}
+
+[[noreturn]] void reject_cuda_build(const DeviceSpec& d) {
+  throw ConfigError(fmt::format("cuda:{}: this mirrorbench was {}; use cpu:N", d.index, kNoCuda));
+}
+
+}  // namespace
+
+DeviceInventory query_devices() {
+  DeviceInventory inv;
+  inv.cpu_cores = cpu_core_count();
+  inv.cpu_name = cpu_model_name();
+#ifdef MB_HAVE_CUDA
+  std::string why;
+  inv.gpus = cuda::list_gpus(&why);
+  if (inv.gpus.empty()) inv.gpu_note = why.empty() ? "no CUDA device found" : why;
+#else
+  inv.gpu_note = std::string(kNoCuda);
+#endif
+  return inv;
+}
+
+std::vector<DeviceSpec> parse_devices(std::string_view text) {
+  const std::string_view all = trim(text);
+  MB_CHECK(!all.empty(), ConfigError, "device list is empty: use cpu:N or cuda:I[,cuda:J...]");
+  std::vector<DeviceSpec> out;
+  bool any_cpu = false, any_cuda = false;
+  std::string_view rest = all;
+  while (true) {
+    const std::size_t comma = rest.find(',');
+    const std::string_view entry = trim(rest.substr(0, comma));
+    MB_CHECK(!entry.empty(), ConfigError, "device list '{}' has an empty entry", all);
+    const std::size_t colon = entry.find(':');
+    const std::string_view kind = entry.substr(0, colon);
+    const bool has_index = colon != std::string_view::npos;
+    const int number = has_index ? parse_count(entry.substr(colon + 1)) : -1;
+    if (kind == "cpu") {
+      // "cpu" = one replica; "cpu:N" = N replicas, one core each.
+      const int replicas = has_index ? number : 1;
+      MB_CHECK(replicas >= 1, ConfigError, "device '{}': cpu:N needs a replica count N >= 1", entry);
+      MB_CHECK(!any_cpu, ConfigError, "device list '{}': give the CPU replicas once, as cpu:N", all);
+      any_cpu = true;
+      for (int i = 0; i < replicas; ++i) out.push_back({DeviceKind::Cpu, i});
+    } else if (kind == "cuda") {
+      // "cuda" alone means cuda:0; a repeated ordinal puts several replicas on one GPU.
+      const int ordinal = has_index ? number : 0;
+      MB_CHECK(ordinal >= 0, ConfigError, "device '{}': cuda:I needs a GPU ordinal I >= 0", entry);
+      any_cuda = true;
+      out.push_back({DeviceKind::Cuda, ordinal});
+    } else {
+      throw ConfigError(fmt::format("device '{}': unknown kind '{}' (use cpu:N or cuda:I)", entry, kind));
+    }
+    MB_CHECK(!(any_cpu && any_cuda), ConfigError,
+             "device list '{}' mixes CPU and GPU replicas; a run uses one kind", all);
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return out;
+}
+
+std::string format_devices(const std::vector<DeviceSpec>& devices) {
+  if (devices.empty()) return {};
+  if (devices.front().kind == DeviceKind::Cpu) return fmt::format("cpu:{}", devices.size());
+  std::string out;
+  for (const auto& d : devices) out += fmt::format("{}cuda:{}", out.empty() ? "" : ",", d.index);
+  return out;
+}
+
+bool is_simulated(const std::vector<DeviceSpec>& devices) {
+  std::set<int> seen;
+  for (const auto& d : devices)
+    if (d.kind == DeviceKind::Cuda && !seen.insert(d.index).second) return true;
+  return false;
+}
+
+void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInventory& inventory) {
+  MB_CHECK(!devices.empty(), ConfigError, "no devices given");
+  const int cpus = static_cast<int>(std::count_if(devices.begin(), devices.end(),
+                                                  [](const DeviceSpec& d) { return d.kind == DeviceKind::Cpu; }));
+  MB_CHECK(cpus == 0 || cpus == int(devices.size()), ConfigError, "device list mixes CPU and GPU replicas");
+  if (cpus > inventory.cpu_cores)
+    spdlog::warn("cpu:{} asks for more replicas than the {} cores here: replicas will share cores and the "
+                 "timings will not mean much",
+                 cpus, inventory.cpu_cores);
+  for (const auto& d : devices) {
+    if (d.kind != DeviceKind::Cuda) continue;
+#ifndef MB_HAVE_CUDA
+    reject_cuda_build(d);
+#else
+    if (inventory.gpus.empty())
+      throw DeviceError(fmt::format("cuda:{}: no usable GPU on this machine ({})", d.index, inventory.gpu_note));
+    MB_CHECK(d.index >= 0 && d.index < int(inventory.gpus.size()), ConfigError,
+             "cuda:{}: no such GPU; this machine has {} (cuda:0..cuda:{})", d.index, inventory.gpus.size(),
+             inventory.gpus.size() - 1);
+#endif
+  }
+}
+
+std::string engine_backend_name(DeviceKind kind, std::string_view backend) {
+  if (kind == DeviceKind::Cpu) {
+    if (backend == "auto" || backend == "onednn") return "onednn";
+    if (backend == "reference") return "reference";
+    throw ConfigError(fmt::format("backend '{}' does not run on CPU replicas (use auto, onednn or reference)", backend));
+  }
+  if (backend == "auto" || backend == "cuda") return "cuda";
+  throw ConfigError(fmt::format("backend '{}' does not run on GPU replicas (use auto or cuda)", backend));
+}
+
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch) {
+  const std::string name = engine_backend_name(device.kind, backend);
+  if (name == "onednn") return make_onednn_engine(max_batch);
+  if (name == "reference") return make_reference_engine(max_batch);
+#ifdef MB_HAVE_CUDA
+  return cuda::make_cuda_engine(device.index, max_batch);
+#else
+  reject_cuda_build(device);
+#endif
+}
+
+std::unique_ptr<Communicator> make_communicator(const std::vector<DeviceSpec>& devices) {
+  MB_CHECK(!devices.empty(), ConfigError, "no devices given");
+  if (devices.front().kind == DeviceKind::Cpu) return make_thread_communicator(static_cast<int>(devices.size()));
+#ifdef MB_HAVE_CUDA
+  std::vector<int> ordinals;
+  for (const auto& d : devices) ordinals.push_back(d.index);
+  if (!is_simulated(devices)) return cuda::make_nccl_communicator(ordinals);
+  const bool one_gpu = std::all_of(ordinals.begin(), ordinals.end(), [&](int i) { return i == ordinals.front(); });
+  MB_CHECK(one_gpu, ConfigError,
+           "device list '{}' shares some GPUs and not others; use distinct GPUs (NCCL) or one GPU (simulated)",
+           format_devices(devices));
+  return cuda::make_in_gpu_communicator(static_cast<int>(devices.size()), ordinals.front());
+#else
+  reject_cuda_build(devices.front());
+#endif
+}
+
+std::string components_summary() {
+#ifdef MB_HAVE_CUDA
+  return fmt::format("oneDNN {}; {}", onednn_version(), cuda::versions());
+#else
+  return fmt::format("oneDNN {}; CUDA: not built", onednn_version());
+#endif
+}
+
+}  // namespace mb

@@ -1,0 +1,247 @@
+// The fast CPU replica engine: a cached oneDNN plan per batch size (onednn_plan.h), the
+// replica's flat parameters/gradients/Adam moments, and the small loops oneDNN lacks.
+#include "backends/onednn/onednn_engine.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "backends/onednn/adam_avx512.h"
+#include "backends/onednn/onednn_plan.h"
+#include "model/cnn_spec.h"
+#include "util/error.h"
+
+namespace mb {
+namespace {
+
+// The Debian oneDNN uses OpenMP, whose thread count is a per-thread setting: every public
+// entry point claims exactly one core for the calling (replica) thread, so N replicas on N
+// std::threads never oversubscribe the machine. Primitive creation also reads it (kernels
+// are blocked for the thread count), hence the same call before building a plan.
+void use_one_core() {
+  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+}
+
+// x/255 exactly as the reference computes it, one table lookup per pixel.
+const std::array<float, 256>& pixel_scale() {
+  static const std::array<float, 256> table = [] {
+    std::array<float, 256> t{};
+    for (int i = 0; i < 256; ++i) t[i] = static_cast<float>(i) / 255.0f;
+    return t;
+  }();
+  return table;
+}
+
+// Softmax cross-entropy over n rows of 10 logits. Adds the loss and the hits to `stats`;
+// with `grad`, writes (softmax - onehot) * scale: grad_scale folded in here scales every
+// gradient downstream for free.
+void softmax_xent(const float* logits, const std::vector<int>& labels, int n, BatchStats& stats, float* grad,
+                  float scale) {
+  constexpr int C = cnn::kClasses;
+  for (int i = 0; i < n; ++i) {
+    const float* z = logits + i * C;
+    int arg = 0;
+    for (int c = 1; c < C; ++c)
+      if (z[c] > z[arg]) arg = c;
+    const double zmax = z[arg];
+    double e[C];
+    double sum = 0.0;
+    for (int c = 0; c < C; ++c) sum += (e[c] = std::exp(double(z[c]) - zmax));
+    const int y = labels[i];
+    stats.loss_sum += std::log(sum) + zmax - double(z[y]);
+    stats.correct += arg == y ? 1 : 0;
+    if (grad) {
+      float* g = grad + i * C;
+      for (int c = 0; c < C; ++c) g[c] = static_cast<float>((e[c] / sum - (c == y ? 1.0 : 0.0)) * scale);
+    }
+  }
+  stats.samples += n;
+}
+
+class OnednnEngine final : public ReplicaEngine {
+ public:
+  explicit OnednnEngine(int max_batch)
+      : max_batch_(max_batch),
+        params_(cnn::kParamCount, 0.0f),
+        grads_(cnn::kParamCount, 0.0f),
+        m_(cnn::kParamCount, 0.0f),
+        v_(cnn::kParamCount, 0.0f) {
+    MB_CHECK(max_batch >= 1, ConfigError, "oneDNN engine: max batch {} must be at least 1", max_batch);
+    use_one_core();
+    guarded("engine creation", [&] {
+      engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
+      stream_ = dnnl::stream(engine_);
+    });
+  }
+
+  std::string device_name() const override { return "cpu (oneDNN)"; }
+
+  void bind_data(const Dataset& train, const Dataset& val) override {
+    for (const Dataset* d : {&train, &val})
+      MB_CHECK(d->rows == cnn::kImageSide && d->cols == cnn::kImageSide, DataError,
+               "{}: images are {}x{}, the model needs {}x{}", d->name, d->rows, d->cols, cnn::kImageSide,
+               cnn::kImageSide);
+    train_ = &train;
+    val_ = &val;
+  }
+
+  void set_params(std::span<const float> params) override {
+    MB_CHECK(params.size() == cnn::kParamCount, Error, "set_params: {} floats given, the model has {}",
+             params.size(), cnn::kParamCount);
+    std::copy(params.begin(), params.end(), params_.begin());
+    std::fill(m_.begin(), m_.end(), 0.0f);
+    std::fill(v_.begin(), v_.end(), 0.0f);
+    ++params_version_;
+  }
+
+  void get_params(std::span<float> params) const override {
+    MB_CHECK(params.size() == cnn::kParamCount, Error, "get_params: room for {} floats, the model has {}",
+             params.size(), cnn::kParamCount);
+    std::copy(params_.begin(), params_.end(), params.begin());
+  }
+
+  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale) override {
+    use_one_core();
+    MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before forward_backward()");
+    if (indices.empty()) {
+      std::fill(grads_.begin(), grads_.end(), 0.0f);
+      return {};
+    }
+    if (indices.size() <= std::size_t(max_batch_)) return forward_backward_chunk(indices, grad_scale);
+    // Larger than the plans: chunks of max_batch, gradients summed (the trainer never asks
+    // for this; other callers may).
+    grad_sum_.assign(cnn::kParamCount, 0.0f);
+    BatchStats total;
+    for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
+      const auto chunk = indices.subspan(begin, std::min(indices.size() - begin, std::size_t(max_batch_)));
+      const BatchStats s = forward_backward_chunk(chunk, grad_scale);
+      total.loss_sum += s.loss_sum;
+      total.correct += s.correct;
+      total.samples += s.samples;
+      for (std::size_t i = 0; i < grads_.size(); ++i) grad_sum_[i] += grads_[i];
+    }
+    std::copy(grad_sum_.begin(), grad_sum_.end(), grads_.begin());
+    return total;
+  }
+
+  float* grad_buffer() override { return grads_.data(); }
+
+  void get_grads(std::span<float> grads) const override {
+    MB_CHECK(grads.size() == cnn::kParamCount, Error, "get_grads: room for {} floats, the model has {}",
+             grads.size(), cnn::kParamCount);
+    std::copy(grads_.begin(), grads_.end(), grads.begin());
+  }
+
+  void apply_adam(const AdamConfig& cfg, int64_t step) override {
+    use_one_core();
+    // Deterministic and bit-identical to the reference loop: replicas holding equal
+    // gradients stay bit-identical.
+    onednn::adam_update(cfg, step, params_, grads_, m_, v_);
+    ++params_version_;
+  }
+
+  BatchStats evaluate(std::span<const int32_t> indices) override {
+    MB_CHECK(val_, Error, "oneDNN engine: bind_data() must come before evaluate()");
+    return forward_only(*val_, indices);
+  }
+
+  BatchStats evaluate_train(std::span<const int32_t> indices) override {
+    MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before evaluate_train()");
+    return forward_only(*train_, indices);
+  }
+
+ private:
+  template <typename F>
+  static void guarded(const char* what, F&& body) {
+    try {
+      body();
+    } catch (const dnnl::error& e) {
+      throw DeviceError(fmt::format("oneDNN {} failed: {} (status {})", what, e.what(), int(e.status)));
+    }
+  }
+
+  BatchStats forward_backward_chunk(std::span<const int32_t> indices, float grad_scale) {
+    const int n = static_cast<int>(indices.size());
+    BatchStats stats;
+    guarded("forward/backward", [&] {
+      onednn::NetPlan& p = plan(n);
+      gather(*train_, indices, p.input());
+      p.sync_weights(stream_, params_version_);
+      p.forward(stream_);
+      softmax_xent(p.logits(), labels_, n, stats, p.logits_grad(), grad_scale);
+      p.backward(stream_);
+    });
+    return stats;
+  }
+
+  onednn::NetPlan& plan(int n) {
+    auto it = plans_.find(n);
+    if (it == plans_.end()) {
+      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, params_.data(), grads_.data())).first;
+      spdlog::debug("oneDNN plan for {}", it->second->describe());
+    }
+    return *it->second;
+  }
+
+  // uint8 images -> float/255 straight into the plan's input, labels on the side.
+  void gather(const Dataset& data, std::span<const int32_t> indices, float* dst) {
+    const auto& scale = pixel_scale();
+    const int64_t pixels = data.pixels_per_image();
+    labels_.resize(indices.size());
+    for (std::size_t i = 0; i < indices.size(); ++i) {
+      const int64_t idx = indices[i];
+      MB_CHECK(idx >= 0 && idx < data.count, Error, "{}: sample index {} outside 0..{}", data.name, idx,
+               data.count - 1);
+      const uint8_t* src = data.image(idx);
+      float* out = dst + i * pixels;
+      for (int64_t p = 0; p < pixels; ++p) out[p] = scale[src[p]];
+      labels_[i] = data.labels[idx];
+    }
+  }
+
+  BatchStats forward_only(const Dataset& data, std::span<const int32_t> indices) {
+    use_one_core();
+    BatchStats stats;
+    guarded("evaluation", [&] {
+      for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
+        const auto chunk = indices.subspan(begin, std::min(indices.size() - begin, std::size_t(max_batch_)));
+        const int n = static_cast<int>(chunk.size());
+        onednn::NetPlan& p = plan(n);
+        gather(data, chunk, p.input());
+        p.sync_weights(stream_, params_version_);
+        p.forward(stream_);
+        softmax_xent(p.logits(), labels_, n, stats, nullptr, 0.0f);
+      }
+    });
+    return stats;
+  }
+
+  int max_batch_;
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  std::vector<float> params_, grads_, m_, v_;   // never resized: plans hold pointers into them
+  std::vector<float> grad_sum_;                 // for batches beyond max_batch
+  uint64_t params_version_ = 0;
+  std::map<int, std::unique_ptr<onednn::NetPlan>> plans_;   // by batch size, built on first use
+  std::vector<int> labels_;
+  const Dataset* train_ = nullptr;
+  const Dataset* val_ = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch) { return std::make_unique<OnednnEngine>(max_batch); }
+
+std::string onednn_version() {
+  const dnnl_version_t* v = dnnl::version();
+  return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);
+}
+
+}  // namespace mb

@@ -1,0 +1,322 @@
+// Builds and replays the oneDNN primitives of one training step (see onednn_plan.h).
+#include "backends/onednn/onednn_plan.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "model/cnn_spec.h"
+#include "util/error.h"
+
+namespace mb::onednn {
+namespace {
+
+using dnnl::algorithm;
+using dnnl::memory;
+using dnnl::prop_kind;
+using Tag = memory::format_tag;
+using Dt = memory::data_type;
+
+memory::desc plain(const memory::dims& dims, Tag tag) { return {dims, Dt::f32, tag}; }
+memory::desc any(const memory::dims& dims) { return {dims, Dt::f32, Tag::any}; }
+
+float* data_of(const memory& m) { return static_cast<float*>(m.get_data_handle()); }
+
+// grad *= (act > 0): fc1's ReLU derivative from its output (both plain N x 64).
+void relu_mask(const memory& act, const memory& grad) {
+  const float* a = data_of(act);
+  float* g = data_of(grad);
+  const std::size_t count = act.get_desc().get_size() / sizeof(float);
+  for (std::size_t i = 0; i < count; ++i) g[i] = a[i] > 0.0f ? g[i] : 0.0f;
+}
+
+// Winograd F(4x4,3x3) cuts conv2's forward and weight-gradient arithmetic by ~2x and is
+// exact enough for FP32 training (see the backend-ops test); oneDNN's backward-data
+// Winograd is slower than its direct kernel on this shape, so that one stays direct.
+// MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
+bool winograd_allowed() {
+  const char* env = std::getenv("MB_ONEDNN_DIRECT");
+  return !(env && env[0] == '1');
+}
+
+Tag block_tag(int block) { return block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw; }
+
+// The channel block of a 4-D activation layout, 0 when the pooling loops cannot read it.
+int channel_block(const memory::desc& desc) {
+  for (int block : {16, 8, 1})
+    if (desc == plain(desc.dims(), block_tag(block))) return block;
+  return 0;
+}
+
+}  // namespace
+
+NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
+    : engine_(engine), batch_(batch), params_(params), grads_(grads) {
+  using namespace cnn;
+  MB_CHECK(batch > 0, Error, "oneDNN plan: batch size {} must be positive", batch);
+  attr_.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::primitive_attr relu_attr;
+  relu_attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  dnnl::post_ops relu;
+  relu.append_eltwise(1.0f, algorithm::eltwise_relu, 0.0f, 0.0f);
+  relu_attr.set_post_ops(relu);
+
+  const memory::dim n = batch;
+  const auto& layout = param_tensors();
+  // Views of the flat buffers in PyTorch layouts.
+  auto view = [&](const float* base, ParamId id, const memory::dims& dims, Tag tag) {
+    return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout[id].offset);
+  };
+  const memory::dims w_c2{kConv2Out, kConv1Out, kKernel, kKernel},
+      w_fc1{kHidden, kFlat}, w_fc2{kClasses, kHidden};
+  const memory::dims c2_dims{n, kConv2Out, kConv2Side, kConv2Side};
+  const memory::dims one{1, 1}, zero{0, 0};
+
+  // ---- forward ----
+  x_.assign(std::size_t(n) * kImagePixels, 0.0f);
+  conv1_taps_.assign(kConv1Taps * kConv1Out, 0.0f);
+  conv1_dtaps_.assign(kConv1Taps * kConv1Out, 0.0);
+  conv1_dbias_.assign(kConv1Out, 0.0);
+
+  // p1 (the fused conv1 block's output) in the layout conv2 prefers, if the fused loop can
+  // write it; nChw16c otherwise.
+  memory::desc p1_desc;
+  {
+    const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
+    auto probe = dnnl::convolution_forward::primitive_desc(
+        {prop_kind::forward_training, algorithm::convolution_direct, any(p1_dims), any(w_c2),
+         plain({kConv2Out}, Tag::x), any(c2_dims), one, zero, zero},
+        relu_attr, engine_);
+    block1_ = channel_block(probe.src_desc());
+    if (!conv1_block_supported(block1_)) block1_ = 16;
+    p1_desc = plain(p1_dims, block_tag(block1_));
+  }
+  p1_ = make(p1_desc);
+  arg1_.resize(p1_desc.get_size() / sizeof(float));
+
+  auto conv2_pd = [&](algorithm alg, const memory::desc& dst) {
+    return dnnl::convolution_forward::primitive_desc(
+        {prop_kind::forward_training, alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dst, one, zero,
+         zero},
+        relu_attr, engine_);
+  };
+  // The direct forward pd doubles as the layout hint for the direct backward kernels.
+  auto c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any(c2_dims));
+  if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
+    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
+  auto c2_fwd = c2_fwd_direct;
+  bool c2_wino = false;
+  if (winograd_allowed()) {
+    try {
+      c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
+      c2_wino = true;
+    } catch (const dnnl::error&) {
+      // No Winograd kernel for this ISA or layout: the direct one it is.
+    }
+  }
+  account(c2_fwd);
+  c2_ = make(c2_fwd.dst_desc());
+  conv2_ = {dnnl::convolution_forward(c2_fwd),
+            {{DNNL_ARG_SRC, p1_},
+             {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+             {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
+             {DNNL_ARG_DST, c2_}},
+            fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
+
+  // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects.
+  pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, channel_block(c2_.get_desc()), 1};
+  p2_ = make(plain({n, kFlat}, Tag::nc));
+  arg2_.resize(std::size_t(n) * kFlat);
+
+  // The dense layers use PyTorch's [out, in] weights as they are: no reorders either way.
+  auto fc1_fwd = dnnl::inner_product_forward::primitive_desc(
+      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({kHidden}, Tag::x),
+       plain({n, kHidden}, Tag::nc)},
+      relu_attr, engine_);
+  account(fc1_fwd);
+  h1_ = make(fc1_fwd.dst_desc());
+  fc1_ = {dnnl::inner_product_forward(fc1_fwd),
+          {{DNNL_ARG_SRC, p2_},
+           {DNNL_ARG_WEIGHTS, import_weights(fc1_fwd.weights_desc(), view(params, kFc1W, w_fc1, Tag::oi))},
+           {DNNL_ARG_BIAS, view(params, kFc1B, {kHidden}, Tag::x)},
+           {DNNL_ARG_DST, h1_}},
+          fmt::format("fc1 fwd {}", fc1_fwd.impl_info_str())};
+
+  auto fc2_fwd = dnnl::inner_product_forward::primitive_desc(
+      {prop_kind::forward_training, h1_.get_desc(), plain(w_fc2, Tag::oi), plain({kClasses}, Tag::x),
+       plain({n, kClasses}, Tag::nc)},
+      attr_, engine_);
+  account(fc2_fwd);
+  z_ = make(fc2_fwd.dst_desc());
+  fc2_ = {dnnl::inner_product_forward(fc2_fwd),
+          {{DNNL_ARG_SRC, h1_},
+           {DNNL_ARG_WEIGHTS, import_weights(fc2_fwd.weights_desc(), view(params, kFc2W, w_fc2, Tag::oi))},
+           {DNNL_ARG_BIAS, view(params, kFc2B, {kClasses}, Tag::x)},
+           {DNNL_ARG_DST, z_}},
+          fmt::format("fc2 fwd {}", fc2_fwd.impl_info_str())};
+
+  // ---- backward ----
+  dz_ = make(z_.get_desc());
+
+  auto fc2_bw = dnnl::inner_product_backward_weights::primitive_desc(
+      {h1_.get_desc(), plain(w_fc2, Tag::oi), plain({kClasses}, Tag::x), dz_.get_desc()}, attr_, engine_, fc2_fwd);
+  account(fc2_bw);
+  fc2_bw_ = {dnnl::inner_product_backward_weights(fc2_bw),
+             {{DNNL_ARG_SRC, h1_},
+              {DNNL_ARG_DIFF_DST, dz_},
+              {DNNL_ARG_DIFF_WEIGHTS, export_grads(fc2_bw.diff_weights_desc(), view(grads, kFc2W, w_fc2, Tag::oi))},
+              {DNNL_ARG_DIFF_BIAS, view(grads, kFc2B, {kClasses}, Tag::x)}},
+             fmt::format("fc2 bwd-w {}", fc2_bw.impl_info_str())};
+
+  auto fc2_bd = dnnl::inner_product_backward_data::primitive_desc(
+      {h1_.get_desc(), plain(w_fc2, Tag::oi), dz_.get_desc()}, attr_, engine_, fc2_fwd);
+  account(fc2_bd);
+  dh1_ = make(h1_.get_desc());
+  fc2_bd_ = {dnnl::inner_product_backward_data(fc2_bd),
+             {{DNNL_ARG_DIFF_DST, dz_},
+              {DNNL_ARG_WEIGHTS, import_weights(fc2_bd.weights_desc(), view(params, kFc2W, w_fc2, Tag::oi))},
+              {DNNL_ARG_DIFF_SRC, dh1_}},
+             fmt::format("fc2 bwd-d {}", fc2_bd.impl_info_str())};
+
+  auto fc1_bw = dnnl::inner_product_backward_weights::primitive_desc(
+      {p2_.get_desc(), plain(w_fc1, Tag::oi), plain({kHidden}, Tag::x), dh1_.get_desc()}, attr_, engine_, fc1_fwd);
+  account(fc1_bw);
+  fc1_bw_ = {dnnl::inner_product_backward_weights(fc1_bw),
+             {{DNNL_ARG_SRC, p2_},
+              {DNNL_ARG_DIFF_DST, dh1_},
+              {DNNL_ARG_DIFF_WEIGHTS, export_grads(fc1_bw.diff_weights_desc(), view(grads, kFc1W, w_fc1, Tag::oi))},
+              {DNNL_ARG_DIFF_BIAS, view(grads, kFc1B, {kHidden}, Tag::x)}},
+             fmt::format("fc1 bwd-w {}", fc1_bw.impl_info_str())};
+
+  auto fc1_bd = dnnl::inner_product_backward_data::primitive_desc(
+      {p2_.get_desc(), plain(w_fc1, Tag::oi), dh1_.get_desc()}, attr_, engine_, fc1_fwd);
+  account(fc1_bd);
+  dp2_ = make(p2_.get_desc());
+  fc1_bd_ = {dnnl::inner_product_backward_data(fc1_bd),
+             {{DNNL_ARG_DIFF_DST, dh1_},
+              {DNNL_ARG_WEIGHTS, import_weights(fc1_bd.weights_desc(), view(params, kFc1W, w_fc1, Tag::oi))},
+              {DNNL_ARG_DIFF_SRC, dp2_}},
+             fmt::format("fc1 bwd-d {}", fc1_bd.impl_info_str())};
+
+  dc2_ = make(c2_.get_desc());
+  auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
+    return dnnl::convolution_backward_weights::primitive_desc(
+        {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
+        engine_, hint);
+  };
+  dnnl::convolution_backward_weights::primitive_desc conv2_bw;
+  if (c2_wino) {
+    try {
+      conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
+  account(conv2_bw);
+  conv2_bw_ = {dnnl::convolution_backward_weights(conv2_bw),
+               {{DNNL_ARG_SRC, p1_},
+                {DNNL_ARG_DIFF_DST, dc2_},
+                {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
+                {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
+               fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
+
+  auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
+      {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_, engine_,
+      c2_fwd_direct);
+  account(conv2_bd);
+  dp1_ = make(p1_.get_desc());
+  conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
+               {{DNNL_ARG_DIFF_DST, dc2_},
+                {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+                {DNNL_ARG_DIFF_SRC, dp1_}},
+               fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
+
+  // One scratchpad for every step: they run one after another on one thread.
+  scratch_ = memory(memory::desc({std::max<memory::dim>(scratch_bytes_, 1)}, Dt::u8, Tag::x), engine_);
+  for (Step* s : primitive_steps()) s->args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
+  for (auto* steps : {&weight_sync_, &grad_export_})
+    for (auto& s : *steps) s.args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
+}
+
+memory NetPlan::make(const memory::desc& desc) { return memory(desc, engine_); }
+
+void NetPlan::account(const dnnl::primitive_desc_base& pd) {
+  scratch_bytes_ = std::max<memory::dim>(scratch_bytes_, static_cast<memory::dim>(pd.scratchpad_desc().get_size()));
+}
+
+memory NetPlan::import_weights(const memory::desc& desc, const memory& user) {
+  if (desc == user.get_desc()) return user;
+  memory mine = make(desc);
+  dnnl::reorder::primitive_desc pd(user, mine, attr_);
+  account(pd);
+  weight_sync_.push_back({dnnl::reorder(pd), {{DNNL_ARG_FROM, user}, {DNNL_ARG_TO, mine}}, "weights reorder"});
+  return mine;
+}
+
+memory NetPlan::export_grads(const memory::desc& desc, const memory& user) {
+  if (desc == user.get_desc()) return user;
+  memory mine = make(desc);
+  dnnl::reorder::primitive_desc pd(mine, user, attr_);
+  account(pd);
+  grad_export_.push_back({dnnl::reorder(pd), {{DNNL_ARG_FROM, mine}, {DNNL_ARG_TO, user}}, "grads reorder"});
+  return mine;
+}
+
+void NetPlan::run(dnnl::stream& stream, const Step& step) { step.prim.execute(stream, step.args); }
+
+void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
+  if (version == weights_version_) return;
+  conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
+  for (const auto& s : weight_sync_) run(stream, s);
+  stream.wait();
+  weights_version_ = version;
+}
+
+std::vector<NetPlan::Step*> NetPlan::primitive_steps() {
+  return {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_};
+}
+
+void NetPlan::forward(dnnl::stream& stream) {
+  const auto& layout = cnn::param_tensors();
+  conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
+                          data_of(p1_), arg1_.data());
+  run(stream, conv2_);
+  stream.wait();
+  max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data());
+  run(stream, fc1_);
+  run(stream, fc2_);
+  stream.wait();
+}
+
+void NetPlan::backward(dnnl::stream& stream) {
+  run(stream, fc2_bw_);
+  run(stream, fc2_bd_);
+  stream.wait();
+  relu_mask(h1_, dh1_);
+  run(stream, fc1_bw_);
+  run(stream, fc1_bd_);
+  stream.wait();
+  max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
+  run(stream, conv2_bw_);
+  run(stream, conv2_bd_);
+  stream.wait();
+  for (const auto& s : grad_export_) run(stream, s);
+  stream.wait();
+  const auto& layout = cnn::param_tensors();
+  conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
+                           conv1_dtaps_.data(), conv1_dbias_.data());
+  conv1_taps_to_weights(conv1_dtaps_.data(), grads_ + layout[cnn::kConv1W].offset);
+  float* dbias = grads_ + layout[cnn::kConv1B].offset;
+  for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
+}
+
+std::string NetPlan::describe() {
+  std::string out = fmt::format("batch {}:", batch_);
+  for (const Step* s : primitive_steps()) out += fmt::format(" [{}]", s->name);
+  out += fmt::format(" [fused conv1+pool1 writing block {}] [pool2 from block {}] + {} weight and {} gradient reorders",
+                     block1_, pool2_.in_block, weight_sync_.size(), grad_export_.size());
+  return out;
+}
+
+}  // namespace mb::onednn

@@ -1,0 +1,87 @@
+// The oneDNN network plan for one batch size: every primitive and activation buffer of a
+// training step of the reference CNN, created once and replayed each step (one core).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/onednn/blocked_pool.h"
+#include "backends/onednn/conv1_pool.h"
+
+namespace mb::onednn {
+
+// conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
+// layout; conv2 is oneDNN with a fused ReLU; pool2 (blocked_pool.h) writes plain (N, C*H*W),
+// exactly the flatten fc1 reads with its weights in PyTorch's [out, in] layout, so the dense
+// layers need no reorders. The input is plain (N,1,28,28), the logits plain (N,10).
+class NetPlan {
+ public:
+  // `params` and `grads` are the engine's flat buffers (cnn_spec layout); they must outlive
+  // the plan. Biases and, where the layouts agree, weight gradients are bound to them in place.
+  NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads);
+
+  int batch() const { return batch_; }
+  float* input() { return x_.data(); }                                              // N x 784
+  const float* logits() const { return static_cast<float*>(z_.get_data_handle()); } // N x 10
+  float* logits_grad() { return static_cast<float*>(dz_.get_data_handle()); }       // N x 10
+
+  // Copies the weights from the flat buffer into the primitives' layouts when they changed
+  // since the last call (the engine bumps `version` on every parameter update).
+  void sync_weights(dnnl::stream& stream, uint64_t version);
+
+  void forward(dnnl::stream& stream);
+  // Needs forward() and logits_grad() filled; writes every gradient into the flat buffer.
+  void backward(dnnl::stream& stream);
+
+  // Implementation names of the main primitives, for the debug log.
+  std::string describe();
+
+ private:
+  struct Step {
+    dnnl::primitive prim;
+    std::unordered_map<int, dnnl::memory> args;
+    std::string name;
+  };
+  void run(dnnl::stream& stream, const Step& step);
+  std::vector<Step*> primitive_steps();
+  dnnl::memory make(const dnnl::memory::desc& desc);
+  // A memory in `desc` fed from (or flushed to) `user`: bound in place when the layouts
+  // agree, otherwise a private buffer plus a reorder step in weight_sync_ (grad_export_).
+  dnnl::memory import_weights(const dnnl::memory::desc& desc, const dnnl::memory& user);
+  dnnl::memory export_grads(const dnnl::memory::desc& desc, const dnnl::memory& user);
+  void account(const dnnl::primitive_desc_base& pd);
+
+  dnnl::engine engine_;
+  int batch_;
+  dnnl::primitive_attr attr_;               // user scratchpad; shared by all steps
+  dnnl::memory::dim scratch_bytes_ = 0;
+  dnnl::memory scratch_;
+
+  const float* params_;
+  float* grads_;
+
+  // Forward activations; arg1_/arg2_ hold each pooling window's argmax.
+  std::vector<float> x_;
+  dnnl::memory p1_, c2_, p2_, h1_, z_;
+  std::vector<uint8_t> arg1_, arg2_;
+  int block1_ = 16;                          // p1's channel block
+  PoolShape pool2_;
+  // Backward activations.
+  dnnl::memory dz_, dh1_, dp2_, dc2_, dp1_;
+
+  // conv1 in the fused loop's [tap][channel] form, and its gradient accumulators.
+  std::vector<float> conv1_taps_;
+  std::vector<double> conv1_dtaps_, conv1_dbias_;
+
+  std::vector<Step> weight_sync_;           // flat params -> primitive weight layouts
+  std::vector<Step> grad_export_;           // primitive gradient layouts -> flat grads
+  uint64_t weights_version_ = ~uint64_t{0};
+
+  Step conv2_, fc1_, fc2_;
+  Step fc2_bw_, fc2_bd_, fc1_bw_, fc1_bd_, conv2_bw_, conv2_bd_;
+};
+
+}  // namespace mb::onednn

@@ -1,0 +1,312 @@
+// Every available engine against the reference engine on the same parameters and batches
+// (see selftest.h). Tolerances are chosen for FP32 engines and justified where they are set.
+#include "backends/selftest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <limits>
+#include <memory>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "backends/devices.h"
+#include "backends/reference/reference_engine.h"
+#include "data/dataset.h"
+#include "model/cnn_spec.h"
+#include "optim/adam.h"
+#include "util/error.h"
+#include "util/random.h"
+
+namespace mb {
+namespace {
+
+// |x - ref| <= atol + rtol * |ref|, per element.
+struct Tolerance {
+  double atol, rtol;
+};
+
+// FP32 engines sum in float, in their own order (blocked GEMM, Winograd transforms), while the
+// reference sums in double, so each element differs by a few float ulps of the sum of the
+// |terms| behind it. Those sums are at most the tensor's largest magnitude times a modest
+// factor, so the absolute part is scaled by the tensor's max |ref|: 1e-4 of it is ~1000 ulps,
+// far above the noise (~1e-6 measured) and far below any real bug (a wrong index, a missed
+// ReLU mask or a dropped bias shift elements by O(max |ref|)). The relative part (1e-3) covers
+// the large elements.
+constexpr double kGradAtolFraction = 1e-4;
+constexpr double kGradRtol = 1e-3;
+// Loss sums: per-sample losses agree to ~1e-6 relative; summing n of them in double.
+constexpr Tolerance kLossTol{1e-4, 1e-5};
+// Hits may differ by one sample whose two top logits tie to within float noise.
+constexpr Tolerance kCorrectTol{1.0, 1e-9};
+// Adam is checked against the host reference update applied to the engine's OWN gradients
+// (so gradient noise does not count twice). An update moves a weight by at most ~lr = 1e-3;
+// 1e-6 absolute is 0.1% of that, room for GPU sqrt/division rounding; CPU engines run the
+// identical loop and agree exactly.
+constexpr Tolerance kAdamTol{1e-6, 1e-6};
+
+struct Target {
+  std::string backend;   // engine_backend_name()
+  std::string device_label;
+  DeviceSpec device;
+};
+
+SelftestCase make_case(const Target& t, std::string what) {
+  SelftestCase c;
+  c.backend = t.backend;
+  c.device = t.device_label;
+  c.what = std::move(what);
+  return c;
+}
+
+SelftestCase compare(const Target& t, std::string what, std::span<const float> x, std::span<const float> ref,
+                     Tolerance tol) {
+  SelftestCase c = make_case(t, std::move(what));
+  c.tol = tol.rtol;
+  c.abs_floor = tol.atol / tol.rtol;
+  if (x.size() != ref.size()) {
+    c.note = fmt::format("size {} vs reference {}", x.size(), ref.size());
+    c.max_abs_err = c.max_rel_err = std::numeric_limits<double>::infinity();
+    return c;
+  }
+  std::size_t worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double(x[i]) - double(ref[i]));
+    const double rel = d / (std::fabs(double(ref[i])) + c.abs_floor);
+    // NaN never compares greater: count it as infinitely wrong.
+    const double rel_or_inf = std::isnan(d) ? std::numeric_limits<double>::infinity() : rel;
+    c.max_abs_err = std::max(c.max_abs_err, std::isnan(d) ? rel_or_inf : d);
+    if (rel_or_inf > c.max_rel_err) {
+      c.max_rel_err = rel_or_inf;
+      worst = i;
+    }
+  }
+  c.pass = c.max_rel_err <= c.tol;
+  if (!c.pass) c.note = fmt::format("worst at [{}]: {} vs reference {}", worst, x[worst], ref[worst]);
+  return c;
+}
+
+SelftestCase compare_scalar(const Target& t, std::string what, double x, double ref, Tolerance tol) {
+  SelftestCase c = make_case(t, std::move(what));
+  c.tol = tol.rtol;
+  c.abs_floor = tol.atol / tol.rtol;
+  c.max_abs_err = std::fabs(x - ref);
+  c.max_rel_err = std::isnan(c.max_abs_err) ? std::numeric_limits<double>::infinity()
+                                            : c.max_abs_err / (std::fabs(ref) + c.abs_floor);
+  c.pass = c.max_rel_err <= c.tol;
+  if (!c.pass) c.note = fmt::format("{} vs reference {}", x, ref);
+  return c;
+}
+
+// Fashion-MNIST-like images: exact-zero background (so ReLU zeros and max-pool ties occur as
+// in the real data) and one bright textured object whose shape and size follow the label.
+Dataset synthetic_images(int64_t count, uint64_t seed, std::string name) {
+  Dataset d;
+  d.name = std::move(name);
+  d.count = count;
+  d.rows = d.cols = cnn::kImageSide;
+  d.pixels.assign(static_cast<std::size_t>(count) * cnn::kImagePixels, 0);
+  d.labels.resize(static_cast<std::size_t>(count));
+  SplitMix64 rng(seed);
+  for (int64_t i = 0; i < count; ++i) {
+    const int label = static_cast<int>(rng.below(cnn::kClasses));
+    d.labels[i] = static_cast<uint8_t>(label);
+    uint8_t* img = d.pixels.data() + i * cnn::kImagePixels;
+    const int cx = 11 + int(rng.below(6)), cy = 11 + int(rng.below(6));
+    const int ax = 3 + label % 5 + int(rng.below(3)), ay = 3 + label / 2 + int(rng.below(3));
+    const int base = 90 + int(rng.below(120));
+    for (int y = 0; y < cnn::kImageSide; ++y)
+      for (int x = 0; x < cnn::kImageSide; ++x) {
+        const double u = double(x - cx) / ax, v = double(y - cy) / ay;
+        const bool inside = label < 5 ? u * u + v * v <= 1.0 : std::fabs(u) <= 1.0 && std::fabs(v) <= 1.0;
+        if (!inside) continue;
+        const int texture = int(rng.below(61)) - 30 + (y % 3 == 0 ? 25 : 0);
+        img[y * cnn::kImageSide + x] = static_cast<uint8_t>(std::clamp(base + texture, 1, 255));
+      }
+  }
+  return d;
+}
+
+// init_params gives zero biases; random ones exercise the bias paths of every layer.
+std::vector<float> test_params(uint64_t seed) {
+  std::vector<float> p(cnn::kParamCount);
+  cnn::init_params(p, seed);
+  SplitMix64 rng(seed ^ 0xB1A5ull);
+  for (const auto& t : cnn::param_tensors())
+    if (t.fan_in == 0)
+      for (std::size_t i = 0; i < t.size; ++i) p[t.offset + i] = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
+  return p;
+}
+
+// n distinct sample indices, a seeded shuffle of 0..count-1.
+std::vector<int32_t> pick_indices(int64_t count, int n, uint64_t seed) {
+  std::vector<int32_t> all(static_cast<std::size_t>(count));
+  for (int64_t i = 0; i < count; ++i) all[i] = static_cast<int32_t>(i);
+  SplitMix64 rng(seed);
+  shuffle(std::span<int32_t>(all), rng);
+  all.resize(static_cast<std::size_t>(std::min<int64_t>(n, count)));
+  return all;
+}
+
+std::vector<float> grads_of(const ReplicaEngine& e) {
+  std::vector<float> g(cnn::kParamCount);
+  e.get_grads(g);
+  return g;
+}
+
+std::vector<float> params_of(const ReplicaEngine& e) {
+  std::vector<float> p(cnn::kParamCount);
+  e.get_params(p);
+  return p;
+}
+
+void add_stats(std::vector<SelftestCase>& out, const Target& t, const std::string& prefix, const BatchStats& x,
+               const BatchStats& ref) {
+  out.push_back(compare_scalar(t, prefix + "loss sum", x.loss_sum, ref.loss_sum, kLossTol));
+  out.push_back(compare_scalar(t, prefix + "correct", double(x.correct), double(ref.correct), kCorrectTol));
+  SelftestCase s = compare_scalar(t, prefix + "samples", double(x.samples), double(ref.samples), kCorrectTol);
+  s.pass = x.samples == ref.samples;   // counts must agree exactly
+  out.push_back(s);
+}
+
+void check_batch(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine& eng, ReplicaEngine& ref,
+                 const Dataset& train, int n, uint64_t seed) {
+  const std::string prefix = fmt::format("batch {}: ", n);
+  const std::vector<float> params = test_params(seed);
+  eng.set_params(params);
+  ref.set_params(params);
+  const auto idx = pick_indices(train.count, n, seed + uint64_t(n));
+  const float scale = 1.0f / float(n);   // a one-replica step's mean-loss gradient
+
+  const BatchStats sx = eng.forward_backward(idx, scale);
+  const BatchStats sr = ref.forward_backward(idx, scale);
+  add_stats(out, t, prefix, sx, sr);
+  const auto gx = grads_of(eng), gr = grads_of(ref);
+  for (const auto& p : cnn::param_tensors()) {
+    const std::span<const float> x(gx.data() + p.offset, p.size), r(gr.data() + p.offset, p.size);
+    double scale_max = 0.0;
+    for (float v : r) scale_max = std::max(scale_max, double(std::fabs(v)));
+    out.push_back(compare(t, fmt::format("{}grad {}", prefix, p.name), x, r,
+                          {kGradAtolFraction * scale_max + 1e-30, kGradRtol}));
+  }
+
+  // Two Adam steps (bias correction and the carried moments) against the host reference
+  // update fed with the engine's own gradients.
+  AdamConfig cfg;
+  std::vector<float> host = params, m(cnn::kParamCount, 0.0f), v(cnn::kParamCount, 0.0f);
+  std::vector<float> g = gx;
+  for (int step = 1; step <= 2; ++step) {
+    if (step > 1) {
+      eng.forward_backward(pick_indices(train.count, n, seed + 7919u * uint64_t(n)), scale);
+      g = grads_of(eng);
+    }
+    eng.apply_adam(cfg, step);
+    adam_update_reference(cfg, step, host, g, m, v);
+    out.push_back(compare(t, fmt::format("{}adam step {}", prefix, step), params_of(eng), host, kAdamTol));
+  }
+}
+
+void check_empty(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine& eng, const Dataset& train,
+                 int max_batch) {
+  // Fill the gradients first, so the empty batch must visibly clear them.
+  eng.forward_backward(pick_indices(train.count, std::min(3, max_batch), 99), 1.0f);
+  const BatchStats s = eng.forward_backward({}, 1.0f);
+  const auto g = grads_of(eng);
+  double worst = std::fabs(s.loss_sum) + double(s.correct) + double(s.samples);
+  for (float v : g) worst = std::max(worst, double(std::fabs(v)));
+  SelftestCase c = make_case(t, "empty batch: zero gradients and stats");
+  c.max_abs_err = c.max_rel_err = worst;
+  c.pass = worst == 0.0;
+  out.push_back(c);
+}
+
+void check_evaluate(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine& eng, ReplicaEngine& ref,
+                    const DataSplit& data, int max_batch, uint64_t seed) {
+  const std::vector<float> params = test_params(seed + 1);
+  eng.set_params(params);
+  ref.set_params(params);
+  // Two full chunks and a ragged one: exercises the engines' chunking.
+  const int n = 2 * max_batch + 13;
+  const auto vi = pick_indices(data.val.count, n, seed + 3);
+  add_stats(out, t, fmt::format("evaluate val ({}): ", vi.size()), eng.evaluate(vi), ref.evaluate(vi));
+  const auto ti = pick_indices(data.train.count, n, seed + 5);
+  add_stats(out, t, fmt::format("evaluate train ({}): ", ti.size()), eng.evaluate_train(ti),
+            ref.evaluate_train(ti));
+}
+
+std::vector<Target> resolve_targets(const std::vector<std::string>& names) {
+  std::vector<Target> out;
+  std::vector<GpuInfo> gpus;
+  bool gpus_known = false;
+  for (const auto& name : names) {
+    if (name == "onednn" || name == "reference" || name == "cpu") {
+      const std::string backend = engine_backend_name(DeviceKind::Cpu, name == "cpu" ? "auto" : name);
+      out.push_back({backend, "cpu", {DeviceKind::Cpu, 0}});
+    } else if (name == "cuda") {
+      if (!gpus_known) gpus = query_devices().gpus, gpus_known = true;
+      for (const auto& g : gpus) out.push_back({"cuda", fmt::format("cuda:{}", g.index), {DeviceKind::Cuda, g.index}});
+    } else if (name.rfind("cuda:", 0) == 0) {
+      const auto d = parse_devices(name);
+      MB_CHECK(d.size() == 1, ConfigError, "selftest target '{}': name one GPU", name);
+      out.push_back({"cuda", name, d.front()});
+    } else {
+      throw ConfigError(fmt::format("selftest target '{}': use onednn, reference, cuda or cuda:N", name));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::string> selftest_targets() {
+  std::vector<std::string> out{"onednn"};
+  for (const auto& g : query_devices().gpus) out.push_back(fmt::format("cuda:{}", g.index));
+  return out;
+}
+
+std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
+  MB_CHECK(!options.batches.empty(), ConfigError, "selftest: no batch sizes given");
+  for (int n : options.batches) MB_CHECK(n >= 1, ConfigError, "selftest: batch size {} must be at least 1", n);
+  const int max_batch = *std::max_element(options.batches.begin(), options.batches.end());
+  const auto targets = resolve_targets(options.targets.empty() ? selftest_targets() : options.targets);
+
+  DataSplit data;
+  if (options.data_dir.empty()) {
+    data.name = "synthetic";
+    // Enough samples for distinct indices in every batch and evaluation.
+    const int64_t count = std::max<int64_t>(512, 3 * int64_t(max_batch) + 64);
+    data.train = synthetic_images(count, options.seed, "synthetic/train");
+    data.val = synthetic_images(count, options.seed + 1, "synthetic/val");
+  } else {
+    data = load_idx_dir(options.data_dir);
+  }
+
+  std::vector<SelftestCase> out;
+  for (const auto& t : targets) {
+    std::string stage = "create engine";
+    try {
+      auto eng = make_engine(t.device, t.backend, max_batch);
+      auto ref = make_reference_engine(max_batch);
+      stage = "bind data";
+      eng->bind_data(data.train, data.val);
+      ref->bind_data(data.train, data.val);
+      for (int n : options.batches) {
+        stage = fmt::format("batch {}", n);
+        check_batch(out, t, *eng, *ref, data.train, n, options.seed);
+      }
+      stage = "empty batch";
+      check_empty(out, t, *eng, data.train, max_batch);
+      stage = "evaluate";
+      check_evaluate(out, t, *eng, *ref, data, max_batch, options.seed);
+    } catch (const std::exception& e) {
+      SelftestCase c = make_case(t, stage);
+      c.max_abs_err = c.max_rel_err = std::numeric_limits<double>::infinity();
+      c.note = e.what();
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace mb
