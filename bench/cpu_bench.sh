@@ -7,7 +7,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-1}
-cli=build/bin/mirrorbench-cli
+cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 

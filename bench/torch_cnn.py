@@ -115,8 +115,8 @@ def train(rank, procs, args, mode):
             opt.zero_grad(set_to_none=True)
             loss.backward()
             opt.step()
-            loss_sum += loss.item() * len(idx) / procs
-            seen += len(idx)
+            loss_sum += loss.item() * len(idx) / procs  # rank 0's own samples
+            seen += len(mine)
         if procs > 1:
             dist.barrier()
         elapsed = time.perf_counter() - t0
