@@ -1,0 +1,135 @@
+// mirrorbench: the Qt workbench. Without options it opens the window; with --run/--compare/
+// --reference it drives that same window from the command line (slides, automation):
+//   mirrorbench --run --devices cpu:2 --epochs 1 --limit-train 2048
+//               --export-png charts.png --export-csv runs.csv --quit
+// Exit status in scripted mode: 0 all runs completed and exports written, 1 a run failed or
+// was stopped, 2 bad command line, 3 an export could not be written.
+#include <QApplication>
+#include <QCommandLineParser>
+
+#include <cstdio>
+
+#include "backends/devices.h"
+#include "exporter.h"
+#include "main_window.h"
+#include "run_setup_panel.h"
+#include "plans.h"
+#include "util/error.h"
+#include "util/system_info.h"
+
+namespace {
+
+int usage_error(const QString& message) {
+  std::fprintf(stderr, "mirrorbench: %s\n(see mirrorbench --help)\n", qPrintable(message));
+  return mb::kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QApplication app(argc, argv);
+  QApplication::setApplicationName("mirrorbench");
+  QApplication::setOrganizationName("mirrorbench");
+  QApplication::setApplicationVersion(QString::fromStdString(mb::version()));
+  QApplication::setDesktopFileName("mirrorbench");
+
+  QCommandLineParser parser;
+  parser.setApplicationDescription(
+      "Data-parallel (mirrored) CNN training workbench. Scripted use drives the real window; with the "
+      "offscreen platform (QT_QPA_PLATFORM=offscreen) it needs no display.");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  const QCommandLineOption run(QStringLiteral("run"), "Start one run with the configuration below.");
+  const QCommandLineOption compare(QStringLiteral("compare"), "Run one device (the baseline), then --devices.");
+  const QCommandLineOption reference(QStringLiteral("reference"),
+                                     "The reference experiment: 5 epochs, batch 128, one device vs --devices "
+                                     "(other options given explicitly override the preset).");
+  const QCommandLineOption devices(QStringLiteral("devices"), "cpu:N or cuda:I[,cuda:J...].", "list");
+  const QCommandLineOption epochs(QStringLiteral("epochs"), "Epochs.", "n");
+  const QCommandLineOption batch(QStringLiteral("batch"), "Global batch (per replica with --per-replica-batch).", "n");
+  const QCommandLineOption per_replica(QStringLiteral("per-replica-batch"), "Batch per replica: global = batch x replicas.");
+  const QCommandLineOption lr(QStringLiteral("lr"), "Adam learning rate.", "rate");
+  const QCommandLineOption scale_lr(QStringLiteral("scale-lr"), "Scale the learning rate with the replicas.");
+  const QCommandLineOption seed(QStringLiteral("seed"), "Seed.", "n");
+  const QCommandLineOption limit_train(QStringLiteral("limit-train"), "Train on the first N images.", "n");
+  const QCommandLineOption limit_val(QStringLiteral("limit-val"), "Validate on the first N images.", "n");
+  const QCommandLineOption backend(QStringLiteral("backend"), "CPU kernels: auto, onednn or reference.", "name");
+  const QCommandLineOption data(QStringLiteral("data"), "IDX data folder (default: Fashion-MNIST).", "dir");
+  const QCommandLineOption export_png(QStringLiteral("export-png"), "Write all charts as one PNG when done.", "file");
+  const QCommandLineOption export_size(QStringLiteral("export-size"), "PNG size, WIDTHxHEIGHT (default 1600x1000).", "size");
+  const QCommandLineOption export_csv(QStringLiteral("export-csv"), "Write the runs' per-epoch data as CSV (the runs of this invocation, else the latest).", "file");
+  const QCommandLineOption screenshot(QStringLiteral("screenshot"), "Write a screenshot of the window when done.", "file");
+  const QCommandLineOption quit(QStringLiteral("quit"), "Exit when done (status 0 on success).");
+  parser.addOptions({run, compare, reference, devices, epochs, batch, per_replica, lr, scale_lr, seed, limit_train,
+                     limit_val, backend, data, export_png, export_size, export_csv, screenshot, quit});
+  parser.process(app);   // --help/--version/unknown options exit here
+
+  mb::MainWindow window;
+  const bool scripted = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference) ||
+                        parser.isSet(export_png) || parser.isSet(export_csv) || parser.isSet(screenshot) ||
+                        parser.isSet(quit);
+  if (!scripted) {
+    window.show();
+    return QApplication::exec();
+  }
+  if (int(parser.isSet(run)) + int(parser.isSet(compare)) + int(parser.isSet(reference)) > 1)
+    return usage_error("choose one of --run, --compare, --reference");
+
+  mb::ScriptOptions options;
+  options.start = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference);
+  options.kind = parser.isSet(compare) ? mb::PlanKind::Compare
+                 : parser.isSet(reference) ? mb::PlanKind::Reference
+                                           : mb::PlanKind::Single;
+  mb::TrainConfig& c = options.config;
+  c = window.setup_panel()->config();
+  if (parser.isSet(reference))
+    c = mb::reference_config(c, window.setup_panel()->all_devices().toStdString());
+
+  QString bad_option;   // the first numeric option that is not a whole number in range
+  auto integer = [&](const QCommandLineOption& o, long long min, long long current) {
+    if (!parser.isSet(o)) return current;
+    bool ok = false;
+    const long long v = parser.value(o).toLongLong(&ok);
+    if ((!ok || v < min) && bad_option.isEmpty()) bad_option = QStringLiteral("--%1 needs a whole number >= %2").arg(o.names().front()).arg(min);
+    return ok && v >= min ? v : current;
+  };
+  if (parser.isSet(devices)) {
+    try {
+      mb::parse_devices(parser.value(devices).toStdString());
+    } catch (const mb::Error& e) {
+      return usage_error(QString::fromStdString(e.what()));
+    }
+    c.devices = parser.value(devices).toStdString();
+  }
+  c.epochs = int(integer(epochs, 1, c.epochs));
+  c.batch = integer(batch, 1, c.batch);
+  c.seed = static_cast<uint64_t>(integer(seed, 0, static_cast<long long>(c.seed)));
+  c.limit_train = integer(limit_train, 0, c.limit_train);
+  c.limit_val = integer(limit_val, 0, c.limit_val);
+  if (!bad_option.isEmpty()) return usage_error(bad_option);
+  if (parser.isSet(per_replica)) c.per_replica_batch = true;
+  if (parser.isSet(scale_lr)) c.scale_lr = true;
+  if (parser.isSet(lr)) {
+    bool ok = false;
+    c.lr = parser.value(lr).toDouble(&ok);
+    if (!ok || !(c.lr > 0)) return usage_error("--lr needs a positive number");
+  }
+  if (parser.isSet(backend)) {
+    const QString b = parser.value(backend);
+    if (b != "auto" && b != "onednn" && b != "reference") return usage_error("--backend is auto, onednn or reference");
+    c.backend = b.toStdString();
+  }
+  if (parser.isSet(data)) c.data_dir = parser.value(data).toStdString();
+  options.export_png = parser.value(export_png);
+  options.export_csv = parser.value(export_csv);
+  options.screenshot = parser.value(screenshot);
+  if (parser.isSet(export_size)) {
+    options.export_size = mb::parse_size(parser.value(export_size));
+    if (!options.export_size.isValid()) return usage_error("--export-size is WIDTHxHEIGHT, e.g. 1600x1000");
+  }
+  options.quit = parser.isSet(quit);
+
+  window.show();
+  window.run_script(options);
+  return QApplication::exec();
+}

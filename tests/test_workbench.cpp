@@ -1,0 +1,560 @@
+// GUI tests that drive the real workbench window on the offscreen platform: fill the fields,
+// click the buttons, wait for the trainer, then check charts, history, files and exports
+// against the run records. Tiny synthetic IDX data (512 training images) keeps runs short.
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLabel>
+#include <QLineSeries>
+#include <QListWidget>
+#include <QProcess>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include <spdlog/spdlog.h>
+
+#include "chart_panel.h"
+#include "history_model.h"
+#include "history_view.h"
+#include "log_panel.h"
+#include "main_window.h"
+#include "progress_panel.h"
+#include "records/run_record.h"
+#include "run_setup_panel.h"
+#include "test_support.h"
+
+namespace fs = std::filesystem;
+using namespace mb;
+
+namespace {
+
+constexpr int kTrain = 512, kVal = 256;
+constexpr int kRunTimeoutMs = 60000;
+
+QLineSeries* find_series(QChart* chart, const QString& id) {
+  for (QAbstractSeries* s : chart->series()) {
+    if (s->objectName() == id) return qobject_cast<QLineSeries*>(s);
+  }
+  return nullptr;
+}
+
+// A minimal RFC 4180 reader (quoted fields with doubled quotes), enough for our exports.
+QList<QStringList> parse_csv(const QString& text) {
+  QList<QStringList> rows;
+  QStringList row;
+  QString field;
+  bool quoted = false;
+  for (qsizetype i = 0; i < text.size(); ++i) {
+    const QChar ch = text[i];
+    if (quoted) {
+      if (ch == '"' && i + 1 < text.size() && text[i + 1] == '"') field += '"', ++i;
+      else if (ch == '"') quoted = false;
+      else field += ch;
+    } else if (ch == '"') {
+      quoted = true;
+    } else if (ch == ',') {
+      row << field, field.clear();
+    } else if (ch == '\n') {
+      row << field, field.clear();
+      rows << row, row.clear();
+    } else if (ch != '\r') {
+      field += ch;
+    }
+  }
+  if (!field.isEmpty() || !row.isEmpty()) rows << (row << field);
+  return rows;
+}
+
+int json_files(const fs::path& dir) {
+  int n = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") ++n;
+  return n;
+}
+
+}  // namespace
+
+class TestWorkbench : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+  void init();
+  void cleanup();
+
+  void run_fills_charts_and_history();
+  void stop_mid_run_saves_stopped_record();
+  void closing_mid_run_saves_stopped_record();
+  void compare_runs_baseline_then_devices();
+  void selecting_runs_overlays_them();
+  void export_png_has_requested_size_data();
+  void export_png_has_requested_size();
+  void export_csv_parses_back_to_the_records();
+  void corrupt_history_file_is_skipped();
+  void invalid_batch_is_explained_in_place();
+  void log_panel_filters_by_level();
+  void device_list_offers_gpus_and_explains_their_absence();
+  void rename_delete_and_pin_persist();
+  void settings_are_remembered();
+  void scripted_mode_exit_codes();
+
+ private:
+  void fill(int epochs, int replicas, int batch = 64);
+  RunRecord click_and_wait(const char* button);
+
+  QTemporaryDir home_;
+  QTemporaryDir data_;
+  QString data_dir_;
+  std::unique_ptr<MainWindow> window_;
+};
+
+void TestWorkbench::initTestCase() {
+  QVERIFY(home_.isValid());
+  QVERIFY(data_.isValid());
+  qputenv("MIRRORBENCH_HOME", home_.path().toUtf8());
+  data_dir_ = QDir::cleanPath(data_.path() + "/tiny-idx");
+  test::write_synthetic_idx_dir(data_dir_.toStdString(), kTrain, kVal);
+}
+
+void TestWorkbench::init() {
+  window_ = std::make_unique<MainWindow>();
+  window_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+}
+
+void TestWorkbench::cleanup() { window_.reset(); }
+
+// Fills the setup panel's widgets as a user would (the data folder as if chosen by Browse).
+void TestWorkbench::fill(int epochs, int replicas, int batch) {
+  RunSetupPanel* p = window_->setup_panel();
+  auto* data = p->findChild<QComboBox*>("data_combo");
+  p->set_recent_data_dirs({data_dir_});
+  data->setCurrentIndex(data->findData(data_dir_));
+  QCOMPARE(data->currentData().toString(), data_dir_);
+  p->findChild<QSpinBox*>("cpu_replicas")->setValue(replicas);
+  auto* preset = p->findChild<QComboBox*>("batch_preset");
+  preset->setCurrentIndex(preset->findData(batch));
+  p->findChild<QSpinBox*>("epochs")->setValue(epochs);
+  p->findChild<QSpinBox*>("limit_train")->setValue(kTrain);
+  p->findChild<QSpinBox*>("limit_val")->setValue(kVal);
+  p->findChild<QSpinBox*>("seed")->setValue(3);
+  QVERIFY2(p->problems().isEmpty(), qPrintable(p->problems().join("; ")));
+}
+
+RunRecord TestWorkbench::click_and_wait(const char* button) {
+  QSignalSpy done(window_.get(), &MainWindow::plan_done);
+  auto* b = window_->setup_panel()->findChild<QPushButton*>(button);
+  if (!b || !b->isEnabled()) return {};
+  QTest::mouseClick(b, Qt::LeftButton);
+  if (!done.wait(kRunTimeoutMs)) return {};
+  return window_->history()->runs().empty() ? RunRecord{} : window_->history()->runs().back();
+}
+
+void TestWorkbench::run_fills_charts_and_history() {
+  fill(2, 1);
+  const int rows_before = window_->history()->rowCount();
+  const RunRecord r = click_and_wait("run_button");
+  QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+  QCOMPARE(int(r.epochs.size()), 2);
+  QCOMPARE(r.config.train_size, int64_t(kTrain));
+  QCOMPARE(window_->history()->rowCount(), rows_before + 1);
+
+  // The record on disk is the record in the table.
+  const auto file = window_->history()->store().file_for(r.id);
+  QVERIFY(fs::exists(file));
+  const RunRecord on_disk = read_run_json(file);
+  QCOMPARE(int(on_disk.epochs.size()), 2);
+  QCOMPARE(on_disk.epochs[1].val_acc, r.epochs[1].val_acc);
+
+  // One point per epoch, holding the record's values, on every chart.
+  ChartPanel* charts = window_->chart_panel();
+  charts->refresh_now();
+  const QString id = QString::fromStdString(r.id);
+  struct Check {
+    ChartKind chart;
+    const char* metric;
+    double (*value)(const EpochMetrics&);
+  };
+  const Check checks[] = {
+      {ChartKind::EpochTime, "/time", [](const EpochMetrics& m) { return m.time_s; }},
+      {ChartKind::Accuracy, "/val_acc", [](const EpochMetrics& m) { return m.val_acc * 100; }},
+      {ChartKind::Accuracy, "/train_acc", [](const EpochMetrics& m) { return m.train_acc * 100; }},
+      {ChartKind::Loss, "/val_loss", [](const EpochMetrics& m) { return m.val_loss; }},
+      {ChartKind::Loss, "/train_loss", [](const EpochMetrics& m) { return m.train_loss; }},
+  };
+  for (const Check& c : checks) {
+    QLineSeries* s = find_series(charts->chart(c.chart), id + c.metric);
+    QVERIFY2(s, qPrintable(id + c.metric));
+    const auto points = s->points();
+    QCOMPARE(points.size(), qsizetype(r.epochs.size()));
+    for (qsizetype i = 0; i < points.size(); ++i) {
+      QCOMPARE(points[i].x(), double(r.epochs[std::size_t(i)].epoch));
+      QCOMPARE(points[i].y(), c.value(r.epochs[std::size_t(i)]));
+    }
+  }
+  // Axes are titled with units.
+  const auto axes = charts->chart(ChartKind::EpochTime)->axes(Qt::Vertical);
+  QVERIFY(!axes.isEmpty());
+  QVERIFY(axes.front()->titleText().contains("(s)"));
+}
+
+void TestWorkbench::stop_mid_run_saves_stopped_record() {
+  fill(500, 1);   // far more epochs than the test will wait for
+  const int files_before = json_files(window_->history()->store().runs_dir());
+  QSignalSpy done(window_.get(), &MainWindow::plan_done);
+  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QVERIFY(window_->controller()->busy());
+  auto* stop = window_->setup_panel()->findChild<QPushButton*>("stop_button");
+  QVERIFY(stop->isEnabled());
+
+  // The charts are live: the run's first epoch appears before the run ends.
+  QTRY_VERIFY_WITH_TIMEOUT(
+      [&] {
+        QLineSeries* s = find_series(window_->chart_panel()->chart(ChartKind::Accuracy), "live/val_acc");
+        return s && s->count() >= 1;
+      }(),
+      kRunTimeoutMs);
+  QTRY_VERIFY_WITH_TIMEOUT(window_->progress_panel()->details().contains("img/s"), kRunTimeoutMs);
+  QVERIFY(window_->progress_panel()->details().contains("ETA"));
+
+  QTest::mouseClick(stop, Qt::LeftButton);
+  QVERIFY(done.wait(kRunTimeoutMs));
+  QCOMPARE(done.front().front().toBool(), false);
+  const RunRecord r = window_->history()->runs().back();
+  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QVERIFY(!r.epochs.empty());
+  QVERIFY(int(r.epochs.size()) < 500);
+  QCOMPARE(json_files(window_->history()->store().runs_dir()), files_before + 1);
+  QCOMPARE(QString::fromStdString(read_run_json(window_->history()->store().file_for(r.id)).status), QString("stopped"));
+  QVERIFY(window_->setup_panel()->findChild<QPushButton*>("run_button")->isEnabled());
+}
+
+void TestWorkbench::closing_mid_run_saves_stopped_record() {
+  fill(500, 1);
+  const fs::path runs = window_->history()->store().runs_dir();
+  const int files_before = json_files(runs);
+  QSignalSpy steps(window_->controller(), &RunController::step_progress);
+  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QVERIFY(steps.wait(kRunTimeoutMs));
+  window_->close();   // mid-run: stops, saves, then closes
+  QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
+  QVERIFY(!window_->controller()->busy());
+  QCOMPARE(json_files(runs), files_before + 1);
+  const RunRecord r = window_->history()->runs().back();
+  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QVERIFY(fs::exists(window_->history()->store().file_for(r.id)));
+}
+
+void TestWorkbench::compare_runs_baseline_then_devices() {
+  if (window_->setup_panel()->findChild<QSpinBox*>("cpu_replicas")->maximum() < 2)
+    QSKIP("Compare needs two CPU replicas and this machine offers one core");
+  fill(1, 2);
+  const int rows_before = window_->history()->rowCount();
+  const RunRecord multi = click_and_wait("compare_button");
+  QCOMPARE(window_->history()->rowCount(), rows_before + 2);
+  QCOMPARE(QString::fromStdString(multi.status), QString("completed"));
+  QCOMPARE(QString::fromStdString(multi.config.devices), QString("cpu:2"));
+  const RunRecord& base = window_->history()->runs()[window_->history()->runs().size() - 2];
+  QCOMPARE(QString::fromStdString(base.config.devices), QString("cpu:1"));
+  QCOMPARE(base.config.global_batch, multi.config.global_batch);
+  // The fresh single-device run is the baseline, drawn on the charts next to the run.
+  QVERIFY(window_->history()->is_baseline(base));
+  window_->chart_panel()->refresh_now();
+  QChart* time = window_->chart_panel()->chart(ChartKind::EpochTime);
+  QVERIFY(find_series(time, QString::fromStdString(multi.id) + "/time"));
+  QLineSeries* b = find_series(time, QString::fromStdString(base.id) + "/time");
+  QVERIFY(b);
+  QCOMPARE(b->pen().style(), Qt::DashLine);
+  // The speedup/reduction is stated on the chart and the criteria on the card.
+  QVERIFY2(time->title().contains("vs baseline"), qPrintable(time->title()));
+  const QString card = window_->chart_panel()->summary_html();
+  QVERIFY(card.contains("Time per epoch reduced by"));
+  QVERIFY(card.contains("Validation accuracy above 80"));
+}
+
+void TestWorkbench::selecting_runs_overlays_them() {
+  fill(1, 1);
+  const RunRecord a = click_and_wait("run_button");
+  QCOMPARE(QString::fromStdString(a.status), QString("completed"));
+  window_->setup_panel()->findChild<QSpinBox*>("seed")->setValue(4);
+  const RunRecord b = click_and_wait("run_button");
+  QCOMPARE(QString::fromStdString(b.status), QString("completed"));
+
+  window_->history_view()->select_ids({a.id, b.id});
+  window_->chart_panel()->refresh_now();
+  QChart* acc = window_->chart_panel()->chart(ChartKind::Accuracy);
+  QLineSeries* sa = find_series(acc, QString::fromStdString(a.id) + "/val_acc");
+  QLineSeries* sb = find_series(acc, QString::fromStdString(b.id) + "/val_acc");
+  QVERIFY(sa && sb);
+  QVERIFY(sa->pen().color() != sb->pen().color());   // runs are told apart by colour
+  QVERIFY(sa->name() != sb->name());                 // and by name
+}
+
+void TestWorkbench::export_png_has_requested_size_data() {
+  QTest::addColumn<int>("chart");   // -1: all charts as one image
+  QTest::addColumn<QSize>("size");
+  QTest::newRow("all 1600x1000") << -1 << QSize(1600, 1000);
+  QTest::newRow("all 640x400") << -1 << QSize(640, 400);
+  QTest::newRow("time 1920x1080") << int(ChartKind::EpochTime) << QSize(1920, 1080);
+  QTest::newRow("accuracy 800x600") << int(ChartKind::Accuracy) << QSize(800, 600);
+  QTest::newRow("loss 300x1200") << int(ChartKind::Loss) << QSize(300, 1200);
+}
+
+void TestWorkbench::export_png_has_requested_size() {
+  QFETCH(int, chart);
+  QFETCH(QSize, size);
+  QTemporaryDir out;
+  const QString file = out.filePath("chart.png");
+  QString error;
+  const auto which = chart < 0 ? std::nullopt : std::optional<ChartKind>(static_cast<ChartKind>(chart));
+  QVERIFY2(window_->export_png(file, size, which, &error), qPrintable(error));
+  QImage image(file);
+  QVERIFY(!image.isNull());
+  QCOMPARE(image.size(), size);
+  // Not blank: a chart has dark ink (axes, text) on its white background.
+  int dark = 0;
+  for (int y = 0; y < image.height(); y += 4)
+    for (int x = 0; x < image.width(); x += 4) dark += qGray(image.pixel(x, y)) < 128;
+  QVERIFY(dark > 20);
+}
+
+void TestWorkbench::export_csv_parses_back_to_the_records() {
+  if (window_->history()->runs().empty()) {
+    fill(2, 1);
+    QCOMPARE(QString::fromStdString(click_and_wait("run_button").status), QString("completed"));
+  }
+  std::vector<std::string> ids;
+  for (const auto& r : window_->history()->runs()) ids.push_back(r.id);
+  if (ids.size() > 3) ids.erase(ids.begin(), ids.end() - 3);
+  window_->history_view()->select_ids(ids);
+
+  QTemporaryDir out;
+  const QString file = out.filePath("runs.csv");
+  QString error;
+  QVERIFY2(window_->export_csv(file, &error), qPrintable(error));
+  QFile f(file);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QList<QStringList> rows = parse_csv(QString::fromUtf8(f.readAll()));
+  QVERIFY(rows.size() >= 2);
+  const QStringList header = rows.front();
+  const int c_id = int(header.indexOf("run_id")), c_epoch = int(header.indexOf("epoch"));
+  const int c_time = int(header.indexOf("time_s")), c_val = int(header.indexOf("val_acc"));
+  const int c_loss = int(header.indexOf("train_loss")), c_batch = int(header.indexOf("global_batch"));
+  const int c_devices = int(header.indexOf("devices"));
+  QVERIFY(c_id >= 0 && c_epoch >= 0 && c_time >= 0 && c_val >= 0 && c_loss >= 0 && c_batch >= 0 && c_devices >= 0);
+
+  // One row per run x epoch, for exactly the selected runs, with the same numbers.
+  std::size_t expected_rows = 0;
+  for (const auto& id : ids) expected_rows += window_->history()->find(id)->epochs.size();
+  QCOMPARE(std::size_t(rows.size() - 1), expected_rows);
+  for (qsizetype i = 1; i < rows.size(); ++i) {
+    const QStringList& row = rows[i];
+    QCOMPARE(row.size(), header.size());
+    const RunRecord* r = window_->history()->find(row[c_id].toStdString());
+    QVERIFY2(r, qPrintable(row[c_id]));
+    QVERIFY(std::find(ids.begin(), ids.end(), r->id) != ids.end());
+    const int epoch = row[c_epoch].toInt();
+    QVERIFY(epoch >= 1 && epoch <= int(r->epochs.size()));
+    const EpochMetrics& m = r->epochs[std::size_t(epoch - 1)];
+    QCOMPARE(row[c_time].toDouble(), m.time_s);
+    QCOMPARE(row[c_val].toDouble(), m.val_acc);
+    QCOMPARE(row[c_loss].toDouble(), m.train_loss);
+    QCOMPARE(row[c_batch].toLongLong(), qlonglong(r->config.global_batch));
+    QCOMPARE(row[c_devices], QString::fromStdString(r->config.devices));
+  }
+}
+
+void TestWorkbench::corrupt_history_file_is_skipped() {
+  window_.reset();
+  QTemporaryDir home;
+  const QByteArray saved = qgetenv("MIRRORBENCH_HOME");
+  qputenv("MIRRORBENCH_HOME", home.path().toUtf8());
+  const fs::path runs = fs::path(home.path().toStdString()) / "runs";
+  fs::create_directories(runs);
+  // One good record, one file that is not JSON, one JSON that is not a run record.
+  RunRecord good;
+  good.config.devices = "cpu:1";
+  good.config.dataset = "synthetic";
+  good.config.start_time = "2026-01-01T00:00:00Z";
+  good.id = "good-run";
+  good.epochs.push_back(EpochMetrics{1, 1.5, 0.0, 0.9, 0.7, 0.8, 0.72, 300});
+  write_run_json(good, runs / "good-run.json");
+  test::write_bytes(runs / "broken.json", "{ \"id\": \"broken\", \"epochs\": [ {");
+  test::write_bytes(runs / "foreign.json", "{\"hello\": \"world\"}");
+
+  window_ = std::make_unique<MainWindow>();
+  window_->show();
+  QCOMPARE(window_->history()->rowCount(), 1);
+  QCOMPARE(window_->history()->runs().front().id, std::string("good-run"));
+  QCOMPARE(int(window_->load_warnings().size()), 2);
+  QTRY_VERIFY(window_->log_panel()->text().contains("broken.json"));
+  QVERIFY(window_->log_panel()->text().contains("foreign.json"));
+  window_.reset();
+  qputenv("MIRRORBENCH_HOME", saved);
+}
+
+void TestWorkbench::invalid_batch_is_explained_in_place() {
+  RunSetupPanel* p = window_->setup_panel();
+  auto* replicas = p->findChild<QSpinBox*>("cpu_replicas");
+  if (replicas->maximum() < 2) QSKIP("needs two CPU replicas");
+  fill(1, 2);
+  auto* preset = p->findChild<QComboBox*>("batch_preset");
+  preset->setCurrentIndex(preset->findData(0));   // Custom
+  p->findChild<QSpinBox*>("batch_custom")->setValue(1);
+  auto* run = p->findChild<QPushButton*>("run_button");
+  auto* message = p->findChild<QLabel*>("setup_message");
+  QVERIFY(!run->isEnabled());
+  QVERIFY(!message->isHidden());
+  QVERIFY2(message->text().contains("cannot be split"), qPrintable(message->text()));
+  // "per replica" makes the same number valid: global batch = 1 x 2.
+  QTest::mouseClick(p->findChild<QWidget*>("batch_per_replica"), Qt::LeftButton);
+  QVERIFY(run->isEnabled());
+  QVERIFY(!message->text().contains("cannot be split"));
+  // A folder without IDX files is explained too.
+  p->set_recent_data_dirs({home_.path()});
+  auto* data = p->findChild<QComboBox*>("data_combo");
+  data->setCurrentIndex(data->findData(QDir::cleanPath(home_.path())));
+  QVERIFY(!run->isEnabled());
+  QVERIFY(message->text().contains("not an IDX data folder"));
+}
+
+void TestWorkbench::log_panel_filters_by_level() {
+  LogPanel* log = window_->log_panel();
+  spdlog::info("an info line for the filter test");
+  spdlog::warn("a warning line for the filter test");
+  QTRY_VERIFY(log->text().contains("a warning line"));   // records arrive through a queued signal
+  QVERIFY(log->text().contains("an info line"));
+  log->set_level(int(spdlog::level::warn));
+  QVERIFY(!log->text().contains("an info line"));
+  QVERIFY(log->text().contains("a warning line"));
+  log->set_level(int(spdlog::level::info));
+  QVERIFY(log->text().contains("an info line"));
+}
+
+void TestWorkbench::device_list_offers_gpus_and_explains_their_absence() {
+  // No GPU: a plain sentence says why, and only CPU replicas are offered.
+  DeviceInventory none;
+  none.cpu_cores = 4;
+  none.cpu_name = "Test CPU";
+  none.gpu_note = "no NVIDIA driver found";
+  RunSetupPanel cpu_only(none);
+  QCOMPARE(cpu_only.findChild<QListWidget*>("device_list")->count(), 1);
+  QVERIFY(cpu_only.findChild<QLabel*>("device_note")->text().contains("no NVIDIA driver found"));
+  QCOMPARE(cpu_only.findChild<QSpinBox*>("cpu_replicas")->maximum(), 4);
+
+  // Two GPUs: listed with name, memory and compute capability; CPU and GPU never mix.
+  DeviceInventory two = none;
+  two.gpus = {GpuInfo{0, "NVIDIA H200", 141ll << 30, 9, 0}, GpuInfo{1, "NVIDIA H200", 141ll << 30, 9, 0}};
+  two.gpu_note.clear();
+  RunSetupPanel panel(two);
+  auto* list = panel.findChild<QListWidget*>("device_list");
+  QCOMPARE(list->count(), 3);
+  QVERIFY(list->item(1)->text().contains("NVIDIA H200"));
+  QVERIFY(list->item(1)->text().contains("141 GiB"));
+  QVERIFY(list->item(1)->text().contains("9.0"));
+  list->item(1)->setCheckState(Qt::Checked);
+  QCOMPARE(list->item(0)->checkState(), Qt::Unchecked);   // checking a GPU unchecks the CPU
+  list->item(2)->setCheckState(Qt::Checked);
+  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:0,cuda:1"));
+  QCOMPARE(panel.single_device(), QString("cuda:0"));
+  QVERIFY(panel.findChild<QPushButton*>("compare_button")->toolTip().contains("cuda:0"));
+  panel.findChild<QSpinBox*>("replicas_per_gpu")->setValue(2);
+  QCOMPARE(panel.replicas(), 4);
+  QVERIFY(panel.advice().join(" ").contains("simulated"));
+  // A saved configuration comes back as it was.
+  TrainConfig c = panel.config();
+  c.devices = "cuda:1";
+  panel.set_config(c);
+  QCOMPARE(list->item(1)->checkState(), Qt::Unchecked);
+  QCOMPARE(list->item(2)->checkState(), Qt::Checked);
+  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:1"));
+  QCOMPARE(panel.all_devices(), QString("cuda:0,cuda:1"));
+}
+
+void TestWorkbench::rename_delete_and_pin_persist() {
+  fill(1, 1);
+  const RunRecord r = click_and_wait("run_button");
+  QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+  HistoryModel* h = window_->history();
+  const int row = h->row_of(r.id);
+  QVERIFY(h->setData(h->index(row, HistoryModel::Name), "my classroom run", Qt::EditRole));
+  QCOMPARE(read_run_json(h->store().file_for(r.id)).name, std::string("my classroom run"));
+  QVERIFY(h->pin_baseline(r.id));
+  QVERIFY(h->is_baseline(*h->find(r.id)));
+
+  window_.reset();   // everything above must survive a restart
+  window_ = std::make_unique<MainWindow>();
+  h = window_->history();
+  QVERIFY(h->find(r.id));
+  QCOMPARE(h->find(r.id)->name, std::string("my classroom run"));
+  QVERIFY(h->is_baseline(*h->find(r.id)));
+  h->remove({r.id});
+  QVERIFY(!h->find(r.id));
+  QVERIFY(!fs::exists(h->store().file_for(r.id)));
+}
+
+void TestWorkbench::settings_are_remembered() {
+  fill(7, 1, 256);
+  window_->setup_panel()->findChild<QCheckBox*>("scale_lr")->setChecked(true);
+  window_->chart_panel()->findChild<QCheckBox*>("show_train")->setChecked(false);
+  window_->resize(1100, 780);
+  window_->close();
+  window_.reset();
+  window_ = std::make_unique<MainWindow>();
+  const TrainConfig c = window_->setup_panel()->config();
+  QCOMPARE(c.epochs, 7);
+  QCOMPARE(c.batch, int64_t(256));
+  QVERIFY(c.scale_lr);
+  QCOMPARE(QString::fromStdString(c.data_dir), data_dir_);
+  QCOMPARE(c.limit_train, int64_t(kTrain));
+  QVERIFY(!window_->chart_panel()->options().show_train);
+  QCOMPARE(window_->size(), QSize(1100, 780));
+  window_->chart_panel()->findChild<QCheckBox*>("show_train")->setChecked(true);
+}
+
+void TestWorkbench::scripted_mode_exit_codes() {
+#ifdef MB_GUI_PATH
+  const QString app = QStringLiteral(MB_GUI_PATH);
+#else
+  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
+#endif
+  if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
+  window_.reset();
+  QTemporaryDir out;
+  auto run = [&](const QStringList& args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("MIRRORBENCH_HOME", out.path());
+    p.setProcessEnvironment(env);
+    p.start(app, args);
+    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  };
+  const QString png = out.filePath("slide.png"), csv = out.filePath("runs.csv");
+  QCOMPARE(run({"--run", "--devices", "cpu:1", "--epochs", "1", "--data", data_dir_, "--limit-train", "256",
+                "--limit-val", "128", "--export-png", png, "--export-size", "800x500", "--export-csv", csv, "--quit"}),
+           0);
+  QCOMPARE(QImage(png).size(), QSize(800, 500));
+  QVERIFY(QFile::exists(csv));
+  QCOMPARE(json_files(fs::path(out.path().toStdString()) / "runs"), 1);
+  // Bad command line: 2. A run the trainer refuses (batch < replicas): 1.
+  QCOMPARE(run({"--run", "--epochs", "0", "--quit"}), kExitUsage);
+  QCOMPARE(run({"--run", "--devices", "cpu:2", "--batch", "1", "--data", data_dir_, "--quit"}), kExitRunFailed);
+}
+
+QTEST_MAIN(TestWorkbench)
+#include "test_workbench.moc"

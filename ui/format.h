@@ -1,0 +1,27 @@
+// How numbers, times and runs are written in the workbench (one place, so the table, the
+// charts, the tooltips and the exports say the same thing the same way).
+#pragma once
+#include <QString>
+
+#include <string>
+#include <vector>
+
+#include "records/run_record.h"
+
+namespace mb {
+
+QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
+QString run_label(const RunRecord& record);          // the user's name, else the default
+// Short legend labels for runs shown together: the user's name if they gave one, else the
+// devices, plus the batch only when the runs differ in it, plus the start time when two
+// labels would still be equal. `live` marks a run in progress (no name or time yet).
+std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs);
+bool has_user_name(const RunRecord& record);
+QString format_seconds(double s);                    // "0.84 s", "12.3 s", "2 min 05 s"
+QString format_percent(double fraction, int decimals = 1);   // 0.8742 -> "87.4 %"
+QString format_reduction(double reduction, int decimals = 0);   // 0.42 -> "−42 %", -0.1 -> "+10 %"
+QString format_speedup(double speedup);              // "1.74×"
+QString format_rate(double images_per_s);            // "3,412 img/s"
+QString format_date(const std::string& iso_utc);     // local time "2026-11-30 07:32"
+
+}  // namespace mb

@@ -1,0 +1,47 @@
+// The run-history table with its actions: select runs to overlay them on the charts, pin a
+// baseline, rename, delete, export the selection as CSV.
+#pragma once
+#include <QStringList>
+#include <QWidget>
+
+#include <string>
+#include <vector>
+
+class QTableView;
+class QSortFilterProxyModel;
+class QPushButton;
+
+namespace mb {
+
+class HistoryModel;
+
+class HistoryView : public QWidget {
+  Q_OBJECT
+ public:
+  explicit HistoryView(HistoryModel* model, QWidget* parent = nullptr);
+
+  std::vector<std::string> selected_ids() const;     // newest first, as the table shows them
+  void select_ids(const std::vector<std::string>& ids);
+  QTableView* table() const { return table_; }
+
+ signals:
+  void selection_changed();
+  void export_csv_requested();
+
+ private:
+  void update_actions();
+  void pin_selected();
+  void rename_selected();
+  void delete_selected();
+  void show_context_menu(const QPoint& pos);
+
+  HistoryModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QTableView* table_;
+  QPushButton* pin_button_;
+  QPushButton* rename_button_;
+  QPushButton* delete_button_;
+  QPushButton* csv_button_;
+};
+
+}  // namespace mb
