@@ -9,8 +9,11 @@
 #
 # Usage: bench/gpu_bench.sh [EPOCHS]        (default 1; with more, the last epoch is the
 #                                           steady-state figure, the first includes warm-up)
-# Env:   CLI=path/to/mirrorbench-cli (default: build-cuda/bin, then build/bin)
-#        DATA=IDX folder (default /usr/share/datasets/fashion-mnist), PYTHON=python3
+# Env:   CLI=path/to/mirrorbench-cli (default: the newest build*/bin/mirrorbench-cli whose
+#            `--version` reports CUDA)
+#        DATA=IDX folder (default /usr/share/datasets/fashion-mnist)
+#        PYTHON=the interpreter whose PyTorch to compare with (default: python3 on PATH, which
+#            is where `pip install torch` puts it; torch_gpu.py needs nothing but torch)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-1}
@@ -18,13 +21,21 @@ data=${DATA:-/usr/share/datasets/fashion-mnist}
 python=${PYTHON:-python3}
 cli=${CLI:-}
 if [ -z "$cli" ]; then
-  for c in build-cuda/bin/mirrorbench-cli build/bin/mirrorbench-cli; do
-    if [ -x "$c" ]; then cli=$c; break; fi
+  # Newest first; a CPU-only build would only report "CUDA: not built" and fail every run.
+  for c in $(ls -t build*/bin/mirrorbench-cli 2> /dev/null); do
+    if [ -x "$c" ] && "$c" --version 2> /dev/null | grep -q "cuDNN"; then cli=$c; break; fi
   done
 fi
-[ -n "$cli" ] && [ -x "$cli" ] || { echo "gpu_bench.sh: no mirrorbench-cli (build it, or set CLI=...)" >&2; exit 2; }
+if [ -z "$cli" ] || [ ! -x "$cli" ]; then
+  echo "gpu_bench.sh: no CUDA-enabled mirrorbench-cli under build*/bin; build one with" >&2
+  echo "  cmake -S . -B build-cuda -G Ninja -DCMAKE_BUILD_TYPE=Release -DMB_WITH_GUI=OFF -DMB_WITH_CUDA=ON" >&2
+  echo "  cmake --build build-cuda --target mirrorbench-cli   (or set CLI=...)" >&2
+  exit 2
+fi
+cli=$(cd "$(dirname "$cli")" && pwd)/$(basename "$cli")
 out=${OUT:-$(mktemp -d)}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 
 {
   echo "== $(date -u +%FT%TZ)  $cli"
@@ -49,12 +60,13 @@ run_mb cuda0 cuda:0
 run_mb cuda0x2 cuda:0,cuda:0
 
 echo "== PyTorch eager on cuda:0"
-if "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> /dev/null; then
+if "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> "$out/torch-probe.log"; then
   "$python" bench/torch_gpu.py --data "$data" --batch 128 --epochs "$epochs" > "$out/torch.jsonl" 2> "$out/torch.log" \
     || { echo "torch_gpu.py FAILED:"; tail -n 20 "$out/torch.log"; }
   cat "$out/torch.jsonl"
 else
-  echo "no PyTorch with CUDA for $python: the comparison is skipped" | tee "$out/torch.log"
+  { echo "no PyTorch with CUDA for $python ($(command -v "$python")): the comparison is skipped"
+    tail -n 3 "$out/torch-probe.log"; } | tee "$out/torch.log"
   : > "$out/torch.jsonl"
 fi
 

@@ -1,9 +1,11 @@
 // Tests of the CUDA backend. Without a GPU (or a CUDA build) they check that the backend
 // fails politely: no GPUs listed, with a reason; engines and communicators refuse with a
 // DeviceError naming the device. With a GPU they compare the CUDA engine against the
-// reference engine (forward metrics, every gradient, Adam, whole training steps with and
-// without CUDA graphs), test both device all-reduces with exactly representable values, and
-// check that 2 replicas on one GPU match 1 replica on the same global batch.
+// reference engine (forward metrics, every gradient tensor, also with nonzero biases and with
+// exact ties in max pooling; the Adam kernel to float rounding; whole
+// training steps with and without CUDA graphs, gradients included), test both device
+// all-reduces with exactly representable values, and check that 2 replicas on one GPU match
+// 1 replica on the same global batch, including steps where one replica has no samples.
 #include <QtTest>
 
 #include <algorithm>
@@ -26,6 +28,7 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_floats.h"
 #include "backends/reference/reference_engine.h"
+#include "optim/adam.h"
 #endif
 
 using namespace mb;
@@ -94,6 +97,28 @@ void run_ranks(int ranks, Fn fn) {
   for (auto& t : threads) t.join();
   for (auto& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+// Glorot weights with nonzero biases of both signs (zero biases, the Keras initial state,
+// would hide a bias added with the wrong channel index), and conv1 channels 0-7 with zero
+// weights and a positive bias: every element of those channels is exactly the bias in any
+// convolution algorithm, so every 2x2 pooling window there is a 4-way tie. Which element gets
+// the gradient decides which image patch enters d(conv1.weight) of those channels, so the
+// gradient check below tests the reference's tie rule (the first maximum in scan order).
+std::vector<float> with_biases_and_ties(std::vector<float> params) {
+  for (const auto& t : cnn::param_tensors()) {
+    if (t.rank != 1) continue;
+    for (std::size_t i = 0; i < t.size; ++i)
+      params[t.offset + i] = 0.02f * float(1 + i % 5) * (i % 3 == 0 ? -1.0f : 1.0f);
+  }
+  const auto& w1 = cnn::param_tensors()[cnn::kConv1W];
+  const auto& b1 = cnn::param_tensors()[cnn::kConv1B];
+  const std::size_t per_channel = w1.size / cnn::kConv1Out;
+  for (std::size_t c = 0; c < 8; ++c) {
+    std::fill_n(params.begin() + std::ptrdiff_t(w1.offset + c * per_channel), per_channel, 0.0f);
+    params[b1.offset + c] = 0.05f;
+  }
+  return params;
 }
 
 // Sets an environment variable for the lifetime of the guard (read by engines at construction).
@@ -270,19 +295,28 @@ class TestCuda : public QObject {
 #endif
   }
 
+  void forward_backward_matches_reference_data() {
+    QTest::addColumn<bool>("ties");
+    QTest::newRow("noise images, Keras init") << false;
+    QTest::newRow("nonzero biases, tied conv1 channels") << true;
+  }
   void forward_backward_matches_reference() {
 #ifndef MB_HAVE_CUDA
     QSKIP("built without CUDA");
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(bool, ties);
+    const Dataset& train = train_;
+    const Dataset& val = val_;
+    const std::vector<float> params = ties ? with_biases_and_ties(init_) : init_;
     auto gpu = cuda::make_cuda_engine(0, 64);
     auto ref = make_reference_engine(64);
     QVERIFY(QString::fromStdString(gpu->device_name()).startsWith("cuda:0 "));
     for (auto* e : {gpu.get(), ref.get()}) {
-      e->bind_data(train_, val_);
-      e->set_params(init_);
+      e->bind_data(train, val);
+      e->set_params(params);
     }
-    const auto idx = batch_indices(64, 1, train_.count);
+    const auto idx = batch_indices(64, 1, train.count);
     const float scale = 1.0f / 64;
     const BatchStats g = gpu->forward_backward(idx, scale), r = ref->forward_backward(idx, scale);
     QCOMPARE(g.samples, int64_t(64));
@@ -298,10 +332,10 @@ class TestCuda : public QObject {
     verify_tensors(gg, rg, 5e-4, 5e-3, "gradient");
 
     // Evaluation over two chunks (64 + 36) of the validation set.
-    std::vector<int32_t> vidx(static_cast<std::size_t>(val_.count));
+    std::vector<int32_t> vidx(static_cast<std::size_t>(val.count));
     std::iota(vidx.begin(), vidx.end(), 0);
     const BatchStats ge = gpu->evaluate(vidx), re = ref->evaluate(vidx);
-    QCOMPARE(ge.samples, val_.count);
+    QCOMPARE(ge.samples, val.count);
     QVERIFY(test::close(ge.loss_sum, re.loss_sum, 1e-4, 1e-4));
     QVERIFY(std::abs(ge.correct - re.correct) <= 1);
     const BatchStats gt = gpu->evaluate_train(idx);
@@ -312,10 +346,59 @@ class TestCuda : public QObject {
     QCOMPARE(empty.samples, int64_t(0));
     gpu->get_grads(gg);
     QCOMPARE(max_abs(gg), 0.0);
-    const int32_t bad[] = {0, static_cast<int32_t>(train_.count)};
+    const int32_t bad[] = {0, static_cast<int32_t>(train.count)};
     QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->forward_backward(bad, scale));
-    std::vector<int32_t> too_many(65, 0);
-    QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->forward_backward(too_many, scale));
+    // More samples than the engine's batch: chunks (64 + 36) with summed gradients, like the
+    // CPU engines; the training step itself refuses.
+    const auto big = batch_indices(100, 3, train.count);
+    const BatchStats gb = gpu->forward_backward(big, 1.0f / 100), rb = ref->forward_backward(big, 1.0f / 100);
+    QCOMPARE(gb.samples, int64_t(100));
+    QVERIFY(test::close(gb.loss_sum, rb.loss_sum, 1e-4, 1e-4));
+    gpu->get_grads(gg);
+    ref->get_grads(rg);
+    verify_tensors(gg, rg, 5e-4, 5e-3, "chunked gradient");
+    {
+      auto one = cuda::make_nccl_communicator({0});
+      StepTiming t;
+      QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->train_step(big, 1.0f / 100, *one, 0, AdamConfig{}, 1, t));
+    }
+    // A label that is no class is refused when the data is bound, as the reference does.
+    Dataset bad_labels = train_;
+    bad_labels.labels[5] = 10;
+    QVERIFY_THROWS_EXCEPTION(DataError, gpu->bind_data(bad_labels, val_));
+#endif
+  }
+
+  void adam_kernel_matches_reference_update() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    // The same gradients written into both engines' buffers: the fused kernel alone against
+    // adam_update_reference. It rounds every operation as the reference does, so only a host
+    // compiler that contracts to FMA could make them differ, by float rounding; a wrong
+    // formula (epsilon placement, bias correction, beta on the wrong term) differs by far more.
+    auto gpu = cuda::make_cuda_engine(0, 8);
+    gpu->set_params(init_);
+    std::vector<float> w = init_, m(cnn::kParamCount, 0.0f), v(cnn::kParamCount, 0.0f), g(cnn::kParamCount);
+    AdamConfig cfg;
+    cfg.lr = 3e-3f;
+    for (int step = 1; step <= 3; ++step) {
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        const int k = static_cast<int>((i * 2654435761u + std::size_t(step) * 97) % 2001) - 1000;  // -1000..1000
+        g[i] = (i % 97 == 0) ? 0.0f : float(k) * (i % 2 ? 1e-6f : 1e-3f);
+      }
+      cuda::copy_to_device(0, gpu->grad_buffer(), g);
+      gpu->apply_adam(cfg, step);
+      adam_update_reference(cfg, step, w, g, m, v);
+    }
+    std::vector<float> got(cnn::kParamCount);
+    gpu->get_params(got);
+    const Worst worst = compare(got, w, 1e-7, 1e-6);
+    QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("parameter %1: cuda %2 vs reference %3")
+                                                .arg(worst.at)
+                                                .arg(double(worst.got), 0, 'g', 9)
+                                                .arg(double(worst.want), 0, 'g', 9)));
 #endif
   }
 
@@ -372,6 +455,7 @@ class TestCuda : public QObject {
     // Steps 1-3 at batch 32: eager warm-up, capture + replay, replay. Then batch 20 twice
     // (a second graph) and a step of 32 again (the first graph, replayed).
     const int sizes[] = {32, 32, 32, 20, 20, 32};
+    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
     int step = 0;
     for (int n : sizes) {
       ++step;
@@ -379,6 +463,11 @@ class TestCuda : public QObject {
       const float scale = 1.0f / float(n);
       const BatchStats g = gpu->train_step(idx, scale, *comm, 0, cfg, step, timing);
       const BatchStats r = ref->forward_backward(idx, scale);
+      // This step's gradients, before the reference's Adam: a replayed graph that read stale
+      // indices or scalars gives another batch's gradient, off by far more than this.
+      gpu->get_grads(gg);
+      ref->get_grads(rg);
+      verify_tensors(gg, rg, 2e-3, 2e-2, qPrintable(QString("step %1 gradient").arg(step)));
       ref->apply_adam(cfg, step);
       QCOMPARE(g.samples, int64_t(n));
       QVERIFY2(test::close(g.loss_sum, r.loss_sum, 1e-4, 1e-3),
@@ -412,17 +501,33 @@ class TestCuda : public QObject {
     AdamConfig cfg;
     std::vector<StepTiming> timing(ranks);
     StepTiming single_timing;
-    for (int step = 1; step <= 4; ++step) {
-      const auto idx = batch_indices(global, step, train_.count);
-      const float scale = 1.0f / global;
+    const int per = global / ranks;
+    std::vector<float> g0(cnn::kParamCount), g1(cnn::kParamCount), gs(cnn::kParamCount);
+    // Steps 1-4 split 64 samples evenly; in steps 5 and 6 one replica has none (the last
+    // partial batch of an epoch) and must still contribute zeros to the all-reduce.
+    const int steps = 6;
+    for (int step = 1; step <= steps; ++step) {
+      const int total = step <= 4 ? global : per;
+      const auto idx = batch_indices(total, step, train_.count);
+      const float scale = 1.0f / float(total);
+      auto share = [&](int r) -> std::span<const int32_t> {
+        if (step <= 4) return {idx.data() + r * per, std::size_t(per)};
+        const int owner = step == 5 ? 0 : 1;
+        return r == owner ? std::span<const int32_t>(idx) : std::span<const int32_t>();
+      };
       std::vector<BatchStats> stats(ranks);
-      run_ranks(ranks, [&](int r) {
-        std::span<const int32_t> mine(idx.data() + r * (global / ranks), global / ranks);
-        stats[r] = replicas[r]->train_step(mine, scale, *comm, r, cfg, step, timing[r]);
-      });
+      run_ranks(ranks, [&](int r) { stats[r] = replicas[r]->train_step(share(r), scale, *comm, r, cfg, step, timing[r]); });
       const BatchStats s = single->train_step(idx, scale, *one, 0, cfg, step, single_timing);
+      QCOMPARE(stats[0].samples + stats[1].samples, int64_t(total));
       QVERIFY(test::close(stats[0].loss_sum + stats[1].loss_sum, s.loss_sum, 1e-4, 1e-4));
       QVERIFY(std::abs(stats[0].correct + stats[1].correct - s.correct) <= 1);
+      // Every rank holds the same summed gradient, and it is the whole batch's gradient.
+      replicas[0]->get_grads(g0);
+      replicas[1]->get_grads(g1);
+      single->get_grads(gs);
+      QVERIFY2(std::memcmp(g0.data(), g1.data(), cnn::kParamCount * sizeof(float)) == 0,
+               qPrintable(QString("step %1: the ranks' all-reduced gradients differ").arg(step)));
+      verify_tensors(g0, gs, 2e-3, 2e-2, qPrintable(QString("step %1 summed gradient").arg(step)));
     }
     std::vector<std::vector<float>> p(ranks, std::vector<float>(cnn::kParamCount));
     for (int r = 0; r < ranks; ++r) replicas[r]->get_params(p[r]);
@@ -430,7 +535,7 @@ class TestCuda : public QObject {
     QVERIFY(std::memcmp(p[0].data(), p[1].data(), cnn::kParamCount * sizeof(float)) == 0);
     std::vector<float> sp(cnn::kParamCount);
     single->get_params(sp);
-    verify_adam_params(p[0], sp, cfg, 4);
+    verify_adam_params(p[0], sp, cfg, steps);
     // The all-reduce was timed with events on the communication stream.
     QVERIFY(timing[0].allreduce_s > 0);
     // Destroy in the trainer's order: communicators before engines (graphs must not block

@@ -1,5 +1,5 @@
-// The CUDA replica engine: the whole model on one GPU. cuDNN for convolutions and pooling,
-// cuBLAS for the dense layers (row-major [out, in] weights seen by column-major cuBLAS as
+// The CUDA replica engine: the whole model on one GPU. cuDNN for the convolutions, cuBLAS
+// for the dense layers (row-major [out, in] weights seen by column-major cuBLAS as
 // their transpose), own kernels for everything else (kernels.h). Parameters, gradients and
 // Adam moments are each ONE flat device buffer in cnn_spec's layout, so the all-reduce and
 // the optimizer see a single range. Both data sets live on the device as uint8; a step
@@ -116,9 +116,6 @@ class CudaEngine final : public ReplicaEngine {
 
   void conv_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnFilterDescriptor_t wd, const float* w,
                     cudnnConvolutionFwdAlgo_t algo, cudnnTensorDescriptor_t yd, float* y);
-  void pool_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnTensorDescriptor_t yd, float* y);
-  void pool_backward(cudnnTensorDescriptor_t yd, const float* y, const float* dy, cudnnTensorDescriptor_t xd,
-                     const float* x, float* dx);
   void dense_forward(const float* x, const float* w, float* y, int n, int in, int out);
   void dense_backward_weight(const float* x, const float* dy, float* dw, int n, int in, int out);
   void dense_backward_input(const float* w, const float* dy, float* dx, int n, int in, int out);
@@ -146,6 +143,7 @@ class CudaEngine final : public ReplicaEngine {
 
   DeviceBuffer<float> cublas_workspace_, workspace_;
   DeviceBuffer<float> params_, grads_, m_, v_;
+  DeviceBuffer<float> grad_sum_;           // forward_backward beyond max_batch only
   DeviceBuffer<unsigned char> step_dev_;   // StepScalars, then max_batch int32 indices
   PinnedBuffer<unsigned char> step_host_;
   DeviceBuffer<double> stats_dev_;         // loss sum, correct count
@@ -182,7 +180,8 @@ CudaEngine::CudaEngine(int device, int max_batch) : device_(device), max_batch_(
     // from allocating while a step is being captured into a graph.
     cublas_workspace_.allocate(kCublasWorkspace / sizeof(float));
     CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
-    // Plain FP32 (no TF32), like the CPU engines; NVIDIA_TF32_OVERRIDE=1 would still force it.
+    // Plain FP32 (no TF32), like the CPU engines: cuBLAS's default math mode never rounds
+    // FP32 inputs to TF32 (only CUBLAS_TF32_TENSOR_OP_MATH would).
     CUBLAS_CHECK(cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
     cudnn_ = make_cudnn();
     CUDNN_CHECK(cudnnSetStream(cudnn_.get(), s()));
@@ -266,6 +265,11 @@ void CudaEngine::upload(const Dataset& d, DeviceData& out, const char* role) {
   MB_CHECK(d.pixels.size() == std::size_t(d.count) * kImagePixels && d.labels.size() == std::size_t(d.count),
            DataError, "{} ({} set): {} images but {} pixel bytes and {} labels", d.name, role, d.count,
            d.pixels.size(), d.labels.size());
+  // The reference refuses such a label with DataError; on the device it would index past
+  // its sample's logits instead.
+  const auto bad = std::find_if(d.labels.begin(), d.labels.end(), [](uint8_t l) { return l >= kClasses; });
+  MB_CHECK(bad == d.labels.end(), DataError, "{} ({} set): label {} of sample {} is not a class (the model has {})",
+           d.name, role, int(bad == d.labels.end() ? 0 : *bad), bad - d.labels.begin(), kClasses);
   out.pixels.allocate(d.pixels.size());
   out.labels.allocate(d.labels.size());
   CUDA_CHECK(cudaMemcpyAsync(out.pixels.get(), d.pixels.data(), d.pixels.size(), cudaMemcpyHostToDevice, s()));
@@ -364,15 +368,6 @@ void CudaEngine::conv_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnF
                                       workspace_.bytes(), &kZero, yd, y));
 }
 
-void CudaEngine::pool_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnTensorDescriptor_t yd, float* y) {
-  CUDNN_CHECK(cudnnPoolingForward(cudnn_.get(), shapes_.pool.get(), &kOne, xd, x, &kZero, yd, y));
-}
-
-void CudaEngine::pool_backward(cudnnTensorDescriptor_t yd, const float* y, const float* dy, cudnnTensorDescriptor_t xd,
-                               const float* x, float* dx) {
-  CUDNN_CHECK(cudnnPoolingBackward(cudnn_.get(), shapes_.pool.get(), &kOne, yd, y, yd, dy, xd, x, &kZero, xd, dx));
-}
-
 // Row-major Y[n, out] = X[n, in] W[out, in]^T. cuBLAS is column-major: it sees X as the
 // in x n matrix X^T and W as the in x out matrix W^T, so it computes Y^T = (W^T)^T X^T.
 void CudaEngine::dense_forward(const float* x, const float* w, float* y, int n, int in, int out) {
@@ -395,10 +390,10 @@ void CudaEngine::forward(int n, const ConvPlan& p, const DeviceData& data, const
   launch_gather_normalize(data.pixels.get(), data.labels.get(), idx, n, kImagePixels, x_.get(), labels_.get(), s());
   conv_forward(p.x.get(), x_.get(), shapes_.w1.get(), param(kConv1W), p.fwd1, p.a1.get(), a1_.get());
   launch_bias_activation(a1_.get(), param(kConv1B), n, kConv1Out, kConv1Side * kConv1Side, true, s());
-  pool_forward(p.a1.get(), a1_.get(), p.p1.get(), p1_.get());
+  launch_maxpool2x2_forward(a1_.get(), p1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
   conv_forward(p.p1.get(), p1_.get(), shapes_.w2.get(), param(kConv2W), p.fwd2, p.a2.get(), a2_.get());
   launch_bias_activation(a2_.get(), param(kConv2B), n, kConv2Out, kConv2Side * kConv2Side, true, s());
-  pool_forward(p.a2.get(), a2_.get(), p.p2.get(), p2_.get());
+  launch_maxpool2x2_forward(a2_.get(), p2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
   // NCHW pooled output is already flatten's C,H,W order.
   dense_forward(p2_.get(), param(kFc1W), h_.get(), n, kFlat, kHidden);
   launch_bias_activation(h_.get(), param(kFc1B), n, kHidden, 1, true, s());
@@ -420,10 +415,8 @@ void CudaEngine::backward(int n, const ConvPlan& p, LayerReady&& layer_ready) {
   layer_ready(1);
   dense_backward_input(param(kFc1W), dh_.get(), dp2_.get(), n, kFlat, kHidden);
 
-  // Floor pooling leaves conv2's last row and column outside every window: they must get a
-  // zero gradient whatever cuDNN writes for uncovered elements.
-  CUDA_CHECK(cudaMemsetAsync(da2_.get(), 0, std::size_t(n) * kConv2Out * kConv2Side * kConv2Side * sizeof(float), s()));
-  pool_backward(p.p2.get(), p2_.get(), dp2_.get(), p.a2.get(), a2_.get(), da2_.get());
+  // Writes all of da2, including the zero gradient of the row and column floor pooling drops.
+  launch_maxpool2x2_backward(a2_.get(), dp2_.get(), da2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
   launch_relu_bias_backward(da2_.get(), a2_.get(), n, kConv2Out, kConv2Side * kConv2Side, grad(kConv2B), s());
   CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.p1.get(), p1_.get(), p.a2.get(), da2_.get(),
                                              shapes_.conv.get(), p.bwd_filter2, workspace_.get(), workspace_.bytes(),
@@ -433,7 +426,7 @@ void CudaEngine::backward(int n, const ConvPlan& p, LayerReady&& layer_ready) {
                                            da2_.get(), shapes_.conv.get(), p.bwd_data2, workspace_.get(),
                                            workspace_.bytes(), &kZero, p.p1.get(), dp1_.get()));
 
-  pool_backward(p.p1.get(), p1_.get(), dp1_.get(), p.a1.get(), a1_.get(), da1_.get());
+  launch_maxpool2x2_backward(a1_.get(), dp1_.get(), da1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
   launch_relu_bias_backward(da1_.get(), a1_.get(), n, kConv1Out, kConv1Side * kConv1Side, grad(kConv1B), s());
   CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.x.get(), x_.get(), p.a1.get(), da1_.get(),
                                              shapes_.conv.get(), p.bwd_filter1, workspace_.get(), workspace_.bytes(),
@@ -451,21 +444,39 @@ BatchStats CudaEngine::finish_stats(int64_t samples) {
   return st;
 }
 
+// Any number of samples, like the CPU engines: beyond max_batch in chunks whose gradients are
+// summed (the trainer never asks for that; tests and tools may).
 BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float grad_scale) {
   CUDA_CHECK(cudaSetDevice(device_));
-  const int n = check_indices(indices, train_, true);
-  if (n == 0) {
+  check_indices(indices, train_, false);
+  const std::size_t total = indices.size(), chunk = std::size_t(max_batch_);
+  if (total == 0) {
     CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
     CUDA_CHECK(cudaMemsetAsync(stats_dev_.get(), 0, stats_dev_.bytes(), s()));
     return finish_stats(0);
   }
-  const ConvPlan& plan = plan_for(n);
-  stage_step(indices, grad_scale, AdamConfig{}, 0.0f);
-  forward(n, plan, train_, indices_dev());
-  launch_softmax_xent(logits_.get(), labels_.get(), n, kClasses, grad_scale_dev(), dlogits_.get(), stats_dev_.get(),
-                      false, s());
-  backward(n, plan, [](int) {});
-  return finish_stats(n);
+  if (total > chunk && grad_sum_.size() == 0) grad_sum_.allocate(kParamCount);
+  for (std::size_t off = 0; off < total; off += chunk) {
+    const int n = static_cast<int>(std::min(chunk, total - off));
+    const ConvPlan& plan = plan_for(n);
+    stage_step(indices.subspan(off, std::size_t(n)), grad_scale, AdamConfig{}, 0.0f);
+    forward(n, plan, train_, indices_dev());
+    launch_softmax_xent(logits_.get(), labels_.get(), n, kClasses, grad_scale_dev(), dlogits_.get(), stats_dev_.get(),
+                        off > 0, s());
+    backward(n, plan, [](int) {});
+    if (total > chunk) {
+      if (off == 0) {
+        CUDA_CHECK(cudaMemcpyAsync(grad_sum_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
+      } else {
+        CUBLAS_CHECK(cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
+      }
+      // The next chunk's indices go through the same pinned staging buffer.
+      if (off + chunk < total) CUDA_CHECK(cudaStreamSynchronize(s()));
+    }
+  }
+  if (total > chunk)
+    CUDA_CHECK(cudaMemcpyAsync(grads_.get(), grad_sum_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
+  return finish_stats(static_cast<int64_t>(total));
 }
 
 void CudaEngine::apply_adam(const AdamConfig& cfg, int64_t step) {
@@ -597,6 +608,9 @@ BatchStats CudaEngine::train_step(std::span<const int32_t> indices, float grad_s
     reduce = &comm;
   }
   const ConvPlan* plan = n > 0 ? &plan_for(n) : nullptr;
+  // Eager, before any capture or replay, and never part of a graph: a captured copy from
+  // pinned memory would read the pinned buffer at each replay. The graph reads only the
+  // device copy, which this stream-ordered copy has refreshed by the time the graph runs.
   stage_step(indices, grad_scale, cfg, lr_t);
 
   // Graphs only where a captured step stays valid on replay: a single replica, or NCCL

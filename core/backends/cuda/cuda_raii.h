@@ -105,7 +105,6 @@ using CudnnHandle = UniqueHandle<cudnnHandle_t, cudnnDestroy>;
 using TensorDesc = UniqueHandle<cudnnTensorDescriptor_t, cudnnDestroyTensorDescriptor>;
 using FilterDesc = UniqueHandle<cudnnFilterDescriptor_t, cudnnDestroyFilterDescriptor>;
 using ConvDesc = UniqueHandle<cudnnConvolutionDescriptor_t, cudnnDestroyConvolutionDescriptor>;
-using PoolDesc = UniqueHandle<cudnnPoolingDescriptor_t, cudnnDestroyPoolingDescriptor>;
 using Graph = UniqueHandle<cudaGraph_t, cudaGraphDestroy>;
 using GraphExec = UniqueHandle<cudaGraphExec_t, cudaGraphExecDestroy>;
 

@@ -1,5 +1,5 @@
-// cuDNN descriptors and algorithm choices for the two convolutions and two poolings at one
-// batch size. Built once per distinct batch size (training share, last partial batch,
+// cuDNN descriptors and algorithm choices for the two convolutions at one batch size (pooling
+// is an own kernel, kernels.h). Built once per distinct batch size (training share, last partial batch,
 // evaluation chunks) and cached by the engine; never built during graph capture.
 #pragma once
 #include <cstddef>
@@ -12,7 +12,6 @@ namespace mb::cuda {
 struct ConvShapes {
   FilterDesc w1, w2;     // conv1 32x1x3x3, conv2 64x32x3x3 (OIHW = cuDNN's KCRS, NCHW format)
   ConvDesc conv;         // 3x3 valid, stride 1, cross-correlation (PyTorch's conv), FP32 FMA math
-  PoolDesc pool;         // max 2x2 stride 2, no padding (floor), deterministic
   static ConvShapes make();
 };
 

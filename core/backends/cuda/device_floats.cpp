@@ -26,8 +26,16 @@ DeviceFloats::~DeviceFloats() {
 void DeviceFloats::upload(std::span<const float> values) {
   MB_CHECK(values.size() <= count_, Error, "cuda:{}: {} floats do not fit a buffer of {}", device_, values.size(),
            count_);
-  CUDA_CHECK(cudaSetDevice(device_));
-  if (!values.empty()) CUDA_CHECK(cudaMemcpy(ptr_, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
+  copy_to_device(device_, ptr_, values);
+}
+
+void copy_to_device(int device, float* dst, std::span<const float> values) {
+  CUDA_CHECK(cudaSetDevice(device));
+  if (values.empty()) return;
+  CUDA_CHECK(cudaMemcpy(dst, values.data(), values.size() * sizeof(float), cudaMemcpyHostToDevice));
+  // A pageable-to-device cudaMemcpy may return before its DMA has landed, and it runs on the
+  // legacy stream, which the engines' non-blocking streams do not wait for.
+  CUDA_CHECK(cudaDeviceSynchronize());
 }
 
 std::vector<float> DeviceFloats::download() const {

@@ -25,4 +25,9 @@ class DeviceFloats {
   std::size_t count_;
 };
 
+// Copies host floats into device memory someone else owns (a CUDA engine's grad_buffer()),
+// on cuda:<device>, and waits for the whole device, so that work the owner enqueues next on
+// any stream sees the values. For tests and tools.
+void copy_to_device(int device, float* dst, std::span<const float> values);
+
 }  // namespace mb::cuda

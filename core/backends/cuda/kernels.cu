@@ -1,5 +1,6 @@
 // The CUDA backend's own kernels: batch gather + normalise, bias/ReLU forward and backward,
-// softmax cross-entropy with on-device metrics, fused Adam, and the in-GPU buffer sum.
+// 2x2 max pooling with the reference's tie rule, softmax cross-entropy with on-device
+// metrics, fused Adam, and the in-GPU buffer sum.
 // Reductions use one block per output and a fixed tree, so results are run-to-run identical.
 #include <algorithm>
 
@@ -61,12 +62,13 @@ __global__ void bias_activation_kernel(float* __restrict__ y, const float* __res
   }
 }
 
-// grid.x = channels. Threads walk (image, position) pairs of their channel.
+// grid.x = channels. Threads walk (image, position) pairs of their channel. The sum is kept
+// in double (as the reference does): conv1's bias gradient adds n x 676 terms.
 __global__ void relu_bias_backward_kernel(float* __restrict__ dy, const float* __restrict__ y, int n, int c, int hw,
                                           float* __restrict__ dbias) {
   const int ch = blockIdx.x;
   const std::size_t per_channel = std::size_t(n) * hw;
-  float acc = 0.0f;
+  double acc = 0.0;
   for (std::size_t i = threadIdx.x; i < per_channel; i += blockDim.x) {
     const std::size_t img = i / hw, p = i - img * hw;
     const std::size_t at = (img * c + ch) * hw + p;
@@ -78,30 +80,35 @@ __global__ void relu_bias_backward_kernel(float* __restrict__ dy, const float* _
     acc += g;
   }
   acc = block_sum(acc);
-  if (threadIdx.x == 0) dbias[ch] = acc;
+  if (threadIdx.x == 0) dbias[ch] = static_cast<float>(acc);
 }
 
-// One block: the batch is at most a few thousand samples of 10 classes.
+// One block: the batch is at most a few thousand samples of 10 classes. Computed in double
+// exactly as ref::softmax_xent_forward/backward do (log-sum-exp around the first maximum,
+// (p - onehot) * scale rounded once to float), so the metrics and d(logits) match the
+// reference to double rounding, not float rounding.
 __global__ void softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels, int n,
                                     int classes, const float* __restrict__ grad_scale, float* __restrict__ dlogits,
                                     double* __restrict__ stats, bool accumulate) {
-  const float scale = dlogits != nullptr ? *grad_scale : 0.0f;
+  const double scale = dlogits != nullptr ? static_cast<double>(*grad_scale) : 0.0;
   double loss = 0.0, correct = 0.0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     const float* l = logits + std::size_t(i) * classes;
-    float mx = l[0];
     int arg = 0;
     for (int j = 1; j < classes; ++j) {
-      if (l[j] > mx) mx = l[j], arg = j;  // first maximum wins, as in the reference
+      if (l[j] > l[arg]) arg = j;  // strict '>': the first maximum wins, as in the reference
     }
-    float sum = 0.0f;
-    for (int j = 0; j < classes; ++j) sum += expf(l[j] - mx);
+    const double zmax = l[arg];
+    double sum = 0.0;
+    for (int j = 0; j < classes; ++j) sum += exp(static_cast<double>(l[j]) - zmax);
+    const double lse = zmax + log(sum);
     const int y = labels[i];
-    loss += static_cast<double>(mx + logf(sum) - l[y]);
+    loss += lse - static_cast<double>(l[y]);
     correct += (arg == y) ? 1.0 : 0.0;
     if (dlogits != nullptr) {
       float* d = dlogits + std::size_t(i) * classes;
-      for (int j = 0; j < classes; ++j) d[j] = (expf(l[j] - mx) / sum - (j == y ? 1.0f : 0.0f)) * scale;
+      for (int j = 0; j < classes; ++j)
+        d[j] = static_cast<float>((exp(static_cast<double>(l[j]) - lse) - (j == y ? 1.0 : 0.0)) * scale);
     }
   }
   loss = block_sum(loss);
@@ -117,7 +124,55 @@ __global__ void softmax_xent_kernel(const float* __restrict__ logits, const int3
   }
 }
 
-// Same operations in the same order as adam_update_reference.
+// Offset within the plane of the maximum of the 2x2 window (oy, ox): strict '>' in row-major
+// scan order keeps the FIRST maximum, the rule of ref::maxpool2x2_backward (and PyTorch's).
+// cuDNN documents no tie rule, and ties are common: after conv1 + ReLU a blank (zero) image
+// region is the same value (the bias) everywhere.
+__device__ __forceinline__ int window_argmax(const float* __restrict__ plane, int w, int oy, int ox) {
+  int best = (2 * oy) * w + 2 * ox;
+  const int at[3] = {best + 1, best + w, best + w + 1};
+  for (int k = 0; k < 3; ++k) {
+    if (plane[at[k]] > plane[best]) best = at[k];
+  }
+  return best;
+}
+
+// y [planes, h/2, w/2] from x [planes, h, w]; floor: an odd last row/column is dropped.
+__global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t planes,
+                                          int h, int w) {
+  const int oh = h / 2, ow = w / 2;
+  const std::size_t out_plane = std::size_t(oh) * ow, total = planes * out_plane;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t p = i / out_plane;
+    const int o = static_cast<int>(i - p * out_plane), oy = o / ow, ox = o - oy * ow;
+    const float* plane = x + p * std::size_t(h) * w;
+    y[i] = plane[window_argmax(plane, w, oy, ox)];
+  }
+}
+
+// One thread per INPUT element, so every dx is written (no memset, no atomics, no races):
+// dy goes to the window's first maximum, every other element (including the row/column that
+// floor pooling drops) gets 0.
+__global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const float* __restrict__ dy,
+                                           float* __restrict__ dx, std::size_t planes, int h, int w) {
+  const int oh = h / 2, ow = w / 2;
+  const std::size_t in_plane = std::size_t(h) * w, total = planes * in_plane;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const std::size_t p = i / in_plane;
+    const int at = static_cast<int>(i - p * in_plane), iy = at / w, ix = at - iy * w;
+    const int oy = iy / 2, ox = ix / 2;
+    float g = 0.0f;
+    if (oy < oh && ox < ow && window_argmax(x + p * in_plane, w, oy, ox) == at)
+      g = dy[p * std::size_t(oh) * ow + std::size_t(oy) * ow + ox];
+    dx[i] = g;
+  }
+}
+
+// Same operations in the same order as adam_update_reference, each rounded on its own: the
+// _rn intrinsics stop nvcc from contracting a*b + c into one FMA (its default), which the
+// host reference (x86-64 baseline, no FMA) never does. Same inputs, same bits.
 __global__ void adam_kernel(float* __restrict__ w, const float* __restrict__ g, float* __restrict__ m,
                             float* __restrict__ v, std::size_t count, const StepScalars* __restrict__ s) {
   const float lr_t = s->lr_t, b1 = s->beta1, b2 = s->beta2, eps = s->epsilon;
@@ -125,11 +180,11 @@ __global__ void adam_kernel(float* __restrict__ w, const float* __restrict__ g, 
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
        i += std::size_t(gridDim.x) * blockDim.x) {
     const float gi = g[i];
-    const float mi = b1 * m[i] + one_minus_b1 * gi;
-    const float vi = b2 * v[i] + one_minus_b2 * gi * gi;
+    const float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(one_minus_b1, gi));
+    const float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(one_minus_b2, gi), gi));
     m[i] = mi;
     v[i] = vi;
-    w[i] -= lr_t * mi / (sqrtf(vi) + eps);
+    w[i] = __fsub_rn(w[i], __fdiv_rn(__fmul_rn(lr_t, mi), __fadd_rn(__fsqrt_rn(vi), eps)));
   }
 }
 
@@ -168,6 +223,21 @@ void launch_relu_bias_backward(float* dy, const float* y, int n, int c, int hw, 
 void launch_softmax_xent(const float* logits, const int32_t* labels, int n, int classes, const float* grad_scale,
                          float* dlogits, double* stats, bool accumulate, cudaStream_t stream) {
   softmax_xent_kernel<<<1, kThreads, 0, stream>>>(logits, labels, n, classes, grad_scale, dlogits, stats, accumulate);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_maxpool2x2_forward(const float* x, float* y, int n, int c, int h, int w, cudaStream_t stream) {
+  const std::size_t planes = std::size_t(n) * c, total = planes * std::size_t(h / 2) * std::size_t(w / 2);
+  if (total == 0) return;
+  maxpool2x2_forward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, planes, h, w);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_maxpool2x2_backward(const float* x, const float* dy, float* dx, int n, int c, int h, int w,
+                                cudaStream_t stream) {
+  const std::size_t planes = std::size_t(n) * c, total = planes * std::size_t(h) * std::size_t(w);
+  if (total == 0) return;
+  maxpool2x2_backward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, dy, dx, planes, h, w);
   CUDA_CHECK_LAUNCH();
 }
 
