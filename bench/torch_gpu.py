@@ -2,10 +2,8 @@
 """The reference CNN in PyTorch eager on one GPU, for side-by-side timing with mirrorbench
 (bench/gpu_bench.sh).
 
-Same model and initialisation as bench/torch_cnn.py's Net, same Keras-default Adam
-hyperparameters (lr 1e-3, betas 0.9/0.999, eps 1e-7), same global batch. Needs only torch: a
-pip-installed PyTorch does not necessarily bring numpy, which torch_cnn.py imports, so the IDX
-reader and the module are repeated here (torch.frombuffer instead of numpy). The whole data
+Same model and data loader as the CPU benchmark (bench/torch_model.py), same Keras-default
+Adam hyperparameters (lr 1e-3, betas 0.9/0.999, eps 1e-7), same global batch. The whole data
 set is resident on the GPU as float tensors (x / 255 in float32, as mirrorbench normalises);
 each step indexes a shuffled order on the GPU, runs forward, sum cross-entropy / batch,
 backward and Adam (PyTorch's default foreach implementation). Metrics stay on the GPU until
@@ -15,10 +13,8 @@ path unless --tf32 is given (PyTorch's own default lets cuDNN use TF32).
 Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_loss", "images"}.
 """
 import argparse
-import gzip
 import json
 import os
-import struct
 import sys
 import time
 
@@ -26,54 +22,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    magic, = struct.unpack(">I", data[:4])
-    ndim = magic & 0xFF
-    dims = struct.unpack(">" + "I" * ndim, data[4:4 + 4 * ndim])
-    return torch.frombuffer(bytearray(data[4 + 4 * ndim:]), dtype=torch.uint8).reshape(dims)
-
-
-def find(data_dir, stem):
-    for name in (stem, stem + ".gz"):
-        p = os.path.join(data_dir, name)
-        if os.path.exists(p):
-            return p
-    sys.exit(f"torch_gpu.py: {stem}[.gz] not found in {data_dir}")
-
-
-def load(data_dir, limit):
-    xs = read_idx(find(data_dir, "train-images-idx3-ubyte"))
-    ys = read_idx(find(data_dir, "train-labels-idx1-ubyte"))
-    vx = read_idx(find(data_dir, "t10k-images-idx3-ubyte"))
-    vy = read_idx(find(data_dir, "t10k-labels-idx1-ubyte"))
-    if limit:
-        xs, ys = xs[:limit], ys[:limit]
-    to_x = lambda a: (a.to(torch.float32) / 255.0).unsqueeze(1)
-    to_y = lambda a: a.to(torch.int64)
-    return to_x(xs), to_y(ys), to_x(vx), to_y(vy)
-
-
-class Net(nn.Module):
-    # torch_cnn.Net: conv32-pool-conv64-pool-dense64-dense10, Keras-default initialisation.
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 32, 3)
-        self.conv2 = nn.Conv2d(32, 64, 3)
-        self.fc1 = nn.Linear(1600, 64)
-        self.fc2 = nn.Linear(64, 10)
-        for m in (self.conv1, self.conv2, self.fc1, self.fc2):
-            nn.init.xavier_uniform_(m.weight)
-            nn.init.zeros_(m.bias)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        x = F.relu(self.fc1(torch.flatten(x, 1)))
-        return self.fc2(x)
+from torch_model import Net, load
 
 
 def evaluate(model, vx, vy):
