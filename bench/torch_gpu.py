@@ -14,12 +14,10 @@ Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_lo
 """
 import argparse
 import json
-import os
 import sys
 import time
 
 import torch
-import torch.nn as nn
 import torch.nn.functional as F
 
 from torch_model import Net, load
