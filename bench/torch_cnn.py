@@ -12,7 +12,6 @@ Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_lo
 import argparse
 import json
 import os
-import sys
 import time
 
 import torch
