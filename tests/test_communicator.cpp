@@ -2,9 +2,12 @@
 // every sum is exact in float and correctness is a count of wrong elements, no tolerance.
 #include <QtTest>
 
+#include <atomic>
+#include <stdexcept>
 #include <thread>
 
 #include "comm/communicator.h"
+#include "util/error.h"
 #include "util/spin_barrier.h"
 
 using namespace mb;
@@ -87,7 +90,28 @@ class TestCommunicator : public QObject {
     QVERIFY(aborted);
   }
 
-  void rejects_zero_ranks() { QVERIFY_THROWS_EXCEPTION(std::exception, make_thread_communicator(0)); }
+  void throwing_completion_releases_the_others() {
+    // The last arrival runs the completion; if it throws, the others must get BarrierAborted
+    // instead of waiting for a generation that never comes.
+    SpinBarrier barrier(3);
+    std::atomic<int> aborted{0}, thrown{0};
+    on_ranks(3, [&](int) {
+      try {
+        barrier.arrive_and_wait([] { throw std::runtime_error("completion failed"); });
+      } catch (const BarrierAborted&) {
+        ++aborted;
+      } catch (const std::runtime_error&) {
+        ++thrown;
+      }
+    });
+    QCOMPARE(thrown.load(), 1);
+    QCOMPARE(aborted.load(), 2);
+  }
+
+  void rejects_bad_rank_counts() {
+    QVERIFY_THROWS_EXCEPTION(ConfigError, make_thread_communicator(0));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, make_thread_communicator(-1));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestCommunicator)

@@ -169,6 +169,7 @@ class TestRunRecord : public QObject {
   void jsonRoundTrip();
   void fileRoundTrip();
   void nanReadsBack();
+  void nonUtf8TextIsWritten();
   void badField_data();
   void badField();
   void garbageFile();
@@ -211,6 +212,19 @@ void TestRunRecord::nanReadsBack() {
   write_run_json(r, file);
   const RunRecord back = read_run_json(file);
   QVERIFY(std::isnan(back.epochs[1].train_loss));
+}
+
+void TestRunRecord::nonUtf8TextIsWritten() {
+  // A Latin-1 folder name or an error quoting one must not make the record unwritable
+  // (nlohmann's dump throws on invalid UTF-8 unless told to replace it).
+  RunRecord r = full_record();
+  r.config.data_dir = "/data/caf\xe9";
+  r.error = "cannot read '/data/caf\xe9/train-images-idx3-ubyte'";
+  const fs::path file = dir() / "latin1.json";
+  write_run_json(r, file);
+  const RunRecord back = read_run_json(file);
+  QVERIFY(QString::fromStdString(back.config.data_dir).startsWith("/data/caf"));
+  QCOMPARE(back.id, r.id);
 }
 
 // Each row: a JSON pointer into a valid record, the replacement (absent: remove the field),

@@ -4,6 +4,8 @@
 #include <QtTest>
 
 #include <cmath>
+#include <limits>
+#include <stdexcept>
 
 #include "model/cnn_spec.h"
 #include "test_support.h"
@@ -128,6 +130,44 @@ class TestTrainer : public QObject {
     QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
     QVERIFY(r.epochs.empty());
     QVERIFY2(last_step <= 3, qPrintable(QString::number(last_step)));
+  }
+
+  void failure_mid_epoch_fails_the_run_data() {
+    QTest::addColumn<bool>("std_exception");
+    QTest::addRow("std::exception") << true;
+    QTest::addRow("other exception") << false;
+  }
+  void failure_mid_epoch_fails_the_run() {
+    // The observer runs inside the step barrier's completion on one replica's thread: a throw
+    // there must end the run as "failed" with the message, not hang the other replicas or
+    // escape the thread (std::terminate).
+    QFETCH(bool, std_exception);
+    auto data = test::make_synthetic_split(512, 16);
+    MirroredTrainer t(small_config("cpu:3", "reference", 32), data);
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      if (p.step < 3) return;
+      if (std_exception) throw std::runtime_error("observer broke at step 3");
+      throw 42;
+    };
+    RunRecord r = t.run(obs);
+    QCOMPARE(QString::fromStdString(r.status), QString("failed"));
+    QVERIFY(r.epochs.empty());
+    QVERIFY2(QString::fromStdString(r.error).contains(std_exception ? "observer broke at step 3" : "unknown exception"),
+             r.error.c_str());
+  }
+
+  void huge_per_replica_batch_is_rejected() {
+    // batch x replicas would overflow int64 without the early bound.
+    auto data = test::make_synthetic_split(64, 8);
+    TrainConfig c = small_config("cpu:2", "reference", std::numeric_limits<int64_t>::max());
+    c.per_replica_batch = true;
+    try {
+      MirroredTrainer t(c, data);
+      QFAIL("expected a ConfigError");
+    } catch (const ConfigError& e) {
+      QVERIFY2(QString(e.what()).contains("larger than the supported"), e.what());
+    }
   }
 
   void split_of_the_global_batch() {

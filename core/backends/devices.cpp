@@ -21,6 +21,9 @@ namespace mb {
 namespace {
 
 constexpr std::string_view kNoCuda = "built without CUDA support";
+// Far beyond any machine's cores; keeps "cpu:2000000000" from allocating a device list of
+// gigabytes before the batch check rejects it.
+constexpr int kMaxCpuReplicas = 1024;
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -74,6 +77,8 @@ std::vector<DeviceSpec> parse_devices(std::string_view text) {
       // "cpu" = one replica; "cpu:N" = N replicas, one core each.
       const int replicas = has_index ? number : 1;
       MB_CHECK(replicas >= 1, ConfigError, "device '{}': cpu:N needs a replica count N >= 1", entry);
+      MB_CHECK(replicas <= kMaxCpuReplicas, ConfigError, "device '{}': at most {} CPU replicas are supported", entry,
+               kMaxCpuReplicas);
       MB_CHECK(!any_cpu, ConfigError, "device list '{}': give the CPU replicas once, as cpu:N", all);
       any_cpu = true;
       for (int i = 0; i < replicas; ++i) out.push_back({DeviceKind::Cpu, i});

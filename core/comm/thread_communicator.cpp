@@ -15,9 +15,7 @@ namespace {
 
 class ThreadCommunicator final : public Communicator {
  public:
-  explicit ThreadCommunicator(int ranks) : ranks_(ranks), buffers_(ranks, nullptr), barrier_(ranks) {
-    MB_CHECK(ranks >= 1, ConfigError, "a communicator needs at least one rank, got {}", ranks);
-  }
+  explicit ThreadCommunicator(int ranks) : ranks_(ranks), buffers_(ranks, nullptr), barrier_(ranks) {}
 
   int size() const override { return ranks_; }
   std::string name() const override { return "threads"; }
@@ -81,6 +79,8 @@ class ThreadCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> make_thread_communicator(int ranks) {
+  // Checked here, not in the constructor: its member initialisers already size a vector by it.
+  MB_CHECK(ranks >= 1, ConfigError, "a communicator needs at least one rank, got {}", ranks);
   return std::make_unique<ThreadCommunicator>(ranks);
 }
 

@@ -300,7 +300,9 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
 }
 
 void write_run_json(const RunRecord& record, const std::filesystem::path& file) {
-  write_file_atomic(file, to_json(record).dump(2) + "\n");
+  // Strings can carry bytes that are not UTF-8 (a data folder's name, an error message
+  // quoting a file name); replace them instead of failing the whole record.
+  write_file_atomic(file, to_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
 RunRecord read_run_json(const std::filesystem::path& file) {

@@ -29,6 +29,8 @@ namespace mb {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kMaxGlobalBatch = 65536;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Training order for one epoch: a seeded shuffle that every replica derives identically.
@@ -71,6 +73,9 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
 
   MB_CHECK(config_.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config_.epochs);
   MB_CHECK(config_.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config_.batch);
+  // Before the multiplication below, which would overflow for absurd --batch values.
+  MB_CHECK(config_.batch <= kMaxGlobalBatch, ConfigError, "--batch {} is larger than the supported {}",
+           config_.batch, kMaxGlobalBatch);
   MB_CHECK(std::isfinite(config_.lr) && config_.lr > 0, ConfigError,
            "--lr must be a positive number (got {})", config_.lr);
   MB_CHECK(config_.limit_train >= 0 && config_.limit_val >= 0, ConfigError,
@@ -80,7 +85,8 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
            "global batch {} is smaller than the {} replicas: every replica needs at least one sample "
            "(use a batch of at least {} or --per-replica-batch)",
            global, n, n);
-  MB_CHECK(global <= 65536, ConfigError, "global batch {} is larger than the supported 65536", global);
+  MB_CHECK(global <= kMaxGlobalBatch, ConfigError, "global batch {} is larger than the supported {}", global,
+           kMaxGlobalBatch);
   // Checked after the arguments, so a bad argument is reported alone (no device warnings).
   const auto inventory = query_devices();
   validate_devices(devices, inventory);
@@ -280,13 +286,22 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
       // Another replica failed first; its message is the one to report.
     } catch (const std::exception& e) {
       fail(fmt::format("{}: {}", engines[r]->device_name(), e.what()));
+    } catch (...) {
+      // Anything escaping a std::thread's function is std::terminate.
+      fail(fmt::format("{}: unknown exception", engines[r]->device_name()));
     }
   };
 
   // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the
   // caller's thread, which may be a GUI worker or the CLI's main thread.
   std::vector<std::thread> threads;
-  for (int r = 0; r < n; ++r) threads.emplace_back(replica_main, r);
+  try {
+    for (int r = 0; r < n; ++r) threads.emplace_back(replica_main, r);
+  } catch (const std::exception& e) {
+    // The replicas already started wait at the first barrier: release them, then join
+    // (destroying a joinable std::thread is std::terminate).
+    fail(fmt::format("cannot start a thread for replica {}: {}", threads.size(), e.what()));
+  }
   for (auto& t : threads) t.join();
 
   if (!first_error.empty()) {

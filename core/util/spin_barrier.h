@@ -18,13 +18,22 @@ class SpinBarrier {
   explicit SpinBarrier(int parties) : parties_(parties) {}
 
   // Blocks until all parties arrived. The last to arrive runs `on_complete` (if any)
-  // before anyone is released. Throws BarrierAborted once abort() was called.
+  // before anyone is released; if it throws, the barrier is aborted (the others would
+  // otherwise wait for a generation that never comes) and the exception propagates.
+  // Throws BarrierAborted once abort() was called.
   void arrive_and_wait(const std::function<void()>& on_complete = {}) {
     if (aborted_.load(std::memory_order_acquire)) throw BarrierAborted();
     const uint32_t gen = generation_.load(std::memory_order_acquire);
     if (arrived_.fetch_add(1, std::memory_order_acq_rel) + 1 == parties_) {
       arrived_.store(0, std::memory_order_relaxed);
-      if (on_complete) on_complete();
+      if (on_complete) {
+        try {
+          on_complete();
+        } catch (...) {
+          abort();
+          throw;
+        }
+      }
       generation_.store(gen + 1, std::memory_order_release);
       generation_.notify_all();
       return;
@@ -46,9 +55,6 @@ class SpinBarrier {
     generation_.fetch_add(1, std::memory_order_acq_rel);
     generation_.notify_all();
   }
-
-  bool aborted() const { return aborted_.load(std::memory_order_acquire); }
-  int parties() const { return parties_; }
 
  private:
   const int parties_;
