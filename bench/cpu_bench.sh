@@ -12,7 +12,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 run_mb() {  # devices
-  $cli train --devices "$1" --epochs "$epochs" --json "$out/mb-$1.json" > /dev/null
+  "$cli" train --devices "$1" --epochs "$epochs" --json "$out/mb-$1.json" > /dev/null
   python3 - "$out/mb-$1.json" "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

@@ -62,6 +62,8 @@ class TestCli : public QObject {
     QTest::addRow("unknown device") << QStringList{"train", "--devices", "tpu:0"} << "tpu:0";
     QTest::addRow("batch < replicas") << QStringList{"train", "--devices", "cpu:4", "--batch", "2"} << "replicas";
     QTest::addRow("bad backend") << QStringList{"train", "--backend", "magic"} << "magic";
+    QTest::addRow("bad device before data") << QStringList{"train", "--data", "/nonexistent", "--devices", "tpu:0"}
+                                            << "tpu:0";
     QTest::addRow("missing data") << QStringList{"train", "--data", "/nonexistent/mnist"} << "/nonexistent/mnist";
   }
   void bad_arguments() {

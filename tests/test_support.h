@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <cstdint>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <memory>
@@ -55,10 +54,12 @@ inline void write_idx(const std::filesystem::path& dir, const std::string& prefi
     std::fwrite(b, 1, 4, f);
   };
   std::FILE* f = std::fopen((dir / (prefix + "-images-idx3-ubyte")).c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write test data in " + dir.string());
   be32(f, 0x803), be32(f, uint32_t(d.count)), be32(f, uint32_t(d.rows)), be32(f, uint32_t(d.cols));
   std::fwrite(d.pixels.data(), 1, d.pixels.size(), f);
   std::fclose(f);
   f = std::fopen((dir / (prefix + "-labels-idx1-ubyte")).c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write test data in " + dir.string());
   be32(f, 0x801), be32(f, uint32_t(d.count));
   std::fwrite(d.labels.data(), 1, d.labels.size(), f);
   std::fclose(f);

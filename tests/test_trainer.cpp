@@ -170,6 +170,30 @@ class TestTrainer : public QObject {
     }
   }
 
+  void stop_in_the_last_step_keeps_the_epoch() {
+    // The whole epoch trained: it is reported, and a stop after the last epoch's last step
+    // leaves a completed run.
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:2", "reference", 64);
+    MirroredTrainer t(c, data);
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      if (p.step == p.steps) t.request_stop();
+    };
+    RunRecord r = t.run(obs);
+    QCOMPARE(r.epochs.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+  }
+
+  void config_checked_without_data() {
+    TrainConfig c = small_config("cpu:2", "magic", 64);
+    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
+    c.backend = "auto";
+    QCOMPARE(check_train_config(c).size(), std::size_t(2));
+    c.lr = 1e300;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
+  }
+
   void split_of_the_global_batch() {
     // 10 samples over 4 replicas: 3, 3, 2, 2.
     QCOMPARE(replica_share_begin(10, 4, 0), int64_t(0));

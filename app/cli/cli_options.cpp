@@ -101,13 +101,6 @@ Options parse(const std::vector<std::string>& args) {
     else if (train && a == "--save") o.save_out = value(a);
     else throw ConfigError("unknown option '" + a + "' for '" + first + "' (see --help)");
   }
-  if (o.command == Command::Train) {
-    MB_CHECK(o.train.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", o.train.epochs);
-    MB_CHECK(o.train.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", o.train.batch);
-    MB_CHECK(o.train.lr > 0, ConfigError, "--lr must be positive (got {})", o.train.lr);
-    MB_CHECK(o.train.backend == "auto" || o.train.backend == "onednn" || o.train.backend == "reference",
-             ConfigError, "--backend must be auto, onednn or reference (got '{}')", o.train.backend);
-  }
   return o;
 }
 

@@ -42,6 +42,7 @@ int cmd_devices() {
 }
 
 int cmd_train(const Options& o) {
+  check_train_config(o.train);  // argument mistakes are reported before seconds of data loading
   const std::filesystem::path dir = o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
   MirroredTrainer trainer(o.train, data);

@@ -37,7 +37,9 @@ double seconds_since(Clock::time_point t0) { return std::chrono::duration<double
 std::vector<int32_t> epoch_order(int64_t n, uint64_t seed, int epoch) {
   std::vector<int32_t> order(static_cast<std::size_t>(n));
   std::iota(order.begin(), order.end(), 0);
-  SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch));
+  // Seed and epoch are each hashed first: a plain seed*k + epoch would make neighbouring
+  // seeds' streams shifted copies of each other (SplitMix steps its state by a constant).
+  SplitMix64 rng(SplitMix64(seed).next() ^ SplitMix64(0x6A09E667F3BCC909ull + static_cast<uint64_t>(epoch)).next());
   shuffle(std::span<int32_t>(order), rng);
   return order;
 }
@@ -65,28 +67,36 @@ int64_t replica_share_begin(int64_t batch, int replicas, int replica) {
   return replica * base + std::min<int64_t>(replica, extra);
 }
 
-MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data)
-    : config_(std::move(config)), data_(std::move(data)) {
-  MB_CHECK(data_ != nullptr, ConfigError, "no data set loaded");
-  const auto devices = parse_devices(config_.devices);
+std::vector<DeviceSpec> check_train_config(const TrainConfig& config) {
+  const auto devices = parse_devices(config.devices);
   const int n = static_cast<int>(devices.size());
-
-  MB_CHECK(config_.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config_.epochs);
-  MB_CHECK(config_.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config_.batch);
+  engine_backend_name(devices.front().kind, config.backend);  // throws for an unknown backend
+  MB_CHECK(config.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config.epochs);
+  MB_CHECK(config.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config.batch);
   // Before the multiplication below, which would overflow for absurd --batch values.
-  MB_CHECK(config_.batch <= kMaxGlobalBatch, ConfigError, "--batch {} is larger than the supported {}",
-           config_.batch, kMaxGlobalBatch);
-  MB_CHECK(std::isfinite(config_.lr) && config_.lr > 0, ConfigError,
-           "--lr must be a positive number (got {})", config_.lr);
-  MB_CHECK(config_.limit_train >= 0 && config_.limit_val >= 0, ConfigError,
-           "sample limits must not be negative");
-  const int64_t global = config_.per_replica_batch ? config_.batch * n : config_.batch;
+  MB_CHECK(config.batch <= kMaxGlobalBatch, ConfigError, "--batch {} is larger than the supported {}",
+           config.batch, kMaxGlobalBatch);
+  // The learning rate (after scaling) must survive the conversion to float.
+  const double lr = config.scale_lr ? config.lr * n : config.lr;
+  MB_CHECK(std::isfinite(config.lr) && config.lr > 0 && lr <= 1e6, ConfigError,
+           "--lr must be a positive number no larger than 1e6 (got {})", config.lr);
+  MB_CHECK(config.limit_train >= 0 && config.limit_val >= 0, ConfigError, "sample limits must not be negative");
+  const int64_t global = config.per_replica_batch ? config.batch * n : config.batch;
   MB_CHECK(global >= n, ConfigError,
            "global batch {} is smaller than the {} replicas: every replica needs at least one sample "
            "(use a batch of at least {} or --per-replica-batch)",
            global, n, n);
   MB_CHECK(global <= kMaxGlobalBatch, ConfigError, "global batch {} is larger than the supported {}", global,
            kMaxGlobalBatch);
+  return devices;
+}
+
+MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data)
+    : config_(std::move(config)), data_(std::move(data)) {
+  MB_CHECK(data_ != nullptr, ConfigError, "no data set loaded");
+  const auto devices = check_train_config(config_);
+  const int n = static_cast<int>(devices.size());
+  const int64_t global = config_.per_replica_batch ? config_.batch * n : config_.batch;
   // Checked after the arguments, so a bad argument is reported alone (no device warnings).
   const auto inventory = query_devices();
   validate_devices(devices, inventory);
@@ -204,7 +214,8 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
           for (auto& t : timing) t = {};
           epoch_start = Clock::now();
         });
-        for (int64_t s = 0; s < steps && !stop_now; ++s) {
+        int64_t s = 0;
+        for (; s < steps && !stop_now; ++s) {
           const int64_t b0 = s * global, b = std::min(global, train_size - b0);
           const int64_t lo = replica_share_begin(b, n, r), hi = replica_share_begin(b, n, r + 1);
           std::span<const int32_t> mine(order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
@@ -242,7 +253,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
           m.train_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
           m.images_per_s = running_seen / std::max(1e-9, m.time_s);
         });
-        if (stop_now) break;  // a partial epoch is not reported as an epoch
+        if (s < steps) break;  // stopped mid-epoch: a partial epoch is not reported as an epoch
 
         // Validation: each replica evaluates its contiguous share of the validation set.
         const int64_t vlo = replica_share_begin(val_size, n, r), vhi = replica_share_begin(val_size, n, r + 1);

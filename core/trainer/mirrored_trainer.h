@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "backends/devices.h"
 #include "data/dataset.h"
 #include "records/run_record.h"
 #include "trainer/train_config.h"
@@ -36,13 +37,18 @@ struct TrainObserver {
 // Shares differ by at most one sample; the first (b % n) replicas get the larger share.
 int64_t replica_share_begin(int64_t batch, int replicas, int replica);
 
+// Checks everything about a configuration that needs neither data nor devices (arguments,
+// batch vs replicas, backend name): callers run it before loading data so a typo is reported
+// at once. Returns the parsed devices; throws ConfigError.
+std::vector<DeviceSpec> check_train_config(const TrainConfig& config);
+
 class MirroredTrainer {
  public:
   // Checks the configuration against the data and the machine; throws ConfigError.
   MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data);
   ~MirroredTrainer();
 
-  // Trains to completion, stop or failure and returns the record (status set accordingly;
+  // Trains to completion, stop or failure and returns the record (one run() per trainer) (status set accordingly;
   // a device failure gives status "failed" with the message, never an exception).
   RunRecord run(const TrainObserver& observer = {});
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <thread>
 
 namespace mb {
 
@@ -41,7 +42,11 @@ class SpinBarrier {
     for (int spin = 0; generation_.load(std::memory_order_acquire) == gen; ++spin) {
       if (aborted_.load(std::memory_order_acquire)) throw BarrierAborted();
       if (spin < 4000) {
+#if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
+#else
+        std::this_thread::yield();
+#endif
       } else {
         generation_.wait(gen, std::memory_order_acquire);
       }
