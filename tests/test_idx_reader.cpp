@@ -102,7 +102,6 @@ class TestIdxReader : public QObject {
   void corrupt();
   void loadDirPrefersRaw();
   void loadDirMissing();
-  void truncateKeepsFirst();
   void defaultDataDir();
   void fashionMnist();
 
@@ -278,23 +277,6 @@ void TestIdxReader::loadDirMissing() {
     QVERIFY2(QString(e.what()).contains("t10k-images-idx3-ubyte"), e.what());
     QVERIFY2(QString(e.what()).contains("missing"), e.what());
   }
-}
-
-void TestIdxReader::truncateKeepsFirst() {
-  Dataset d = test::make_synthetic_dataset(10, 3);
-  const Dataset full = d;
-  truncate(d, 0);
-  QCOMPARE(d.count, int64_t(10));
-  truncate(d, 11);
-  QCOMPARE(d.count, int64_t(10));
-  truncate(d, 4);
-  QCOMPARE(d.count, int64_t(4));
-  QCOMPARE(d.pixels.size(), std::size_t(4 * 784));
-  QCOMPARE(d.labels.size(), std::size_t(4));
-  QVERIFY(std::equal(d.pixels.begin(), d.pixels.end(), full.pixels.begin()));
-  QVERIFY(std::equal(d.labels.begin(), d.labels.end(), full.labels.begin()));
-  truncate(d, -1);
-  QCOMPARE(d.count, int64_t(4));
 }
 
 void TestIdxReader::defaultDataDir() {

@@ -178,7 +178,6 @@ class TestRunRecord : public QObject {
   void atomicWriteFailureLeavesNothing();
   void csvRows();
   void runId();
-  void comparisonKey();
   void summaries();
 
  private:
@@ -416,22 +415,6 @@ void TestRunRecord::runId() {
   c.start_time.clear();
   const std::string odd = make_run_id(c);
   QVERIFY2(std::regex_match(odd, std::regex("[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_]+-[0-9a-f]{4}")), odd.c_str());
-}
-
-void TestRunRecord::comparisonKey() {
-  RunRecord a = full_record(), b = full_record();
-  b.config.devices = "cpu:1";
-  b.config.replicas = 1;
-  b.config.learning_rate = 5;
-  QCOMPARE(a.comparison_key(), b.comparison_key());   // device count does not split the baseline
-  b.config.global_batch = 512;
-  QVERIFY(a.comparison_key() != b.comparison_key());
-  b = full_record();
-  b.config.dataset = "mnist";
-  QVERIFY(a.comparison_key() != b.comparison_key());
-  b = full_record();
-  b.config.model = "other";
-  QVERIFY(a.comparison_key() != b.comparison_key());
 }
 
 void TestRunRecord::summaries() {

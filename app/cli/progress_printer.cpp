@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "model/cnn_spec.h"
+
 namespace mb::cli {
 
 ProgressPrinter::ProgressPrinter(std::FILE* out) : out_(out), tty_(isatty(fileno(out)) != 0) {}
@@ -35,9 +37,10 @@ void ProgressPrinter::epoch(const EpochMetrics& m, int epochs) {
   bar_shown_ = false;
   const double share = m.time_s > 0 ? 100.0 * m.allreduce_s / m.time_s : 0.0;
   fmt::print(out_,
-             "epoch {}/{}  time {:.2f} s  {:.0f} img/s  all-reduce {:.1f} %  loss {:.4f}  acc {:.4f}  "
-             "val_loss {:.4f}  val_acc {:.4f}\n",
-             m.epoch, epochs, m.time_s, m.images_per_s, share, m.train_loss, m.train_acc, m.val_loss, m.val_acc);
+             "epoch {}/{}  time {:.2f} s  {:.0f} img/s  {:.1f} GFLOP/s  all-reduce {:.1f} %  loss {:.4f}  "
+             "acc {:.4f}  val_loss {:.4f}  val_acc {:.4f}\n",
+             m.epoch, epochs, m.time_s, m.images_per_s, m.images_per_s * cnn::train_flops_per_image() * 1e-9, share,
+             m.train_loss, m.train_acc, m.val_loss, m.val_acc);
   std::fflush(out_);
 }
 

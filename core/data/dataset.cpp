@@ -60,14 +60,4 @@ DataSplit load_idx_dir(const std::filesystem::path& dir) {
   return split;
 }
 
-void truncate(Dataset& data, int64_t n) {
-  if (n <= 0 || n >= data.count) return;
-  data.count = n;
-  data.pixels.resize(static_cast<std::size_t>(n * data.pixels_per_image()));
-  data.labels.resize(static_cast<std::size_t>(n));
-  // Release the dropped tail: a small --train-size run should not keep the full set resident.
-  data.pixels.shrink_to_fit();
-  data.labels.shrink_to_fit();
-}
-
 }  // namespace mb

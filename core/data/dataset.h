@@ -37,7 +37,4 @@ Dataset load_idx_pair(const std::filesystem::path& images, const std::filesystem
 // Reads the four files of the MNIST layout from `dir` (each raw or .gz; raw preferred).
 DataSplit load_idx_dir(const std::filesystem::path& dir);
 
-// Keeps only the first n images (n <= 0 or n >= count keeps all).
-void truncate(Dataset& data, int64_t n);
-
 }  // namespace mb

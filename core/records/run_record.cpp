@@ -247,10 +247,6 @@ double RunRecord::best_val_acc() const {
   return best;
 }
 
-std::string RunRecord::comparison_key() const {
-  return fmt::format("{}/{}/batch{}", config.dataset, config.model, config.global_batch);
-}
-
 std::string make_run_id(const RunConfig& config) {
   // Two runs started in the same second on the same devices still differ in the suffix.
   uint32_t salt = 0;

@@ -57,8 +57,6 @@ struct RunRecord {
 
   double mean_epoch_time() const;        // 0 when no epochs
   double best_val_acc() const;
-  // The key under which runs are compared with a baseline: dataset, model, global batch.
-  std::string comparison_key() const;
 };
 
 std::string make_run_id(const RunConfig& config);
