@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include <spdlog/spdlog.h>
 
@@ -77,13 +78,15 @@ QList<QStringList> parse_csv(const QString& text) {
   return rows;
 }
 
-int json_files(const fs::path& dir) {
-  int n = 0;
+std::set<fs::path> json_paths(const fs::path& dir) {
+  std::set<fs::path> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") ++n;
-  return n;
+    if (e.path().extension() == ".json") files.insert(e.path());
+  return files;
 }
+
+int json_files(const fs::path& dir) { return int(json_paths(dir).size()); }
 
 }  // namespace
 
@@ -98,12 +101,14 @@ class TestWorkbench : public QObject {
   void run_fills_charts_and_history();
   void stop_mid_run_saves_stopped_record();
   void closing_mid_run_saves_stopped_record();
+  void destroying_mid_run_saves_stopped_record();
   void compare_runs_baseline_then_devices();
   void selecting_runs_overlays_them();
   void export_png_has_requested_size_data();
   void export_png_has_requested_size();
   void export_csv_parses_back_to_the_records();
   void corrupt_history_file_is_skipped();
+  void hand_copied_run_file_is_its_own_run();
   void invalid_batch_is_explained_in_place();
   void log_panel_filters_by_level();
   void device_list_offers_gpus_and_explains_their_absence();
@@ -258,6 +263,25 @@ void TestWorkbench::closing_mid_run_saves_stopped_record() {
   QVERIFY(fs::exists(window_->history()->store().file_for(r.id)));
 }
 
+// The other way out: the window is destroyed without close() (application teardown). The
+// destructor joins the trainer and still delivers and saves the partial record.
+void TestWorkbench::destroying_mid_run_saves_stopped_record() {
+  fill(500, 1);
+  const fs::path runs = window_->history()->store().runs_dir();
+  const std::set<fs::path> before = json_paths(runs);
+  QSignalSpy steps(window_->controller(), &RunController::step_progress);
+  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QVERIFY(steps.wait(kRunTimeoutMs));
+  window_.reset();
+  std::set<fs::path> added;
+  for (const auto& p : json_paths(runs))
+    if (!before.count(p)) added.insert(p);
+  QCOMPARE(int(added.size()), 1);
+  const RunRecord r = read_run_json(*added.begin());
+  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QVERIFY(int(r.epochs.size()) < 500);
+}
+
 void TestWorkbench::compare_runs_baseline_then_devices() {
   if (window_->setup_panel()->findChild<QSpinBox*>("cpu_replicas")->maximum() < 2)
     QSKIP("Compare needs two CPU replicas and this machine offers one core");
@@ -404,6 +428,36 @@ void TestWorkbench::corrupt_history_file_is_skipped() {
   QVERIFY(window_->log_panel()->text().contains("foreign.json"));
   window_.reset();
   qputenv("MIRRORBENCH_HOME", saved);
+}
+
+// A run file copied or edited by hand: the file name, not the id inside, says which file
+// Delete removes (an id with a slash used to throw out of the Delete button's slot).
+void TestWorkbench::hand_copied_run_file_is_its_own_run() {
+  window_.reset();
+  QTemporaryDir home;
+  const QByteArray saved = qgetenv("MIRRORBENCH_HOME");
+  qputenv("MIRRORBENCH_HOME", home.path().toUtf8());
+  const fs::path runs = fs::path(home.path().toStdString()) / "runs";
+  fs::create_directories(runs);
+  RunRecord r;
+  r.config.devices = "cpu:1";
+  r.config.start_time = "2026-01-01T00:00:00Z";
+  r.id = "original";
+  write_run_json(r, runs / "original.json");
+  fs::copy_file(runs / "original.json", runs / "copy.json");
+  r.id = "../escape";
+  write_run_json(r, runs / "odd.json");
+
+  window_ = std::make_unique<MainWindow>();
+  HistoryModel* h = window_->history();
+  qputenv("MIRRORBENCH_HOME", saved);
+  QCOMPARE(h->rowCount(), 3);
+  QVERIFY(h->find("copy") && h->find("odd") && h->find("original"));
+  h->remove({"copy", "odd"});
+  QVERIFY(fs::exists(runs / "original.json"));
+  QVERIFY(!fs::exists(runs / "copy.json"));
+  QVERIFY(!fs::exists(runs / "odd.json"));
+  window_.reset();
 }
 
 void TestWorkbench::invalid_batch_is_explained_in_place() {

@@ -13,11 +13,6 @@ namespace mb {
 
 namespace {
 
-struct Metric {
-  const char* key;
-  double (*value)(const EpochMetrics&);
-};
-
 const ShownRun* primary_run(const std::vector<ShownRun>& runs) {
   for (const auto& r : runs) {
     if (!r.baseline) return &r;
@@ -309,10 +304,10 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
               .arg(primary->label.toHtmlEscaped(),
                    base ? QObject::tr(" <span style='font-weight:normal'>vs</span> %1").arg(base->label.toHtmlEscaped())
                         : QString());
-  html += QStringLiteral("<p style='margin-top:0; color:#555'>%1 · %2 · %3 epochs · lr %4%5</p>")
+  html += QStringLiteral("<p style='margin-top:0; color:#555'>%1 · %2 · %3 · lr %4%5</p>")
               .arg(QString::fromStdString(r.config.dataset),
                    QObject::tr("%n training image(s)", nullptr, int(r.config.train_size)),
-                   QString::number(r.config.epochs), QString::number(r.config.learning_rate),
+                   QObject::tr("%n epoch(s)", nullptr, r.config.epochs), QString::number(r.config.learning_rate),
                    primary->live ? QObject::tr(" · <b>running</b>") : QStringLiteral(" · ") + QString::fromStdString(r.status));
 
   html += "<table cellspacing='0' cellpadding='3'>";

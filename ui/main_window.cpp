@@ -218,6 +218,7 @@ bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config) {
                            "selected.").arg(QString::fromStdString(single));
     setup_->show_error(why);
     statusBar()->showMessage(why, 8000);
+    spdlog::warn("{}", why.toStdString());   // scripted mode has no panel to read it from
     return false;
   }
   if (!script_) settings_.set_last_config(setup_->config());
@@ -468,7 +469,7 @@ void MainWindow::run_script(const ScriptOptions& options) {
   }
   QTimer::singleShot(0, this, [this] {
     if (!start_plan(script_->kind, script_->config)) {
-      spdlog::error("Scripted run could not start: {}", setup_->problems().join(" ").toStdString());
+      spdlog::error("Scripted run could not start (see the previous message)");
       finish_script(false);
     }
   });

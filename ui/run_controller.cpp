@@ -71,7 +71,9 @@ void RunController::on_run_finished(const RunRecord& record) {
 void RunController::on_run_rejected(const QString& message) {
   all_ok_ = false;
   emit run_rejected(current_, message);
-  stopped_ = true;   // a rejected baseline makes the comparison meaningless: do not go on
+  // A rejected baseline makes the comparison meaningless: drop the rest of the plan. The user
+  // did not stop it, so the plan ends "with errors", not "stopped".
+  plan_.resize(std::size_t(current_) + 1);
   next_or_finish();
 }
 

@@ -48,7 +48,10 @@ RunStore::Loaded RunStore::load_runs() const {
   for (const auto& file : files) {
     try {
       RunRecord r = read_run_json(file);
-      if (r.id.empty()) r.id = file.stem().string();
+      // The file name is the run's identity in the store: rename/delete act on <id>.json, so
+      // a hand-copied or hand-edited file (id "x/y", or a copy's id naming the original) must
+      // not make Delete remove another run's file or throw from file_for().
+      r.id = file.stem().string();
       out.runs.push_back(std::move(r));
     } catch (const std::exception& e) {
       out.warnings.push_back(fmt::format("Skipped run file {}: {}", file.string(), e.what()));
