@@ -64,6 +64,9 @@ class TestCli : public QObject {
     QTest::addRow("bad backend") << QStringList{"train", "--backend", "magic"} << "magic";
     QTest::addRow("bad device before data") << QStringList{"train", "--data", "/nonexistent", "--devices", "tpu:0"}
                                             << "tpu:0";
+    QTest::addRow("unwritable output") << QStringList{"train", "--csv", "/proc/no/such.csv"} << "/proc/no/such.csv";
+    QTest::addRow("output under a file") << QStringList{"train", "--csv", MB_CLI_PATH "/x.csv"} << "not a folder";
+    QTest::addRow("output is a folder") << QStringList{"train", "--save", "/tmp"} << "is a folder";
     QTest::addRow("missing data") << QStringList{"train", "--data", "/nonexistent/mnist"} << "/nonexistent/mnist";
   }
   void bad_arguments() {

@@ -1,7 +1,10 @@
 // mirrorbench-cli: train, list devices, self-test. Errors: one line on stderr, exit 2 for
 // bad arguments or data, 1 for a failed run.
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -21,9 +24,31 @@ namespace mb::cli {
 namespace {
 
 MirroredTrainer* g_trainer = nullptr;  // for Ctrl-C: stop at the next step, keep the record
+volatile std::sig_atomic_t g_interrupted = 0;
 
 extern "C" void on_interrupt(int) {
+  if (g_interrupted) _exit(130);  // a second Ctrl-C: the user does not want to wait
+  g_interrupted = 1;
   if (g_trainer) g_trainer->request_stop();
+}
+
+// Fails before training, not after it, when an output file could not be written: the path
+// must not be a folder, and its nearest existing folder must take a new file.
+void check_writable(const char* flag, const std::string& file) {
+  if (file.empty()) return;
+  namespace fs = std::filesystem;
+  const fs::path path = fs::absolute(file);
+  std::error_code ec;
+  MB_CHECK(!fs::is_directory(path, ec), ConfigError, "{} {}: is a folder, not a file", flag, file);
+  fs::path dir = path.parent_path();
+  while (!dir.empty() && !fs::exists(dir, ec) && dir != dir.root_path()) dir = dir.parent_path();
+  MB_CHECK(fs::is_directory(dir, ec), ConfigError, "{} {}: {} is not a folder", flag, file, dir.string());
+  // Try it: permission bits do not tell (root, read-only mounts, /proc).
+  std::string probe = (dir / ".mirrorbench-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  MB_CHECK(fd >= 0, ConfigError, "{} {}: cannot write into {}", flag, file, dir.string());
+  close(fd);
+  unlink(probe.c_str());
 }
 
 int cmd_version() {
@@ -43,6 +68,9 @@ int cmd_devices() {
 
 int cmd_train(const Options& o) {
   check_train_config(o.train);  // argument mistakes are reported before seconds of data loading
+  check_writable("--json", o.json_out);
+  check_writable("--csv", o.csv_out);
+  check_writable("--save", o.save_out);
   const std::filesystem::path dir = o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
   MirroredTrainer trainer(o.train, data);
