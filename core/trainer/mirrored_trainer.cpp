@@ -60,6 +60,102 @@ void pin_to_core(int core) {
   }
 }
 
+// The bookkeeping the replicas share during a run: the epoch's data order, the replicas'
+// per-step results, running metrics, the stop decision. Its methods run only inside barrier
+// completion steps (one thread, the others waiting), which order every access.
+struct EpochBook {
+  EpochBook(const RunConfig& rc, const TrainObserver& observer, const std::atomic<bool>& stop_requested,
+            RunRecord& record, int64_t steps)
+      : rc(rc), observer(observer), stop_requested(stop_requested), record(record), steps(steps),
+        slot(rc.replicas), timing(rc.replicas), params_seen(rc.replicas, std::vector<float>(cnn::kParamCount)) {}
+
+  void begin_epoch(int e) {
+    epoch = e;
+    order = epoch_order(rc.train_size, rc.seed, e);
+    running_loss = 0, running_correct = 0, running_seen = 0, last_report = -1;
+    for (auto& t : timing) t = {};
+    epoch_start = Clock::now();
+  }
+
+  // After step s (0-based), with `images_done` images of this epoch trained.
+  void end_step(int64_t s, int64_t images_done) {
+    for (const auto& st : slot) running_loss += st.loss_sum, running_correct += st.correct, running_seen += st.samples;
+    const double elapsed = seconds_since(epoch_start);
+    if (observer.on_step && (elapsed - last_report >= 0.05 || s + 1 == steps)) {
+      last_report = elapsed;
+      StepProgress p;
+      p.epoch = epoch, p.epochs = rc.epochs, p.step = s + 1, p.steps = steps;
+      p.images_done = images_done;
+      p.epoch_elapsed_s = elapsed;
+      p.images_per_s = elapsed > 0 ? images_done / elapsed : 0;
+      p.eta_s = p.images_per_s > 0 ? (rc.train_size - images_done) / p.images_per_s : 0;
+      p.running_loss = running_loss / std::max<int64_t>(1, running_seen);
+      p.running_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
+      observer.on_step(p);
+    }
+    if (stop_requested.load()) stop_now = true;
+  }
+
+  void end_training() {
+    metrics = EpochMetrics{};
+    metrics.epoch = epoch;
+    metrics.time_s = seconds_since(epoch_start);
+    metrics.allreduce_s = timing[0].allreduce_s;
+    metrics.train_loss = running_loss / std::max<int64_t>(1, running_seen);
+    metrics.train_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
+    metrics.images_per_s = running_seen / std::max(1e-9, metrics.time_s);
+  }
+
+  void end_validation() {
+    BatchStats v;
+    for (const auto& st : slot) v.loss_sum += st.loss_sum, v.correct += st.correct, v.samples += st.samples;
+    metrics.val_loss = v.loss_sum / std::max<int64_t>(1, v.samples);
+    metrics.val_acc = double(v.correct) / std::max<int64_t>(1, v.samples);
+    check_replicas_in_sync();
+    record.epochs.push_back(metrics);
+    const EpochMetrics& m = metrics;
+    spdlog::info("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
+                 "val_loss {:.4f}, val_acc {:.4f}",
+                 m.epoch, rc.epochs, m.time_s, m.images_per_s, 100.0 * m.allreduce_s / std::max(1e-9, m.time_s),
+                 m.train_loss, m.train_acc, m.val_loss, m.val_acc);
+    if (observer.on_epoch) observer.on_epoch(m);
+    if (!record.replicas_in_sync || stop_requested.load()) stop_now = true;
+  }
+
+  // MirroredStrategy's invariant: identical updates keep identical weights, bit for bit.
+  void check_replicas_in_sync() {
+    for (int q = 1; q < rc.replicas; ++q) {
+      if (std::memcmp(params_seen[q].data(), params_seen[0].data(), cnn::kParamCount * sizeof(float)) == 0) continue;
+      double worst = 0;
+      for (std::size_t i = 0; i < cnn::kParamCount; ++i)
+        worst = std::max(worst, double(std::fabs(params_seen[q][i] - params_seen[0][i])));
+      record.replicas_in_sync = false;
+      if (in_sync_error.empty())
+        in_sync_error = fmt::format("replicas out of sync after epoch {}: replica {} differs from replica 0 by up to {:.3g}",
+                                    epoch, q, worst);
+    }
+  }
+
+  const RunConfig& rc;
+  const TrainObserver& observer;
+  const std::atomic<bool>& stop_requested;
+  RunRecord& record;
+  const int64_t steps;
+
+  std::vector<BatchStats> slot;                  // one per replica, written by that replica
+  std::vector<StepTiming> timing;                // likewise
+  std::vector<std::vector<float>> params_seen;   // likewise, for the in-sync check
+  std::vector<int32_t> order;                    // this epoch's training order
+  bool stop_now = false;
+  std::string in_sync_error;
+
+  int epoch = 0;
+  EpochMetrics metrics;
+  Clock::time_point epoch_start;
+  double running_loss = 0, last_report = -1;
+  int64_t running_correct = 0, running_seen = 0;
+};
+
 }  // namespace
 
 int64_t replica_share_begin(int64_t batch, int replicas, int replica) {
@@ -171,24 +267,12 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
   std::vector<float> initial(cnn::kParamCount);
   cnn::init_params(initial, rc.seed);
 
-  // Shared state: written only by the barrier's completion step (one thread, others waiting)
-  // or by each replica into its own slot.
   SpinBarrier barrier(n);
-  std::vector<BatchStats> slot(n);
-  std::vector<std::vector<float>> params_seen(n);
-  std::vector<int32_t> order;
+  EpochBook book(rc, observer, stop_, record, steps);
   std::vector<int32_t> val_order(static_cast<std::size_t>(val_size));
   std::iota(val_order.begin(), val_order.end(), 0);
-  bool stop_now = false;
   std::mutex error_mutex;
   std::string first_error;
-
-  // Per-epoch running state (completion step only).
-  EpochMetrics m;
-  Clock::time_point epoch_start;
-  double running_loss = 0, last_report = -1;
-  int64_t running_correct = 0, running_seen = 0;
-  std::vector<StepTiming> timing(n);
 
   auto fail = [&](const std::string& what) {
     {
@@ -199,6 +283,8 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
     comm->abort();
   };
 
+  // One replica's life. Each barrier's completion step runs on one thread while the others
+  // wait, so EpochBook needs no locks; replicas write only their own slots.
   auto replica_main = [&](int r) {
     try {
       if (devices[r].kind == DeviceKind::Cpu && n <= cpu_core_count()) pin_to_core(r);
@@ -207,89 +293,28 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
       engine.set_params(initial);
       int64_t adam_step = 0;
 
-      for (int e = 1; e <= rc.epochs; ++e) {
-        barrier.arrive_and_wait([&] {
-          order = epoch_order(train_size, rc.seed, e);
-          running_loss = 0, running_correct = 0, running_seen = 0, last_report = -1;
-          for (auto& t : timing) t = {};
-          epoch_start = Clock::now();
-        });
+      for (int e = 1; e <= rc.epochs && !book.stop_now; ++e) {
+        barrier.arrive_and_wait([&] { book.begin_epoch(e); });
         int64_t s = 0;
-        for (; s < steps && !stop_now; ++s) {
+        for (; s < steps && !book.stop_now; ++s) {
           const int64_t b0 = s * global, b = std::min(global, train_size - b0);
           const int64_t lo = replica_share_begin(b, n, r), hi = replica_share_begin(b, n, r + 1);
-          std::span<const int32_t> mine(order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
-          slot[r] = engine.train_step(mine, 1.0f / static_cast<float>(b), *comm, r, adam, ++adam_step, timing[r]);
-
-          barrier.arrive_and_wait([&] {
-            for (const auto& st : slot) {
-              running_loss += st.loss_sum;
-              running_correct += st.correct;
-              running_seen += st.samples;
-            }
-            const double elapsed = seconds_since(epoch_start);
-            if (observer.on_step && (elapsed - last_report >= 0.05 || s + 1 == steps)) {
-              last_report = elapsed;
-              StepProgress p;
-              p.epoch = e, p.epochs = rc.epochs, p.step = s + 1, p.steps = steps;
-              p.images_done = b0 + b;
-              p.epoch_elapsed_s = elapsed;
-              p.images_per_s = elapsed > 0 ? p.images_done / elapsed : 0;
-              p.eta_s = p.images_per_s > 0 ? (train_size - p.images_done) / p.images_per_s : 0;
-              p.running_loss = running_loss / std::max<int64_t>(1, running_seen);
-              p.running_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
-              observer.on_step(p);
-            }
-            if (stop_.load()) stop_now = true;
-          });
+          std::span<const int32_t> mine(book.order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
+          book.slot[r] = engine.train_step(mine, 1.0f / static_cast<float>(b), *comm, r, adam, ++adam_step,
+                                           book.timing[r]);
+          barrier.arrive_and_wait([&] { book.end_step(s, b0 + b); });
         }
         engine.synchronize();
-        barrier.arrive_and_wait([&] {
-          m = EpochMetrics{};
-          m.epoch = e;
-          m.time_s = seconds_since(epoch_start);
-          m.allreduce_s = timing[0].allreduce_s;
-          m.train_loss = running_loss / std::max<int64_t>(1, running_seen);
-          m.train_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
-          m.images_per_s = running_seen / std::max(1e-9, m.time_s);
-        });
+        barrier.arrive_and_wait([&] { book.end_training(); });
         if (s < steps) break;  // stopped mid-epoch: a partial epoch is not reported as an epoch
 
         // Validation: each replica evaluates its contiguous share of the validation set.
         const int64_t vlo = replica_share_begin(val_size, n, r), vhi = replica_share_begin(val_size, n, r + 1);
-        slot[r] = engine.evaluate(std::span<const int32_t>(val_order.data() + vlo, static_cast<std::size_t>(vhi - vlo)));
-        params_seen[r].resize(cnn::kParamCount);
-        engine.get_params(params_seen[r]);
-
-        barrier.arrive_and_wait([&] {
-          BatchStats v;
-          for (const auto& st : slot) v.loss_sum += st.loss_sum, v.correct += st.correct, v.samples += st.samples;
-          m.val_loss = v.loss_sum / std::max<int64_t>(1, v.samples);
-          m.val_acc = double(v.correct) / std::max<int64_t>(1, v.samples);
-          // MirroredStrategy's invariant: identical updates keep identical weights, bit for bit.
-          for (int q = 1; q < n; ++q) {
-            if (std::memcmp(params_seen[q].data(), params_seen[0].data(), cnn::kParamCount * sizeof(float)) != 0) {
-              double worst = 0;
-              for (std::size_t i = 0; i < cnn::kParamCount; ++i)
-                worst = std::max(worst, double(std::fabs(params_seen[q][i] - params_seen[0][i])));
-              record.replicas_in_sync = false;
-              std::lock_guard lock(error_mutex);
-              if (first_error.empty())
-                first_error = fmt::format("replicas out of sync after epoch {}: replica {} differs from replica 0 "
-                                          "by up to {:.3g}", e, q, worst);
-            }
-          }
-          record.epochs.push_back(m);
-          spdlog::info("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
-                       "val_loss {:.4f}, val_acc {:.4f}",
-                       e, rc.epochs, m.time_s, m.images_per_s, 100.0 * m.allreduce_s / std::max(1e-9, m.time_s),
-                       m.train_loss, m.train_acc, m.val_loss, m.val_acc);
-          if (observer.on_epoch) observer.on_epoch(m);
-          if (!record.replicas_in_sync || stop_.load()) stop_now = true;
-        });
-        if (stop_now) break;
+        book.slot[r] = engine.evaluate(std::span<const int32_t>(val_order.data() + vlo, std::size_t(vhi - vlo)));
+        engine.get_params(book.params_seen[r]);
+        barrier.arrive_and_wait([&] { book.end_validation(); });
       }
-      if (r == 0) {
+      if (r == 0 && book.in_sync_error.empty()) {  // no checkpoint of diverged replicas
         final_params_.resize(cnn::kParamCount);
         engine.get_params(final_params_);
       }
@@ -315,11 +340,12 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
   }
   for (auto& t : threads) t.join();
 
+  if (first_error.empty()) first_error = book.in_sync_error;
   if (!first_error.empty()) {
     record.status = "failed";
     record.error = first_error;
     spdlog::error("run failed: {}", first_error);
-  } else if (stop_now && static_cast<int>(record.epochs.size()) < rc.epochs) {
+  } else if (book.stop_now && static_cast<int>(record.epochs.size()) < rc.epochs) {
     record.status = "stopped";
     spdlog::info("run stopped after {} complete epoch(s)", record.epochs.size());
   }
