@@ -14,6 +14,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTemporaryDir>
@@ -26,13 +27,17 @@
 
 #include <spdlog/spdlog.h>
 
+#include "baseline.h"
+#include "chart_content.h"
 #include "chart_panel.h"
 #include "history_model.h"
 #include "history_view.h"
 #include "log_panel.h"
 #include "main_window.h"
+#include "plans.h"
 #include "progress_panel.h"
 #include "records/run_record.h"
+#include "run_controller.h"
 #include "run_setup_panel.h"
 #include "test_support.h"
 
@@ -88,6 +93,24 @@ std::set<fs::path> json_paths(const fs::path& dir) {
 
 int json_files(const fs::path& dir) { return int(json_paths(dir).size()); }
 
+// A finished record with one epoch, for model and card tests that need no training.
+RunRecord made_run(const std::string& id, const std::string& devices, int replicas, int64_t batch,
+                   const std::string& start, const std::string& status = "completed") {
+  RunRecord r;
+  r.id = id;
+  r.status = status;
+  r.config.devices = devices;
+  r.config.replicas = replicas;
+  r.config.global_batch = batch;
+  r.config.per_replica_batch = batch / replicas;
+  r.config.dataset = "synthetic";
+  r.config.train_size = 512;
+  r.config.backend = "onednn";
+  r.config.start_time = start;
+  r.epochs.push_back(EpochMetrics{1, 2.0 / replicas, 0.0, 0.9, 0.7, 0.8, 0.72, 300});
+  return r;
+}
+
 }  // namespace
 
 class TestWorkbench : public QObject {
@@ -108,6 +131,10 @@ class TestWorkbench : public QObject {
   void export_png_has_requested_size();
   void export_csv_parses_back_to_the_records();
   void corrupt_history_file_is_skipped();
+  void history_baselines_match_find_baseline();
+  void running_trace_is_thinned_evenly();
+  void classic_criteria_only_for_classic_settings();
+  void shutdown_with_a_queued_run_ends_the_plan();
   void hand_copied_run_file_is_its_own_run();
   void invalid_batch_is_explained_in_place();
   void log_panel_filters_by_level();
@@ -307,6 +334,9 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
   const QString card = window_->chart_panel()->summary_html();
   QVERIFY(card.contains("Time per epoch reduced by"));
   QVERIFY(card.contains("Validation accuracy above 80"));
+  // A 1-epoch run on 512 images is not the classic task, and the card says so.
+  QVERIFY2(card.contains("these settings differ from it: 1 epoch, global batch 64, 512 training images"), qPrintable(card));
+  QVERIFY(!card.contains("Classic task criteria"));
 }
 
 void TestWorkbench::selecting_runs_overlays_them() {
@@ -406,6 +436,11 @@ void TestWorkbench::corrupt_history_file_is_skipped() {
   QTemporaryDir home;
   const QByteArray saved = qgetenv("MIRRORBENCH_HOME");
   qputenv("MIRRORBENCH_HOME", home.path().toUtf8());
+  // A failing check returns early: the later tests must not follow into the deleted folder.
+  const auto restore = qScopeGuard([&] {
+    window_.reset();
+    qputenv("MIRRORBENCH_HOME", saved);
+  });
   const fs::path runs = fs::path(home.path().toStdString()) / "runs";
   fs::create_directories(runs);
   // One good record, one file that is not JSON, one JSON that is not a run record.
@@ -426,8 +461,125 @@ void TestWorkbench::corrupt_history_file_is_skipped() {
   QCOMPARE(int(window_->load_warnings().size()), 2);
   QTRY_VERIFY(window_->log_panel()->text().contains("broken.json"));
   QVERIFY(window_->log_panel()->text().contains("foreign.json"));
-  window_.reset();
-  qputenv("MIRRORBENCH_HOME", saved);
+}
+
+// The model works out every baseline once per change; it must choose as find_baseline() does,
+// through adds, pins, a newer run, a failed run and removals.
+void TestWorkbench::history_baselines_match_find_baseline() {
+  QTemporaryDir home;
+  HistoryModel h(RunStore(fs::path(home.path().toStdString())));
+  h.reload();
+  auto agree = [&h] {
+    for (const auto& r : h.runs()) {
+      const RunRecord* expected = find_baseline(h.runs(), h.pins(), r.config);
+      if (h.baseline_for(r.config) != expected) return false;
+      if (h.is_baseline(r) != (expected && expected->id == r.id)) return false;
+      const QString speedup = h.data(h.index(h.row_of(r.id), HistoryModel::Speedup), Qt::DisplayRole).toString();
+      if ((expected && expected->id == r.id) != (speedup == "baseline")) return false;
+    }
+    return true;
+  };
+  QVERIFY(h.add(made_run("a1", "cpu:1", 1, 64, "2026-01-01T00:00:00Z")));
+  QVERIFY(h.add(made_run("m2", "cpu:2", 2, 64, "2026-01-01T00:01:00Z")));
+  QVERIFY(h.add(made_run("b128", "cpu:1", 1, 128, "2026-01-01T00:02:00Z")));
+  QVERIFY(agree());
+  QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a1"));
+  QVERIFY(h.add(made_run("a2", "cpu:1", 1, 64, "2026-01-01T00:03:00Z")));   // newer: takes over
+  QVERIFY(h.add(made_run("a3", "cpu:1", 1, 64, "2026-01-01T00:04:00Z", "failed")));   // never a baseline
+  QVERIFY(agree());
+  QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a2"));
+  QVERIFY(h.data(h.index(h.row_of("m2"), HistoryModel::Speedup), Qt::DisplayRole).toString().contains("×") ||
+          h.data(h.index(h.row_of("m2"), HistoryModel::Speedup), Qt::DisplayRole).toString().contains("%"));
+  QVERIFY(h.pin_baseline("a1"));   // the pin beats the newer run
+  QVERIFY(agree());
+  QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a1"));
+  h.remove({"a1"});                // pinned run gone: back to the latest
+  QVERIFY(agree());
+  QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a2"));
+  QVERIFY(h.rename("a2", "renamed"));
+  h.remove({"a2"});
+  QVERIFY(agree());
+  QCOMPARE(h.baseline_for(h.find("m2")->config), nullptr);
+  h.reload();                      // from disk: the same answers
+  QVERIFY(agree());
+}
+
+void TestWorkbench::running_trace_is_thinned_evenly() {
+  RunningTrace trace;
+  constexpr int kPoints = 20000;   // an hour at the trainer's 50 ms reports would be 72,000
+  for (int i = 0; i < kPoints; ++i) {
+    trace.append(QPointF(i, -i));
+    QVERIFY(trace.points().size() < RunningTrace::kMaxPoints);
+  }
+  const QList<QPointF>& p = trace.points();
+  QVERIFY(p.size() >= RunningTrace::kMaxPoints / 4);
+  // Evenly spaced, in order, and the newest point kept once the stride divides the count.
+  const double step = p[1].x() - p[0].x();
+  QVERIFY(step > 1);
+  for (qsizetype i = 1; i < p.size(); ++i) QCOMPARE(p[i].x() - p[i - 1].x(), step);
+  QVERIFY(p.back().x() > kPoints - 1 - step);
+  QCOMPARE(p.back().y(), -p.back().x());
+}
+
+// The card calls the criteria "the classic task" only for the classic settings.
+void TestWorkbench::classic_criteria_only_for_classic_settings() {
+  auto shown = [](const RunRecord& r, bool baseline) {
+    ShownRun s;
+    s.record = r;
+    s.label = QString::fromStdString(r.id);
+    s.baseline = baseline;
+    return s;
+  };
+  auto card = [&](RunRecord base, RunRecord run) {
+    std::vector<ShownRun> runs{shown(run, false), shown(base, true)};
+    runs[0].baseline_label = runs[1].label;
+    runs[0].vs_baseline = compare_epoch_time(base, run);
+    return comparison_summary_html(runs);
+  };
+  RunRecord base = made_run("base", "cpu:1", 1, 128, "2026-01-01T00:00:00Z");
+  RunRecord run = made_run("multi", "cpu:2", 2, 128, "2026-01-01T00:01:00Z");
+  for (RunRecord* r : {&base, &run}) {
+    r->config.epochs = 5;
+    r->config.train_size = 60000;
+    r->config.val_size = 10000;
+  }
+  QVERIFY(classic_task_differences(run.config).isEmpty());
+  QString html = card(base, run);
+  QVERIFY2(html.contains("<b>Classic task criteria</b>"), qPrintable(html));
+  QVERIFY(!html.contains("differ"));
+
+  for (RunRecord* r : {&base, &run}) {
+    r->config.epochs = 1;
+    r->config.train_size = 2048;
+  }
+  QCOMPARE(classic_task_differences(run.config), QStringList({"1 epoch", "2,048 training images"}));
+  html = card(base, run);
+  QVERIFY(!html.contains("Classic task criteria"));
+  QVERIFY2(html.contains("Criteria of the classic task"), qPrintable(html));
+  QVERIFY(html.contains("these settings differ from it: 1 epoch, 2,048 training images"));
+  QVERIFY(html.contains("Time per epoch reduced by"));   // the numbers are still shown
+}
+
+// Shutting down right after start: whether the worker picked up the queued run or the thread
+// quit first, the plan ends exactly once and the controller is idle.
+void TestWorkbench::shutdown_with_a_queued_run_ends_the_plan() {
+  TrainConfig c;
+  c.data_dir = data_dir_.toStdString();
+  c.devices = "cpu:1";
+  c.epochs = 500;
+  c.batch = 64;
+  c.limit_train = kTrain;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    RunController controller;
+    QSignalSpy finished(&controller, &RunController::plan_finished);
+    controller.start(PlanKind::Compare, make_plan(PlanKind::Compare, c, "cpu:1"));
+    QVERIFY(controller.busy());
+    controller.shutdown();
+    QVERIFY(!controller.busy());
+    QCOMPARE(finished.count(), 1);
+    QCOMPARE(finished.front().at(1).toBool(), false);   // not ok
+    QCOMPARE(finished.front().at(2).toBool(), true);    // stopped
+  }
 }
 
 // A run file copied or edited by hand: the file name, not the id inside, says which file
@@ -483,6 +635,10 @@ void TestWorkbench::invalid_batch_is_explained_in_place() {
   data->setCurrentIndex(data->findData(QDir::cleanPath(home_.path())));
   QVERIFY(!run->isEnabled());
   QVERIFY(message->text().contains("not an IDX data folder"));
+  // The worker's message about the same folder does not repeat it.
+  p->show_error("Cannot open the training images in that folder");
+  QCOMPARE(message->text().count("not an IDX data folder"), 1);
+  QVERIFY(!message->text().contains("Cannot open the training images"));
 }
 
 void TestWorkbench::log_panel_filters_by_level() {
@@ -496,6 +652,15 @@ void TestWorkbench::log_panel_filters_by_level() {
   QVERIFY(log->text().contains("a warning line"));
   log->set_level(int(spdlog::level::info));
   QVERIFY(log->text().contains("an info line"));
+  // A stored level the filter does not offer is clamped to one it does.
+  auto* filter = log->findChild<QComboBox*>("log_level");
+  log->set_level(int(spdlog::level::off));
+  QCOMPARE(log->level(), int(spdlog::level::err));
+  QCOMPARE(filter->currentData().toInt(), int(spdlog::level::err));
+  log->set_level(int(spdlog::level::trace));
+  QCOMPARE(log->level(), int(spdlog::level::debug));
+  QCOMPARE(filter->currentData().toInt(), int(spdlog::level::debug));
+  log->set_level(int(spdlog::level::info));
 }
 
 void TestWorkbench::device_list_offers_gpus_and_explains_their_absence() {

@@ -1,6 +1,7 @@
 // Chart descriptions from runs: which series, which pens, which ranges, which headline.
 #include "chart_content.h"
 
+#include <QLocale>
 #include <QObject>
 
 #include <algorithm>
@@ -20,6 +21,13 @@ const ShownRun* primary_run(const std::vector<ShownRun>& runs) {
   return runs.empty() ? nullptr : &runs.front();
 }
 
+const ShownRun* primary_run(const std::vector<const ShownRun*>& runs) {
+  for (const ShownRun* r : runs) {
+    if (!r->baseline) return r;
+  }
+  return runs.empty() ? nullptr : runs.front();
+}
+
 QPen run_pen(const ShownRun& run, bool secondary) {
   QColor c = run.colour;
   if (secondary) c = c.lighter(run.baseline ? 125 : 140);
@@ -35,9 +43,15 @@ QString headline_span(const QString& text, const QString& colour = "#444444") {
   return QStringLiteral("<br><span style='font-size:10pt; color:%1'>%2</span>").arg(colour, text.toHtmlEscaped());
 }
 
-int planned_epochs(const std::vector<ShownRun>& runs) {
+// "1 epoch", "5 epochs", "60,000 training images": tr()'s %n plurals need a translation
+// loaded, without one they print "epoch(s)".
+QString count_of(int64_t n, const QString& one, const QString& many) {
+  return QStringLiteral("%1 %2").arg(QLocale(QLocale::English).toString(qlonglong(n)), n == 1 ? one : many);
+}
+
+int planned_epochs(const std::vector<const ShownRun*>& runs) {
   int n = 1;
-  for (const auto& r : runs) n = std::max({n, r.record.config.epochs, int(r.record.epochs.size())});
+  for (const ShownRun* r : runs) n = std::max({n, r->record.config.epochs, int(r->record.epochs.size())});
   return n;
 }
 
@@ -124,7 +138,8 @@ void add_epoch_series(ChartContent& c, const ShownRun& run, const char* key, con
   c.series.push_back(std::move(s));
 }
 
-void add_trace(ChartContent& c, const ShownRun& run, const QList<QPointF>& trace, const char* key, double scale) {
+void add_trace(ChartContent& c, const ShownRun& run, const RunningTrace& running, const char* key, double scale) {
+  const QList<QPointF>& trace = running.points();
   if (!run.live || trace.isEmpty()) return;
   SeriesSpec s;
   s.id = QString::fromStdString(run.record.id) + "/" + key;
@@ -134,11 +149,29 @@ void add_trace(ChartContent& c, const ShownRun& run, const QList<QPointF>& trace
   s.pen = QPen(colour, 1.2, Qt::DotLine);
   s.markers = false;
   s.in_legend = false;
-  for (const auto& p : trace) s.points.append(QPointF(p.x(), p.y() * scale));
+  if (scale == 1.0) {
+    s.points = trace;   // shared, not copied
+  } else {
+    s.points.reserve(trace.size());
+    for (const auto& p : trace) s.points.append(QPointF(p.x(), p.y() * scale));
+  }
   c.series.push_back(std::move(s));
 }
 
 }  // namespace
+
+void RunningTrace::append(QPointF p) {
+  if (++skipped_ < stride_) return;
+  skipped_ = 0;
+  points_.append(p);
+  if (points_.size() < kMaxPoints) return;
+  QList<QPointF> kept;
+  kept.reserve(kMaxPoints / 2);
+  for (qsizetype i = points_.size() - 1; i >= 0; i -= 2) kept.append(points_[i]);   // the newest stays
+  std::reverse(kept.begin(), kept.end());
+  points_ = std::move(kept);
+  stride_ *= 2;
+}
 
 QString chart_name(ChartKind kind) {
   switch (kind) {
@@ -166,12 +199,12 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
   // the curves coincide (same seed: they often do).
   // "Show baseline" hides baselines next to other runs, never a baseline shown on its own.
   const bool others = std::any_of(all_runs.begin(), all_runs.end(), [](const ShownRun& r) { return !r.baseline; });
-  std::vector<ShownRun> runs;
+  std::vector<const ShownRun*> runs;   // pointers: the records and traces are not copied
   for (const auto& r : all_runs) {
-    if (r.baseline && (options.show_baseline || !others)) runs.push_back(r);
+    if (r.baseline && (options.show_baseline || !others)) runs.push_back(&r);
   }
   for (const auto& r : all_runs) {
-    if (!r.baseline) runs.push_back(r);
+    if (!r.baseline) runs.push_back(&r);
   }
   ChartContent c;
   c.kind = kind;
@@ -186,7 +219,8 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       c.x_min = 0.5;
       c.x_max = epochs + 0.5;
       c.x_tick_anchor = 1;
-      for (const auto& run : runs) {
+      for (const ShownRun* p : runs) {
+        const ShownRun& run = *p;
         QString name = run.baseline ? QObject::tr("%1 (baseline)").arg(run.label) : run.label;
         if (run.vs_baseline) name += QStringLiteral(" · %1").arg(format_reduction(run.vs_baseline->reduction));
         add_epoch_series(c, run, "time", name, false, 1.0, QStringLiteral("s"), 2);
@@ -218,7 +252,8 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       c.y_title = QObject::tr("Accuracy (%)");
       c.x_min = 0;   // epoch 0 = before training; the running trace of epoch 1 starts there
       c.x_max = epochs + 0.3;
-      for (const auto& run : runs) {
+      for (const ShownRun* p : runs) {
+        const ShownRun& run = *p;
         const QString tag = run.baseline ? QObject::tr(" (baseline)") : QString();
         add_epoch_series(c, run, "val_acc", run.label + QObject::tr(" val") + tag, false, 100.0, "%", 2);
         if (options.show_train) {
@@ -239,9 +274,9 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
         QString line = QObject::tr("%1: val %2 after epoch %3")
                            .arg(primary->label, format_percent(primary->record.epochs.back().val_acc, 1))
                            .arg(primary->record.epochs.back().epoch);
-        for (const auto& r : runs) {
-          if (r.baseline && &r != primary && !r.record.epochs.empty()) {
-            line += QObject::tr(" (baseline %1)").arg(format_percent(r.record.epochs.back().val_acc, 1));
+        for (const ShownRun* r : runs) {
+          if (r->baseline && r != primary && !r->record.epochs.empty()) {
+            line += QObject::tr(" (baseline %1)").arg(format_percent(r->record.epochs.back().val_acc, 1));
             break;
           }
         }
@@ -255,7 +290,8 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       c.y_title = QObject::tr("Cross-entropy");
       c.x_min = 0;
       c.x_max = epochs + 0.3;
-      for (const auto& run : runs) {
+      for (const ShownRun* p : runs) {
+        const ShownRun& run = *p;
         const QString tag = run.baseline ? QObject::tr(" (baseline)") : QString();
         add_epoch_series(c, run, "val_loss", run.label + QObject::tr(" val") + tag, false, 1.0, QString(), 4);
         if (options.show_train) {
@@ -276,6 +312,21 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
     }
   }
   return c;
+}
+
+QStringList classic_task_differences(const RunConfig& c) {
+  const QLocale english(QLocale::English);   // "2,048": the card is written in English
+  QStringList d;
+  if (c.model != ClassicTask::kModel) d << QObject::tr("model %1").arg(QString::fromStdString(c.model));
+  if (c.epochs != ClassicTask::kEpochs) d << count_of(c.epochs, QObject::tr("epoch"), QObject::tr("epochs"));
+  if (c.global_batch != ClassicTask::kGlobalBatch) d << QObject::tr("global batch %1").arg(english.toString(qlonglong(c.global_batch)));
+  if (std::fabs(c.learning_rate - ClassicTask::kLearningRate) > 1e-12)
+    d << QObject::tr("learning rate %1").arg(c.learning_rate);
+  if (c.train_size != ClassicTask::kTrainImages)
+    d << count_of(c.train_size, QObject::tr("training image"), QObject::tr("training images"));
+  if (c.val_size != ClassicTask::kValImages)
+    d << count_of(c.val_size, QObject::tr("validation image"), QObject::tr("validation images"));
+  return d;
 }
 
 QString comparison_summary_html(const std::vector<ShownRun>& runs) {
@@ -306,8 +357,8 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
                         : QString());
   html += QStringLiteral("<p style='margin-top:0; color:#555'>%1 · %2 · %3 · lr %4%5</p>")
               .arg(QString::fromStdString(r.config.dataset),
-                   QObject::tr("%n training image(s)", nullptr, int(r.config.train_size)),
-                   QObject::tr("%n epoch(s)", nullptr, r.config.epochs), QString::number(r.config.learning_rate),
+                   count_of(r.config.train_size, QObject::tr("training image"), QObject::tr("training images")),
+                   count_of(r.config.epochs, QObject::tr("epoch"), QObject::tr("epochs")), QString::number(r.config.learning_rate),
                    primary->live ? QObject::tr(" · <b>running</b>") : QStringLiteral(" · ") + QString::fromStdString(r.status));
 
   html += "<table cellspacing='0' cellpadding='3'>";
@@ -345,7 +396,15 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
       return ok ? QStringLiteral("<span style='color:#1b5e20'>\u2714 yes</span>")
                 : QStringLiteral("<span style='color:#b71c1c'>\u2718 no</span>");
     };
-    html += QObject::tr("<p style='margin-bottom:2px'><b>Classic task criteria</b></p>");
+    // The criteria only mean "the classic task" when the run used its settings; a quick
+    // subset run must not read as a failed classic task.
+    const QStringList differences = classic_task_differences(r.config);
+    if (differences.isEmpty())
+      html += QObject::tr("<p style='margin-bottom:2px'><b>Classic task criteria</b></p>");
+    else
+      html += QObject::tr("<p style='margin-bottom:2px'><b>Criteria of the classic task</b> "
+                          "<span style='color:#555'>(these settings differ from it: %1)</span></p>")
+                  .arg(differences.join(QStringLiteral(", ")).toHtmlEscaped());
     html += "<table cellspacing='0' cellpadding='2'>";
     row(QObject::tr("Time per epoch reduced by ≥ 40 %?"),
         QStringLiteral("%1 (%2)").arg(mark(v.time_ok), v.time ? format_reduction(v.time->reduction, 1) : QStringLiteral("–")));

@@ -21,6 +21,21 @@ enum class ChartKind { EpochTime, Accuracy, Loss };
 inline constexpr ChartKind kAllCharts[] = {ChartKind::EpochTime, ChartKind::Accuracy, ChartKind::Loss};
 QString chart_name(ChartKind kind);   // "epoch-time", "accuracy", "loss" (file names, ids)
 
+// A running trace that never holds more than kMaxPoints: when it fills up, every other point
+// is dropped and from then on only every 2nd (4th, ...) new point is kept, so however long
+// the run, the points stay evenly spread, the newest is kept, and a redraw stays cheap.
+class RunningTrace {
+ public:
+  static constexpr qsizetype kMaxPoints = 2000;
+  void append(QPointF p);
+  const QList<QPointF>& points() const { return points_; }
+
+ private:
+  QList<QPointF> points_;
+  int stride_ = 1;    // one point kept per stride_ appended
+  int skipped_ = 0;   // appended since the last kept point
+};
+
 // One run on the charts. The live run carries the epochs finished so far plus running
 // train loss/accuracy traces at fractional epochs (epoch e runs from x = e-1 to x = e).
 struct ShownRun {
@@ -29,7 +44,7 @@ struct ShownRun {
   QColor colour;
   bool baseline = false;           // drawn dashed, in grey
   bool live = false;
-  QList<QPointF> loss_trace, acc_trace;
+  RunningTrace loss_trace, acc_trace;
   std::optional<EpochTimeComparison> vs_baseline;   // for non-baseline runs with a baseline
   QString baseline_label;
 };
@@ -63,6 +78,10 @@ struct ChartContent {
 };
 
 ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& runs, const ChartOptions& options);
+
+// How a run's settings differ from the classic task's (ClassicTask), e.g. {"1 epoch",
+// "2,048 training images"}; empty when the run is the classic task.
+QStringList classic_task_differences(const RunConfig& config);
 
 // The comparison card beside the charts: primary run against its baseline, and the
 // classic task's two criteria with the measured numbers. Simple HTML for QLabel/QTextDocument.

@@ -97,6 +97,15 @@ void ChartPanel::set_runs(std::vector<ShownRun> runs) {
   dirty_ = true;
 }
 
+void ChartPanel::set_live_traces(const RunningTrace& loss, const RunningTrace& acc) {
+  for (auto& r : runs_) {
+    if (!r.live) continue;
+    r.loss_trace = loss;   // implicitly shared lists: no point is copied here
+    r.acc_trace = acc;
+    dirty_ = true;
+  }
+}
+
 void ChartPanel::set_options(const ChartOptions& options) {
   options_ = options;
   const QSignalBlocker b1(show_baseline_), b2(show_train_), b3(zoom_accuracy_);
@@ -118,7 +127,6 @@ void ChartPanel::refresh_now() {
 }
 
 QChart* ChartPanel::chart(ChartKind kind) const { return views_[int(kind)]->chart(); }
-QChartView* ChartPanel::view(ChartKind kind) const { return views_[int(kind)]; }
 
 // The card compares with the baseline even when the charts hide it.
 QString ChartPanel::summary_html() const { return comparison_summary_html(runs_); }

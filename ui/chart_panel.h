@@ -23,13 +23,15 @@ class ChartPanel : public QWidget {
   // The runs to draw; the panel redraws on its next tick (or at once with refresh_now()).
   void set_runs(std::vector<ShownRun> runs);
   const std::vector<ShownRun>& runs() const { return runs_; }
+  // New running traces for the live run (if one is shown): cheaper than set_runs() on
+  // every step; the redraw still waits for the next tick.
+  void set_live_traces(const RunningTrace& loss, const RunningTrace& acc);
 
   ChartOptions options() const { return options_; }
   void set_options(const ChartOptions& options);
 
   void refresh_now();
   QChart* chart(ChartKind kind) const;
-  QChartView* view(ChartKind kind) const;
   QString summary_html() const;
 
   static constexpr int kRefreshMs = 100;

@@ -5,6 +5,8 @@
 #include <QColor>
 #include <QFont>
 
+#include <unordered_map>
+
 #include <spdlog/spdlog.h>
 
 #include "baseline.h"
@@ -19,6 +21,7 @@ std::vector<std::string> HistoryModel::reload() {
   auto loaded = store_.load_runs();
   runs_ = std::move(loaded.runs);
   pins_ = store_.load_pins(&loaded.warnings);
+  index_baselines();
   endResetModel();
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
   emit runs_changed();
@@ -37,14 +40,46 @@ int HistoryModel::row_of(const std::string& id) const {
   return -1;
 }
 
+void HistoryModel::index_baselines() {
+  // The same choice as find_baseline(), for every key at once: the latest completed
+  // single-device run per key (a later row wins a tie), then the pins on top.
+  std::vector<std::string> keys;
+  keys.reserve(runs_.size());
+  for (const auto& r : runs_) keys.push_back(baseline_key(r.config));
+  baseline_by_key_.clear();
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    const RunRecord& r = runs_[i];
+    if (r.config.replicas != 1 || r.status != "completed" || r.epochs.empty()) continue;
+    auto [it, fresh] = baseline_by_key_.try_emplace(keys[i], i);
+    if (!fresh && r.config.start_time >= runs_[it->second].config.start_time) it->second = i;
+  }
+  std::unordered_map<std::string, std::size_t> row_by_id;
+  for (std::size_t i = 0; i < runs_.size(); ++i) row_by_id.try_emplace(runs_[i].id, i);
+  for (const auto& [key, id] : pins_) {
+    if (auto it = row_by_id.find(id); it != row_by_id.end()) baseline_by_key_[key] = it->second;
+  }
+  baseline_row_.assign(runs_.size(), -1);
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    if (auto it = baseline_by_key_.find(keys[i]); it != baseline_by_key_.end()) baseline_row_[i] = int(it->second);
+  }
+}
+
 const RunRecord* HistoryModel::baseline_for(const RunConfig& config) const {
-  return find_baseline(runs_, pins_, config);
+  auto it = baseline_by_key_.find(baseline_key(config));
+  return it == baseline_by_key_.end() ? nullptr : &runs_[it->second];
 }
 
 bool HistoryModel::is_baseline(const RunRecord& r) const {
   const RunRecord* b = baseline_for(r.config);
   return b && b->id == r.id;
 }
+
+const RunRecord* HistoryModel::baseline_of_row(int row) const {
+  const int b = baseline_row_[std::size_t(row)];
+  return b < 0 ? nullptr : &runs_[std::size_t(b)];
+}
+
+bool HistoryModel::is_baseline_row(int row) const { return baseline_row_[std::size_t(row)] == row; }
 
 bool HistoryModel::add(const RunRecord& record, QString* error) {
   bool saved = true;
@@ -57,10 +92,12 @@ bool HistoryModel::add(const RunRecord& record, QString* error) {
   }
   if (const int row = row_of(record.id); row >= 0) {   // re-saved run: replace in place
     runs_[std::size_t(row)] = record;
+    index_baselines();
     emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
   } else {
     beginInsertRows({}, rowCount(), rowCount());
     runs_.push_back(record);
+    index_baselines();
     endInsertRows();
   }
   // A new run can change which run is the baseline, and so every speedup.
@@ -76,6 +113,7 @@ void HistoryModel::remove(const std::vector<std::string>& ids) {
     store_.remove(id);
     beginRemoveRows({}, row, row);
     runs_.erase(runs_.begin() + row);
+    index_baselines();
     endRemoveRows();
     spdlog::info("Deleted run {}", id);
   }
@@ -96,6 +134,7 @@ bool HistoryModel::rename(const std::string& id, const QString& name, QString* e
     return false;
   }
   runs_[std::size_t(row)] = std::move(updated);
+  index_baselines();
   emit dataChanged(index(row, 0), index(row, ColumnCount - 1));
   emit runs_changed();
   return true;
@@ -114,6 +153,7 @@ bool HistoryModel::pin_baseline(const std::string& id, QString* error) {
     return false;
   }
   pins_ = std::move(pins);
+  index_baselines();
   spdlog::info("Pinned {} as baseline for {}", id, describe_baseline_key(r->config));
   emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
   emit runs_changed();
@@ -156,25 +196,26 @@ bool HistoryModel::setData(const QModelIndex& index, const QVariant& value, int 
 
 QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
-  const RunRecord& r = runs_[std::size_t(index.row())];
+  const int row = index.row();
+  const RunRecord& r = runs_[std::size_t(row)];
   const int col = index.column();
   switch (role) {
     case Qt::DisplayRole:
-      return display(r, col);
+      return display(row, col);
     case Qt::EditRole:
-      return col == Name ? QVariant(run_label(r)) : display(r, col);
+      return col == Name ? QVariant(run_label(r)) : display(row, col);
     case kSortRole:
-      return sort_value(r, col);
+      return sort_value(row, col);
     case kIdRole:
       return QString::fromStdString(r.id);
     case Qt::ToolTipRole:
-      return tooltip(r);
+      return tooltip(row);
     case Qt::TextAlignmentRole:
       if (col == Batch || col == Epochs || col == MeanEpochTime || col == BestValAcc || col == Speedup)
         return int(Qt::AlignRight | Qt::AlignVCenter);
       return int(Qt::AlignLeft | Qt::AlignVCenter);
     case Qt::FontRole:
-      if (is_baseline(r)) {
+      if (is_baseline_row(row)) {
         QFont f;
         f.setBold(true);
         return f;
@@ -183,8 +224,8 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole:
       if (col == Status && r.status == "failed") return QBrush(QColor(0xc6, 0x28, 0x28));
       if (col == Status && r.status == "stopped") return QBrush(QColor(0xb2, 0x6a, 0x00));
-      if (col == Speedup && !is_baseline(r)) {
-        if (const RunRecord* b = baseline_for(r.config)) {
+      if (col == Speedup && !is_baseline_row(row)) {
+        if (const RunRecord* b = baseline_of_row(row)) {
           if (auto cmp = compare_epoch_time(*b, r))
             return QBrush(cmp->reduction >= 0 ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28));
         }
@@ -195,11 +236,12 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   }
 }
 
-QVariant HistoryModel::display(const RunRecord& r, int col) const {
+QVariant HistoryModel::display(int row, int col) const {
+  const RunRecord& r = runs_[std::size_t(row)];
   const RunConfig& c = r.config;
   switch (col) {
     case Name:
-      return (is_baseline(r) ? QStringLiteral("\u2605 ") : QString()) + run_label(r);
+      return (is_baseline_row(row) ? QStringLiteral("\u2605 ") : QString()) + run_label(r);
     case Date:
       return format_date(c.start_time);
     case Devices:
@@ -215,8 +257,8 @@ QVariant HistoryModel::display(const RunRecord& r, int col) const {
     case BestValAcc:
       return r.epochs.empty() ? QStringLiteral("–") : format_percent(r.best_val_acc(), 2);
     case Speedup: {
-      if (is_baseline(r)) return tr("baseline");
-      const RunRecord* b = baseline_for(c);
+      if (is_baseline_row(row)) return tr("baseline");
+      const RunRecord* b = baseline_of_row(row);
       if (!b) return QStringLiteral("–");
       auto cmp = compare_epoch_time(*b, r);
       if (!cmp) return QStringLiteral("–");
@@ -229,7 +271,8 @@ QVariant HistoryModel::display(const RunRecord& r, int col) const {
   }
 }
 
-QVariant HistoryModel::sort_value(const RunRecord& r, int col) const {
+QVariant HistoryModel::sort_value(int row, int col) const {
+  const RunRecord& r = runs_[std::size_t(row)];
   switch (col) {
     case Name: return run_label(r).toLower();
     case Date: return QString::fromStdString(r.config.start_time);
@@ -239,7 +282,7 @@ QVariant HistoryModel::sort_value(const RunRecord& r, int col) const {
     case MeanEpochTime: return r.mean_epoch_time();
     case BestValAcc: return r.best_val_acc();
     case Speedup: {
-      const RunRecord* b = baseline_for(r.config);
+      const RunRecord* b = baseline_of_row(row);
       auto cmp = b ? compare_epoch_time(*b, r) : std::nullopt;
       return cmp ? cmp->speedup : 0.0;
     }
@@ -248,7 +291,8 @@ QVariant HistoryModel::sort_value(const RunRecord& r, int col) const {
   }
 }
 
-QString HistoryModel::tooltip(const RunRecord& r) const {
+QString HistoryModel::tooltip(int row) const {
+  const RunRecord& r = runs_[std::size_t(row)];
   const RunConfig& c = r.config;
   QString tip = QStringLiteral("<b>%1</b><br>id %2<br>").arg(run_label(r).toHtmlEscaped(), QString::fromStdString(r.id));
   tip += tr("%1 replica(s) on %2, %3 backend, %4 communicator<br>")
@@ -265,7 +309,7 @@ QString HistoryModel::tooltip(const RunRecord& r) const {
              .arg(QString::fromStdString(c.dataset))
              .arg(c.train_size)
              .arg(c.val_size);
-  if (const RunRecord* b = baseline_for(c); b && b->id != r.id)
+  if (const RunRecord* b = baseline_of_row(row); b && b->id != r.id)
     tip += tr("<br>baseline: %1").arg(run_label(*b).toHtmlEscaped());
   if (!r.replicas_in_sync) tip += tr("<br><font color='#c62828'>replicas diverged</font>");
   if (!r.error.empty()) tip += tr("<br><font color='#c62828'>%1</font>").arg(QString::fromStdString(r.error).toHtmlEscaped());

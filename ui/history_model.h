@@ -30,7 +30,8 @@ class HistoryModel : public QAbstractTableModel {
   const RunRecord* find(const std::string& id) const;
   int row_of(const std::string& id) const;
 
-  // The baseline for a run/configuration (see baseline.h), or nullptr.
+  // The baseline for a run/configuration (see baseline.h), or nullptr. A map lookup: the
+  // baselines are worked out once per change of the runs or pins (index_baselines()).
   const RunRecord* baseline_for(const RunConfig& config) const;
   bool is_baseline(const RunRecord& record) const;
 
@@ -52,13 +53,21 @@ class HistoryModel : public QAbstractTableModel {
   void runs_changed();   // any add/remove/rename/pin: charts and summaries refresh
 
  private:
-  QVariant display(const RunRecord& r, int column) const;
-  QVariant sort_value(const RunRecord& r, int column) const;
-  QString tooltip(const RunRecord& r) const;
+  QVariant display(int row, int column) const;
+  QVariant sort_value(int row, int column) const;
+  QString tooltip(int row) const;
+  // Recomputes baseline_row_ and baseline_by_key_ with find_baseline()'s rules, in one pass.
+  // Called after every change to runs_ or pins_, before the views are told (a sorting proxy
+  // asks for data while rows are inserted).
+  void index_baselines();
+  const RunRecord* baseline_of_row(int row) const;
+  bool is_baseline_row(int row) const;
 
   RunStore store_;
   std::vector<RunRecord> runs_;
   std::map<std::string, std::string> pins_;
+  std::map<std::string, std::size_t> baseline_by_key_;   // baseline_key -> row of its baseline
+  std::vector<int> baseline_row_;                        // per row: its baseline's row, or -1
 };
 
 }  // namespace mb

@@ -22,7 +22,6 @@ class HistoryView : public QWidget {
 
   std::vector<std::string> selected_ids() const;     // newest first, as the table shows them
   void select_ids(const std::vector<std::string>& ids);
-  QTableView* table() const { return table_; }
 
  signals:
   void selection_changed();

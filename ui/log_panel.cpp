@@ -9,6 +9,8 @@
 #include <QScrollBar>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include <spdlog/spdlog.h>
 
 namespace mb {
@@ -47,6 +49,8 @@ LogPanel::LogPanel(QWidget* parent) : QWidget(parent) {
 }
 
 void LogPanel::set_level(int level) {
+  // A stored level may be one the filter does not offer (trace, critical, off, or junk).
+  level = std::clamp(level, int(spdlog::level::debug), int(spdlog::level::err));
   if (const int i = filter_->findData(level); i >= 0 && i != filter_->currentIndex()) filter_->setCurrentIndex(i);
   if (level == level_) return;
   level_ = level;

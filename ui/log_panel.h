@@ -16,7 +16,7 @@ class LogPanel : public QWidget {
 
   void append(int level, const QString& time, const QString& message);
   int level() const { return level_; }      // spdlog::level of the filter
-  void set_level(int level);
+  void set_level(int level);                // clamped to the levels the filter offers
   QString text() const;                     // what is shown (for tests)
 
   static constexpr std::size_t kMaxRecords = 5000;

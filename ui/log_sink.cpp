@@ -22,12 +22,17 @@ void QtLogSink::sink_it_(const spdlog::details::log_msg& msg) {
   emit bridge_->record(int(msg.level), time, text);   // queued: the receiver is in the GUI thread
 }
 
+// spdlog's logger reads its sink vector without a lock, and nothing can take one around it, so
+// the vector is only changed while no other thread logs: the window registers before its
+// RunController starts a run (the only source of log records off the GUI thread) and
+// unregisters after ~MainWindow has joined the trainer thread (controller_->shutdown()).
 LogSinkRegistration::LogSinkRegistration(LogBridge* bridge) : sink_(std::make_shared<QtLogSink>(bridge)) {
   sink_->set_level(spdlog::level::trace);
   spdlog::default_logger()->sinks().push_back(sink_);
 }
 
 LogSinkRegistration::~LogSinkRegistration() {
+  // No other thread logs now (see above); detach() still makes a late record a no-op.
   sink_->detach();
   auto& sinks = spdlog::default_logger()->sinks();
   sinks.erase(std::remove(sinks.begin(), sinks.end(), sink_), sinks.end());

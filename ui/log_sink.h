@@ -35,7 +35,8 @@ class QtLogSink final : public spdlog::sinks::base_sink<std::mutex> {
 };
 
 // Adds a QtLogSink to spdlog's default logger (keeping its console sink) and removes it
-// again on destruction. One per window.
+// again on destruction. One per window. Create and destroy it only while no other thread logs:
+// spdlog changes the sink list without a lock (see log_sink.cpp).
 class LogSinkRegistration {
  public:
   explicit LogSinkRegistration(LogBridge* bridge);

@@ -1,18 +1,25 @@
 // Run plans.
 #include "plans.h"
 
+#include "baseline.h"
+
 namespace mb {
 
 TrainConfig reference_config(TrainConfig c, const std::string& devices) {
   c.devices = devices;
-  c.epochs = 5;
-  c.batch = 128;
+  c.epochs = ClassicTask::kEpochs;
+  c.batch = ClassicTask::kGlobalBatch;
   c.per_replica_batch = false;
-  c.lr = 1e-3;
+  c.lr = ClassicTask::kLearningRate;
   c.scale_lr = false;
   c.limit_train = 0;
   c.limit_val = 0;
   return c;
+}
+
+std::string baseline_device(const std::string& devices) {
+  if (devices.rfind("cuda", 0) == 0) return devices.substr(0, devices.find(','));
+  return "cpu:1";
 }
 
 std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device) {

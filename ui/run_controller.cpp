@@ -59,6 +59,13 @@ void RunController::shutdown() {
   // The worker's last signals are queued to this (GUI) thread; deliver them now, because
   // the event loop may never run again.
   QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
+  // Still busy: the next run of the plan was queued to the worker but the thread quit before
+  // it started, so no run_finished will ever come. End the plan as stopped.
+  if (busy()) {
+    const PlanKind kind = kind_;
+    current_ = -1;
+    emit plan_finished(kind, false, true);
+  }
 }
 
 void RunController::on_run_finished(const RunRecord& record) {

@@ -28,16 +28,16 @@ class RunController : public QObject {
   ~RunController() override;   // stops a run in progress and joins the thread
 
   bool busy() const { return current_ >= 0; }
-  PlanKind plan_kind() const { return kind_; }
   int plan_size() const { return int(plan_.size()); }
-  int plan_index() const { return current_; }           // -1 when idle
   const PlannedRun* current_run() const;
 
   void start(PlanKind kind, std::vector<PlannedRun> plan);
   // Stops the run in progress at its next step and cancels the rest of the plan.
   void stop();
-  // Stops, waits for the thread and delivers the final run_finished before returning, so a
-  // window that closes mid-run still saves the partial record.
+  // Stops, waits for the thread and, before returning, delivers the run_finished of a run
+  // in progress (so a window that closes mid-run still saves the partial record) and then
+  // plan_finished. A run that was queued but never started (the thread quit first) has no
+  // record: the plan just ends, stopped. Afterwards busy() is false.
   void shutdown();
 
  signals:

@@ -26,6 +26,7 @@
 #include <map>
 
 #include "data/dataset.h"
+#include "plans.h"
 #include "util/error.h"
 
 namespace mb {
@@ -365,7 +366,6 @@ TrainConfig RunSetupPanel::config() const {
 }
 
 void RunSetupPanel::set_config(const TrainConfig& c) {
-  QSignalBlocker block(this);   // one config_changed at the end, not one per field
   if (c.data_dir.empty()) data_combo_->setCurrentIndex(0);
   else add_data_dir(QString::fromStdString(c.data_dir), true);
 
@@ -412,15 +412,10 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   limit_val_->setValue(int(std::clamp<int64_t>(c.limit_val, 0, limit_val_->maximum())));
   const int backend = backend_->findData(QString::fromStdString(c.backend));
   backend_->setCurrentIndex(backend >= 0 ? backend : 0);
-  block.unblock();
   on_changed();
 }
 
-QString RunSetupPanel::single_device() const {
-  const QString devices = QString::fromStdString(config().devices);
-  if (devices.startsWith("cuda")) return devices.section(',', 0, 0);
-  return QStringLiteral("cpu:1");
-}
+QString RunSetupPanel::single_device() const { return QString::fromStdString(baseline_device(config().devices)); }
 
 QString RunSetupPanel::all_devices() const {
   const QString devices = QString::fromStdString(config().devices);
@@ -490,7 +485,6 @@ QStringList RunSetupPanel::advice() const {
 void RunSetupPanel::on_changed() {
   trainer_error_.clear();   // the user changed something: the old trainer message may no longer apply
   update_state();
-  emit config_changed();
 }
 
 void RunSetupPanel::show_error(const QString& message) {
@@ -541,7 +535,9 @@ void RunSetupPanel::update_state() {
   const QStringList problems = this->problems();
   QStringList lines;
   for (const QString& p : problems) lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(p.toHtmlEscaped());
-  if (!trainer_error_.isEmpty())
+  // A trainer message while the data folder is bad is about that folder (the worker could not
+  // load it): the problem above already says so, in the user's terms; show it once.
+  if (!trainer_error_.isEmpty() && data_problem.isEmpty())
     lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(trainer_error_.toHtmlEscaped());
   for (const QString& a : advice()) lines << QStringLiteral("<span style='color:#8a5a00'>%1</span>").arg(a.toHtmlEscaped());
   message_->setText(lines.join("<br>"));

@@ -39,14 +39,12 @@ class RunSetupPanel : public QWidget {
   // A message from the trainer (ConfigError, DataError), shown under the fields until edited.
   void show_error(const QString& message);
 
-  const DeviceInventory& inventory() const { return inventory_; }
   QStringList recent_data_dirs() const;
   void set_recent_data_dirs(const QStringList& dirs);
 
   static const int kBatchPresets[4];
 
  signals:
-  void config_changed();
   void run_clicked();
   void compare_clicked();
   void reference_clicked();

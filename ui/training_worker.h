@@ -5,7 +5,6 @@
 #include <QString>
 
 #include <atomic>
-#include <chrono>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -25,9 +24,6 @@ class TrainingWorker : public QObject {
   // Clears a stop request: called by the GUI thread right before it queues run(), so a Stop
   // pressed between queueing and starting still counts.
   void arm() { stop_requested_.store(false); }
-
-  // Steps are reported at most this often; the first and last step of an epoch always are.
-  static constexpr std::chrono::milliseconds kStepInterval{100};
 
  public slots:
   // Loads the data (cached per folder), trains, and emits run_finished or run_rejected.
