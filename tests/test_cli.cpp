@@ -3,6 +3,8 @@
 // a JSON record, a CSV and a loadable checkpoint.
 #include <QtTest>
 
+#include <signal.h>
+
 #include <nlohmann/json.hpp>
 
 #include "model/cnn_spec.h"
@@ -98,6 +100,24 @@ class TestCli : public QObject {
     Result r = run_cli({"train", "--data", dir, "--epochs", "1"});
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("train-labels-idx1-ubyte"), qPrintable(r.err));
+  }
+
+  void ctrl_c_stops_and_keeps_the_record() {
+    const QString json = tmp_.filePath("interrupted.json");
+    QProcess p;
+    p.start(MB_CLI_PATH, {"train", "--data", data_dir_, "--devices", "cpu:2", "--batch", "8", "--epochs", "1000",
+                          "--backend", "reference", "--json", json});
+    QVERIFY(p.waitForStarted());
+    // Wait for the first finished epoch, then interrupt as a user would.
+    QByteArray out;
+    auto seen_epoch = [&] { return out.append(p.readAllStandardOutput()).contains("epoch 1/1000"); };
+    QTRY_VERIFY_WITH_TIMEOUT(seen_epoch(), 60000);
+    ::kill(static_cast<pid_t>(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 0);
+    mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QCOMPARE(QString::fromStdString(rec.status), QString("stopped"));
+    QVERIFY(!rec.epochs.empty() && rec.epochs.size() < 1000);
   }
 
   void train_writes_record_csv_and_checkpoint() {
