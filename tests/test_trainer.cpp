@@ -91,7 +91,11 @@ class TestTrainer : public QObject {
       QVERIFY(p.step >= 1 && p.step <= p.steps);
     };
     obs.on_epoch = [&](const EpochMetrics& m) { QCOMPARE(m.epoch, ++epochs_seen); };
+    std::vector<std::string> lines;
+    obs.on_log = [&](LogLevel, const std::string& line) { lines.push_back(line); };
     RunRecord r = t.run(obs);
+    QCOMPARE(lines.size(), std::size_t(3));  // start + one line per epoch
+    QVERIFY(QString::fromStdString(lines[2]).startsWith("epoch 2/2"));
     QCOMPARE(QString::fromStdString(r.status), QString("completed"));
     QCOMPARE(epochs_seen, 2);
     QVERIFY(steps_seen >= 2);

@@ -60,6 +60,16 @@ void pin_to_core(int core) {
   }
 }
 
+// One log line to spdlog and to the observer.
+void log_line(const TrainObserver& observer, LogLevel level, const std::string& line) {
+  switch (level) {
+    case LogLevel::Info: spdlog::info("{}", line); break;
+    case LogLevel::Warning: spdlog::warn("{}", line); break;
+    case LogLevel::Error: spdlog::error("{}", line); break;
+  }
+  if (observer.on_log) observer.on_log(level, line);
+}
+
 // The bookkeeping the replicas share during a run: the epoch's data order, the replicas'
 // per-step results, running metrics, the stop decision. Its methods run only inside barrier
 // completion steps (one thread, the others waiting), which order every access.
@@ -114,10 +124,12 @@ struct EpochBook {
     check_replicas_in_sync();
     record.epochs.push_back(metrics);
     const EpochMetrics& m = metrics;
-    spdlog::info("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
-                 "val_loss {:.4f}, val_acc {:.4f}",
-                 m.epoch, rc.epochs, m.time_s, m.images_per_s, 100.0 * m.allreduce_s / std::max(1e-9, m.time_s),
-                 m.train_loss, m.train_acc, m.val_loss, m.val_acc);
+    log_line(observer, LogLevel::Info,
+             fmt::format("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
+                         "val_loss {:.4f}, val_acc {:.4f}",
+                         m.epoch, rc.epochs, m.time_s, m.images_per_s,
+                         100.0 * m.allreduce_s / std::max(1e-9, m.time_s), m.train_loss, m.train_acc, m.val_loss,
+                         m.val_acc));
     if (observer.on_epoch) observer.on_epoch(m);
     if (!record.replicas_in_sync || stop_requested.load()) stop_now = true;
   }
@@ -253,12 +265,13 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
     for (const auto& d : devices) engines.push_back(make_engine(d, config_.backend, static_cast<int>(rc.per_replica_batch)));
     comm = make_communicator(devices);
     record.config.communicator = comm->name();
-    spdlog::info("training {} on {} replica(s) [{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
-                 rc.dataset, n, rc.devices, global, rc.learning_rate, steps, comm->name());
+    log_line(observer, LogLevel::Info,
+             fmt::format("training {} on {} replica(s) [{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
+                         rc.dataset, n, rc.devices, global, rc.learning_rate, steps, comm->name()));
   } catch (const std::exception& e) {
     record.status = "failed";
     record.error = e.what();
-    spdlog::error("{}", e.what());
+    log_line(observer, LogLevel::Error, e.what());
     return record;
   }
   if (observer.on_start) observer.on_start(record.config);
@@ -344,10 +357,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
   if (!first_error.empty()) {
     record.status = "failed";
     record.error = first_error;
-    spdlog::error("run failed: {}", first_error);
+    log_line(observer, LogLevel::Error, "run failed: " + first_error);
   } else if (book.stop_now && static_cast<int>(record.epochs.size()) < rc.epochs) {
     record.status = "stopped";
-    spdlog::info("run stopped after {} complete epoch(s)", record.epochs.size());
+    log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", record.epochs.size()));
   }
   return record;
 }

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "backends/devices.h"
@@ -26,11 +27,15 @@ struct StepProgress {
   double running_loss = 0, running_acc = 0;
 };
 
+enum class LogLevel { Info, Warning, Error };
+
 // Called from a training thread: keep it short, copy values, do not touch GUI objects.
+// The trainer's log lines also go to spdlog; on_log is for front ends that show them per run.
 struct TrainObserver {
   std::function<void(const RunConfig&)> on_start;
   std::function<void(const StepProgress&)> on_step;
   std::function<void(const EpochMetrics&)> on_epoch;
+  std::function<void(LogLevel, const std::string&)> on_log;
 };
 
 // The global batch split: replica r of n gets [begin(r), begin(r+1)) of a batch of size b.
