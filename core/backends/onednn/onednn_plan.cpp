@@ -159,45 +159,34 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   // ---- backward ----
   dz_ = make(z_.get_desc());
 
-  auto fc2_bw = dnnl::inner_product_backward_weights::primitive_desc(
-      {h1_.get_desc(), plain(w_fc2, Tag::oi), plain({kClasses}, Tag::x), dz_.get_desc()}, attr_, engine_, fc2_fwd);
-  account(fc2_bw);
-  fc2_bw_ = {dnnl::inner_product_backward_weights(fc2_bw),
-             {{DNNL_ARG_SRC, h1_},
-              {DNNL_ARG_DIFF_DST, dz_},
-              {DNNL_ARG_DIFF_WEIGHTS, export_grads(fc2_bw.diff_weights_desc(), view(grads, kFc2W, w_fc2, Tag::oi))},
-              {DNNL_ARG_DIFF_BIAS, view(grads, kFc2B, {kClasses}, Tag::x)}},
-             fmt::format("fc2 bwd-w {}", fc2_bw.impl_info_str())};
+  // A dense layer's backward: weight and bias gradients straight into the flat buffer, then
+  // the data gradient for the layer below (allocated here as diff_src).
+  auto dense_backward = [&](const char* name, const dnnl::inner_product_forward::primitive_desc& fwd,
+                            const memory& src, const memory::dims& w_dims, ParamId w_id, ParamId b_id,
+                            const memory& diff_dst, Step& bw_step, Step& bd_step, memory& diff_src) {
+    const memory::dims b_dims{w_dims[0]};
+    auto bw = dnnl::inner_product_backward_weights::primitive_desc(
+        {src.get_desc(), plain(w_dims, Tag::oi), plain(b_dims, Tag::x), diff_dst.get_desc()}, attr_, engine_, fwd);
+    account(bw);
+    bw_step = {dnnl::inner_product_backward_weights(bw),
+               {{DNNL_ARG_SRC, src},
+                {DNNL_ARG_DIFF_DST, diff_dst},
+                {DNNL_ARG_DIFF_WEIGHTS, export_grads(bw.diff_weights_desc(), view(grads, w_id, w_dims, Tag::oi))},
+                {DNNL_ARG_DIFF_BIAS, view(grads, b_id, b_dims, Tag::x)}},
+               fmt::format("{} bwd-w {}", name, bw.impl_info_str())};
 
-  auto fc2_bd = dnnl::inner_product_backward_data::primitive_desc(
-      {h1_.get_desc(), plain(w_fc2, Tag::oi), dz_.get_desc()}, attr_, engine_, fc2_fwd);
-  account(fc2_bd);
-  dh1_ = make(h1_.get_desc());
-  fc2_bd_ = {dnnl::inner_product_backward_data(fc2_bd),
-             {{DNNL_ARG_DIFF_DST, dz_},
-              {DNNL_ARG_WEIGHTS, import_weights(fc2_bd.weights_desc(), view(params, kFc2W, w_fc2, Tag::oi))},
-              {DNNL_ARG_DIFF_SRC, dh1_}},
-             fmt::format("fc2 bwd-d {}", fc2_bd.impl_info_str())};
-
-  auto fc1_bw = dnnl::inner_product_backward_weights::primitive_desc(
-      {p2_.get_desc(), plain(w_fc1, Tag::oi), plain({kHidden}, Tag::x), dh1_.get_desc()}, attr_, engine_, fc1_fwd);
-  account(fc1_bw);
-  fc1_bw_ = {dnnl::inner_product_backward_weights(fc1_bw),
-             {{DNNL_ARG_SRC, p2_},
-              {DNNL_ARG_DIFF_DST, dh1_},
-              {DNNL_ARG_DIFF_WEIGHTS, export_grads(fc1_bw.diff_weights_desc(), view(grads, kFc1W, w_fc1, Tag::oi))},
-              {DNNL_ARG_DIFF_BIAS, view(grads, kFc1B, {kHidden}, Tag::x)}},
-             fmt::format("fc1 bwd-w {}", fc1_bw.impl_info_str())};
-
-  auto fc1_bd = dnnl::inner_product_backward_data::primitive_desc(
-      {p2_.get_desc(), plain(w_fc1, Tag::oi), dh1_.get_desc()}, attr_, engine_, fc1_fwd);
-  account(fc1_bd);
-  dp2_ = make(p2_.get_desc());
-  fc1_bd_ = {dnnl::inner_product_backward_data(fc1_bd),
-             {{DNNL_ARG_DIFF_DST, dh1_},
-              {DNNL_ARG_WEIGHTS, import_weights(fc1_bd.weights_desc(), view(params, kFc1W, w_fc1, Tag::oi))},
-              {DNNL_ARG_DIFF_SRC, dp2_}},
-             fmt::format("fc1 bwd-d {}", fc1_bd.impl_info_str())};
+    auto bd = dnnl::inner_product_backward_data::primitive_desc(
+        {src.get_desc(), plain(w_dims, Tag::oi), diff_dst.get_desc()}, attr_, engine_, fwd);
+    account(bd);
+    diff_src = make(src.get_desc());
+    bd_step = {dnnl::inner_product_backward_data(bd),
+               {{DNNL_ARG_DIFF_DST, diff_dst},
+                {DNNL_ARG_WEIGHTS, import_weights(bd.weights_desc(), view(params, w_id, w_dims, Tag::oi))},
+                {DNNL_ARG_DIFF_SRC, diff_src}},
+               fmt::format("{} bwd-d {}", name, bd.impl_info_str())};
+  };
+  dense_backward("fc2", fc2_fwd, h1_, w_fc2, kFc2W, kFc2B, dz_, fc2_bw_, fc2_bd_, dh1_);
+  dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
 
   dc2_ = make(c2_.get_desc());
   auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
