@@ -5,9 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-packages=(cmake ninja-build g++ pkg-config
-          qt6-base-dev qt6-charts-dev libgl-dev
-          libdnnl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+# Some -dev packages need what Debian only recommends (installed here without recommends):
+# oneDNN's CMake config needs the OpenCL headers and loader, Qt6Charts needs Qt6OpenGL.
+packages=(cmake ninja-build g++ pkg-config file dpkg-dev
+          qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
+          libdnnl-dev ocl-icd-opencl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
           dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do
