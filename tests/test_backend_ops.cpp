@@ -324,6 +324,7 @@ class TestBackendOps : public QObject {
     QTest::newRow("spaced list") << "cuda:1, cuda:0" << "cuda:1,cuda:0" << 2 << true << false;
     QTest::newRow("shared gpu") << "cuda:0,cuda:0" << "cuda:0,cuda:0" << 2 << true << true;
     QTest::newRow("mixed sharing") << "cuda:0,cuda:1,cuda:1" << "cuda:0,cuda:1,cuda:1" << 3 << true << true;
+    QTest::newRow("local gpu") << "cuda:local" << "cuda:local" << 1 << true << false;
   }
   void parse_valid_devices() {
     QFETCH(QString, text);
@@ -363,6 +364,18 @@ class TestBackendOps : public QObject {
     QTest::newRow("bad gpu") << "cuda:a" << "cuda:a";
     QTest::newRow("empty entry") << "cuda:0,,cuda:1" << "empty entry";
     QTest::newRow("trailing comma") << "cuda:0," << "empty entry";
+    QTest::newRow("local and more") << "cuda:local,cuda:1" << "stands alone";
+    QTest::newRow("more and local") << "cuda:0,cuda:local" << "stands alone";
+    QTest::newRow("local twice") << "cuda:local,cuda:local" << "stands alone";
+    QTest::newRow("local typo") << "cuda:locale" << "cuda:locale";
+  }
+
+  void local_gpu_resolves_to_the_local_rank() {
+    const auto d = resolve_local_gpus(parse_devices("cuda:local"), 3);
+    QCOMPARE(d.size(), std::size_t(1));
+    QCOMPARE(d[0].index, 3);
+    QCOMPARE(QString::fromStdString(format_devices(d)), QString("cuda:3"));
+    QVERIFY(resolve_local_gpus(parse_devices("cuda:1"), 3)[0].index == 1);   // explicit ordinals stay
   }
   void parse_invalid_devices() {
     QFETCH(QString, text);
@@ -392,9 +405,11 @@ class TestBackendOps : public QObject {
     validate_devices(parse_devices("cpu:2"), inv);   // more replicas than cores only warns
     validate_devices(parse_devices(fmt::format("cpu:{}", inv.cpu_cores + 1)), inv);
     QVERIFY_THROWS_EXCEPTION(ConfigError, validate_devices({}, inv));
-    auto comm = make_communicator(parse_devices("cpu:2"));
-    QCOMPARE(comm->size(), 2);
-    QVERIFY(comm->memory_space() == MemorySpace::Host);
+    auto comms = make_communicators(parse_devices("cpu:2"), nullptr);
+    QCOMPARE(comms.size(), std::size_t(2));
+    QCOMPARE(comms[1]->rank(), 1);
+    QCOMPARE(comms[0]->size(), 2);
+    QVERIFY(comms[0]->memory_space() == MemorySpace::Host);
     QVERIFY(QString::fromStdString(components_summary()).startsWith("oneDNN " + QString::fromStdString(onednn_version())));
   }
 
@@ -410,7 +425,7 @@ class TestBackendOps : public QObject {
       try {
         if (attempt == 0) validate_devices(cuda, inv);
         if (attempt == 1) make_engine(cuda.front(), "auto", 8);
-        if (attempt == 2) make_communicator(cuda);
+        if (attempt == 2) make_communicators(cuda, nullptr);
         QFAIL("a CUDA device was accepted by a build without CUDA");
       } catch (const ConfigError& e) {
         QVERIFY2(QString(e.what()).contains("without CUDA"), e.what());

@@ -74,6 +74,21 @@ void verify_tensors(const std::vector<float>& got, const std::vector<float>& wan
   }
 }
 
+// NCCL communicators for distinct GPUs of this process, over in-process host communicators.
+std::vector<std::unique_ptr<Communicator>> nccl_comms(const std::vector<int>& devices) {
+  return cuda::make_nccl_communicators(devices, make_thread_communicators(int(devices.size())));
+}
+
+// A training step of `indices` (this replica's share of a global batch of `global` samples).
+TrainStep step_of(std::span<const int32_t> indices, int adam_step, int64_t global = -1) {
+  TrainStep s;
+  s.indices = indices;
+  s.global_batch = global < 0 ? int64_t(indices.size()) : global;
+  s.grad_scale = 1.0f / float(std::max<int64_t>(1, s.global_batch));
+  s.adam_step = adam_step;
+  return s;
+}
+
 std::vector<int32_t> batch_indices(int n, int salt, int64_t count) {
   std::vector<int32_t> idx(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) idx[i] = static_cast<int32_t>((i * 7 + salt * 13) % count);
@@ -230,7 +245,7 @@ class TestCuda : public QObject {
     d.index = 0;
     // DeviceError (no GPU) or ConfigError (built without CUDA): never a crash.
     QVERIFY_THROWS_EXCEPTION(mb::Error, make_engine(d, "auto", 8));
-    QVERIFY_THROWS_EXCEPTION(mb::Error, make_communicator({d, d}));
+    QVERIFY_THROWS_EXCEPTION(mb::Error, make_communicators({d, d}, nullptr));
   }
 
   void communicators_without_gpu_are_refused() {
@@ -238,8 +253,8 @@ class TestCuda : public QObject {
     QSKIP("built without CUDA");
 #else
     if (have_gpu()) QSKIP("this machine has a GPU");
-    QVERIFY_THROWS_EXCEPTION(DeviceError, cuda::make_nccl_communicator({0}));
-    QVERIFY_THROWS_EXCEPTION(DeviceError, cuda::make_in_gpu_communicator(2, 0));
+    QVERIFY_THROWS_EXCEPTION(DeviceError, nccl_comms({0}));
+    QVERIFY_THROWS_EXCEPTION(DeviceError, cuda::make_in_gpu_communicators(0, make_thread_communicators(2)));
 #endif
   }
 
@@ -248,9 +263,9 @@ class TestCuda : public QObject {
     QSKIP("built without CUDA");
 #else
     // Checked before any device is touched, so the answer is the same with or without a GPU.
-    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicator({}));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicator({0, 0}));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_in_gpu_communicator(0, 0));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicators({}, {}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, nccl_comms({0, 0}));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_in_gpu_communicators(0, {}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_cuda_engine(0, 0));
 #endif
   }
@@ -266,13 +281,17 @@ class TestCuda : public QObject {
     const int ranks = std::min<int>(2, static_cast<int>(gpus_.size()));
     std::vector<int> devices(static_cast<std::size_t>(ranks));
     std::iota(devices.begin(), devices.end(), 0);
-    auto comm = cuda::make_nccl_communicator(devices);
-    QCOMPARE(comm->size(), ranks);
-    QCOMPARE(comm->name(), std::string("nccl"));
-    QVERIFY(comm->memory_space() == MemorySpace::CudaDevice);
+    auto comms = nccl_comms(devices);
+    QCOMPARE(comms[0]->size(), ranks);
+    QCOMPARE(comms[0]->name(), std::string("nccl"));
+    QVERIFY(comms[0]->memory_space() == MemorySpace::CudaDevice);
+    QVERIFY(comms[0]->graph_capturable());
     const std::size_t count = 100003;
     std::vector<int64_t> wrong(static_cast<std::size_t>(ranks), 0);
-    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comm, r, devices[r], ranks, count); });
+    run_ranks(ranks, [&](int r) {
+      comms[r]->connect();
+      wrong[r] = all_reduce_wrong_elements(*comms[r], devices[r], ranks, count);
+    });
     for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
     if (ranks < 2) qInfo("one GPU: the NCCL all-reduce ran with a single rank");
 #endif
@@ -284,13 +303,12 @@ class TestCuda : public QObject {
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
     const int ranks = 3;
-    auto comm = cuda::make_in_gpu_communicator(ranks, 0);
-    QCOMPARE(comm->name(), std::string("in-gpu (simulated)"));
-    QVERIFY(comm->memory_space() == MemorySpace::CudaDevice);
+    auto comms = cuda::make_in_gpu_communicators(0, make_thread_communicators(ranks));
+    QCOMPARE(comms[0]->name(), std::string("in-gpu (simulated)"));
+    QVERIFY(comms[0]->memory_space() == MemorySpace::CudaDevice);
+    QVERIFY(!comms[0]->graph_capturable());
     std::vector<int64_t> wrong(ranks, 0);
-    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comm, r, 0, ranks, 4099); });
-    for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
-    run_ranks(ranks, [&](int r) { wrong[r] = broadcast_wrong_elements(*comm, r, 1000, 1); });
+    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comms[r], 0, ranks, 4099); });
     for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
 #endif
   }
@@ -358,9 +376,9 @@ class TestCuda : public QObject {
     ref->get_grads(rg);
     verify_tensors(gg, rg, 5e-4, 5e-3, "chunked gradient");
     {
-      auto one = cuda::make_nccl_communicator({0});
-      StepTiming t;
-      QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->train_step(big, 1.0f / 100, *one, 0, AdamConfig{}, 1, t));
+      auto one = nccl_comms({0});
+      PhaseTimes t;
+      QVERIFY_THROWS_EXCEPTION(ConfigError, gpu->train_step(step_of(big, 1), *one[0], AdamConfig{}, t));
     }
     // A label that is no class is refused when the data is bound, as the reference does.
     Dataset bad_labels = train_;
@@ -445,13 +463,13 @@ class TestCuda : public QObject {
       gpu = cuda::make_cuda_engine(0, 32);
     }
     auto ref = make_reference_engine(32);
-    auto comm = cuda::make_nccl_communicator({0});
+    auto comm = nccl_comms({0});
     for (auto* e : {gpu.get(), ref.get()}) {
       e->bind_data(train_, val_);
       e->set_params(init_);
     }
     AdamConfig cfg;
-    StepTiming timing;
+    PhaseTimes timing;
     // Steps 1-3 at batch 32: eager warm-up, capture + replay, replay. Then batch 20 twice
     // (a second graph) and a step of 32 again (the first graph, replayed).
     const int sizes[] = {32, 32, 32, 20, 20, 32};
@@ -461,7 +479,8 @@ class TestCuda : public QObject {
       ++step;
       const auto idx = batch_indices(n, step, train_.count);
       const float scale = 1.0f / float(n);
-      const BatchStats g = gpu->train_step(idx, scale, *comm, 0, cfg, step, timing);
+      gpu->train_step(step_of(idx, step), *comm[0], cfg, timing);
+      const BatchStats g = gpu->take_train_stats();
       const BatchStats r = ref->forward_backward(idx, scale);
       // This step's gradients, before the reference's Adam: a replayed graph that read stale
       // indices or scalars gives another batch's gradient, off by far more than this.
@@ -478,7 +497,7 @@ class TestCuda : public QObject {
     gpu->get_params(gp);
     ref->get_params(rp);
     verify_adam_params(gp, rp, cfg, step);
-    gpu.reset();  // engine first here; the trainer's order (communicator first) is tested below
+    gpu.reset();  // engines before communicators, as the trainer does
 #endif
   }
 
@@ -491,16 +510,16 @@ class TestCuda : public QObject {
     std::vector<std::unique_ptr<ReplicaEngine>> replicas;
     for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks));
     auto single = cuda::make_cuda_engine(0, global);
-    auto comm = cuda::make_in_gpu_communicator(ranks, 0);
-    auto one = cuda::make_nccl_communicator({0});
+    auto comm = cuda::make_in_gpu_communicators(0, make_thread_communicators(ranks));
+    auto one = nccl_comms({0});
     for (auto* e : {replicas[0].get(), replicas[1].get(), single.get()}) {
       e->bind_data(train_, val_);
       e->set_params(init_);
     }
 
     AdamConfig cfg;
-    std::vector<StepTiming> timing(ranks);
-    StepTiming single_timing;
+    std::vector<PhaseTimes> timing(ranks);
+    PhaseTimes single_timing;
     const int per = global / ranks;
     std::vector<float> g0(cnn::kParamCount), g1(cnn::kParamCount), gs(cnn::kParamCount);
     // Steps 1-4 split 64 samples evenly; in steps 5 and 6 one replica has none (the last
@@ -509,15 +528,18 @@ class TestCuda : public QObject {
     for (int step = 1; step <= steps; ++step) {
       const int total = step <= 4 ? global : per;
       const auto idx = batch_indices(total, step, train_.count);
-      const float scale = 1.0f / float(total);
       auto share = [&](int r) -> std::span<const int32_t> {
         if (step <= 4) return {idx.data() + r * per, std::size_t(per)};
         const int owner = step == 5 ? 0 : 1;
         return r == owner ? std::span<const int32_t>(idx) : std::span<const int32_t>();
       };
       std::vector<BatchStats> stats(ranks);
-      run_ranks(ranks, [&](int r) { stats[r] = replicas[r]->train_step(share(r), scale, *comm, r, cfg, step, timing[r]); });
-      const BatchStats s = single->train_step(idx, scale, *one, 0, cfg, step, single_timing);
+      run_ranks(ranks, [&](int r) {
+        replicas[r]->train_step(step_of(share(r), step, total), *comm[r], cfg, timing[r]);
+        stats[r] = replicas[r]->take_train_stats();
+      });
+      single->train_step(step_of(idx, step), *one[0], cfg, single_timing);
+      const BatchStats s = single->take_train_stats();
       QCOMPARE(stats[0].samples + stats[1].samples, int64_t(total));
       QVERIFY(test::close(stats[0].loss_sum + stats[1].loss_sum, s.loss_sum, 1e-4, 1e-4));
       QVERIFY(std::abs(stats[0].correct + stats[1].correct - s.correct) <= 1);
@@ -538,10 +560,11 @@ class TestCuda : public QObject {
     verify_adam_params(p[0], sp, cfg, steps);
     // The all-reduce was timed with events on the communication stream.
     QVERIFY(timing[0].allreduce_s > 0);
-    // Destroy in the trainer's order: communicators before engines (graphs must not block
-    // NCCL's destruction).
-    one.reset();
-    comm.reset();
+    // Destroy in the trainer's order: engines (and their graphs) before communicators.
+    replicas.clear();
+    single.reset();
+    one.clear();
+    comm.clear();
 #endif
   }
 
@@ -551,12 +574,13 @@ class TestCuda : public QObject {
   // element has exactly one right answer (nccl-tests style); returns the wrong ones.
   static float pattern(std::size_t i, int rank) { return float((i * 31 + std::size_t(rank) * 7) % 1024); }
 
-  static int64_t all_reduce_wrong_elements(Communicator& comm, int rank, int device, int ranks, std::size_t count) {
+  static int64_t all_reduce_wrong_elements(Communicator& comm, int device, int ranks, std::size_t count) {
     cuda::DeviceFloats buf(device, count);
     std::vector<float> host(count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = pattern(i, rank);
-    buf.upload(host);
-    comm.all_reduce_sum(rank, buf.data(), count, nullptr);  // no stream: synchronous
+    for (std::size_t i = 0; i < count; ++i) host[i] = pattern(i, comm.rank());
+    buf.upload(host);   // synchronous: the communicator's stream sees the values
+    comm.all_reduce_sum(buf.data(), count);
+    cuda::synchronize_stream(device, comm.stream());
     const std::vector<float> out = buf.download();
     int64_t wrong = 0;
     for (std::size_t i = 0; i < count; ++i) {
@@ -564,19 +588,6 @@ class TestCuda : public QObject {
       for (int r = 0; r < ranks; ++r) want += pattern(i, r);
       if (out[i] != want) ++wrong;
     }
-    return wrong;
-  }
-
-  static int64_t broadcast_wrong_elements(Communicator& comm, int rank, std::size_t count, int root) {
-    cuda::DeviceFloats buf(0, count);
-    std::vector<float> host(count);
-    for (std::size_t i = 0; i < count; ++i) host[i] = pattern(i, rank);
-    buf.upload(host);
-    comm.broadcast(rank, buf.data(), count, root, nullptr);
-    const std::vector<float> out = buf.download();
-    int64_t wrong = 0;
-    for (std::size_t i = 0; i < count; ++i)
-      if (out[i] != pattern(i, root)) ++wrong;
     return wrong;
   }
 

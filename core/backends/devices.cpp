@@ -11,6 +11,7 @@
 
 #include "backends/onednn/onednn_engine.h"
 #include "backends/reference/reference_engine.h"
+#include "comm/hierarchical_communicator.h"
 #include "util/error.h"
 #include "util/system_info.h"
 #ifdef MB_HAVE_CUDA
@@ -39,9 +40,11 @@ int parse_count(std::string_view s) {
   return value;
 }
 
+#ifndef MB_HAVE_CUDA
 [[noreturn]] void reject_cuda_build(const DeviceSpec& d) {
   throw ConfigError(fmt::format("cuda:{}: this mirrorbench was {}; use cpu:N", d.index, kNoCuda));
 }
+#endif
 
 }  // namespace
 
@@ -63,7 +66,7 @@ std::vector<DeviceSpec> parse_devices(std::string_view text) {
   const std::string_view all = trim(text);
   MB_CHECK(!all.empty(), ConfigError, "device list is empty: use cpu:N or cuda:I[,cuda:J...]");
   std::vector<DeviceSpec> out;
-  bool any_cpu = false, any_cuda = false;
+  bool any_cpu = false, any_cuda = false, any_local = false;
   std::string_view rest = all;
   while (true) {
     const std::size_t comma = rest.find(',');
@@ -83,9 +86,15 @@ std::vector<DeviceSpec> parse_devices(std::string_view text) {
       any_cpu = true;
       for (int i = 0; i < replicas; ++i) out.push_back({DeviceKind::Cpu, i});
     } else if (kind == "cuda") {
-      // "cuda" alone means cuda:0; a repeated ordinal puts several replicas on one GPU.
-      const int ordinal = has_index ? number : 0;
-      MB_CHECK(ordinal >= 0, ConfigError, "device '{}': cuda:I needs a GPU ordinal I >= 0", entry);
+      // "cuda" alone means cuda:0; a repeated ordinal puts several replicas on one GPU;
+      // "cuda:local" is the GPU of this process's local rank.
+      const bool local = has_index && entry.substr(colon + 1) == "local";
+      const int ordinal = local ? kLocalGpu : has_index ? number : 0;
+      MB_CHECK(!any_local && !(local && any_cuda), ConfigError,
+               "device list '{}': cuda:local stands alone (one GPU per process, picked by the local rank)", all);
+      any_local = local;
+      MB_CHECK(local || ordinal >= 0, ConfigError, "device '{}': cuda:I needs a GPU ordinal I >= 0 (or cuda:local)",
+               entry);
       any_cuda = true;
       out.push_back({DeviceKind::Cuda, ordinal});
     } else {
@@ -103,8 +112,17 @@ std::string format_devices(const std::vector<DeviceSpec>& devices) {
   if (devices.empty()) return {};
   if (devices.front().kind == DeviceKind::Cpu) return fmt::format("cpu:{}", devices.size());
   std::string out;
-  for (const auto& d : devices) out += fmt::format("{}cuda:{}", out.empty() ? "" : ",", d.index);
+  for (const auto& d : devices) {
+    out += out.empty() ? "" : ",";
+    out += d.index == kLocalGpu ? std::string("cuda:local") : fmt::format("cuda:{}", d.index);
+  }
   return out;
+}
+
+std::vector<DeviceSpec> resolve_local_gpus(std::vector<DeviceSpec> devices, int local_process) {
+  for (auto& d : devices)
+    if (d.kind == DeviceKind::Cuda && d.index == kLocalGpu) d.index = local_process;
+  return devices;
 }
 
 bool is_simulated(const std::vector<DeviceSpec>& devices) {
@@ -158,18 +176,24 @@ std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string
 #endif
 }
 
-std::unique_ptr<Communicator> make_communicator(const std::vector<DeviceSpec>& devices) {
+std::vector<std::unique_ptr<Communicator>> make_communicators(const std::vector<DeviceSpec>& devices,
+                                                              std::shared_ptr<ProcessLink> link) {
   MB_CHECK(!devices.empty(), ConfigError, "no devices given");
-  if (devices.front().kind == DeviceKind::Cpu) return make_thread_communicator(static_cast<int>(devices.size()));
+  // Every kind needs the host communicator: CPU replicas sum their gradients with it, GPU
+  // replicas exchange their control-plane data (statistics, digests, NCCL's unique id) over it.
+  auto host = make_process_communicators(static_cast<int>(devices.size()), std::move(link));
+  if (devices.front().kind == DeviceKind::Cpu) return host;
 #ifdef MB_HAVE_CUDA
   std::vector<int> ordinals;
   for (const auto& d : devices) ordinals.push_back(d.index);
-  if (!is_simulated(devices)) return cuda::make_nccl_communicator(ordinals);
+  if (!is_simulated(devices)) return cuda::make_nccl_communicators(ordinals, std::move(host));
   const bool one_gpu = std::all_of(ordinals.begin(), ordinals.end(), [&](int i) { return i == ordinals.front(); });
   MB_CHECK(one_gpu, ConfigError,
            "device list '{}' shares some GPUs and not others; use distinct GPUs (NCCL) or one GPU (simulated)",
            format_devices(devices));
-  return cuda::make_in_gpu_communicator(static_cast<int>(devices.size()), ordinals.front());
+  MB_CHECK(host.front()->size() == int(devices.size()), ConfigError,
+           "replicas sharing one GPU (simulated) run in one process; use cuda:local for one GPU per process");
+  return cuda::make_in_gpu_communicators(ordinals.front(), std::move(host));
 #else
   reject_cuda_build(devices.front());
 #endif

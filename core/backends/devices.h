@@ -9,6 +9,7 @@
 
 #include "backends/replica_engine.h"
 #include "comm/communicator.h"
+#include "comm/process_link.h"
 
 namespace mb {
 
@@ -16,9 +17,13 @@ enum class DeviceKind { Cpu, Cuda };
 
 struct DeviceSpec {
   DeviceKind kind = DeviceKind::Cpu;
-  int index = 0;                    // CPU replica number or CUDA ordinal
+  int index = 0;                    // CPU replica number or CUDA ordinal (kLocalGpu: see below)
   bool operator==(const DeviceSpec&) const = default;
 };
+
+// "cuda:local": the GPU whose ordinal is this process's rank among the run's processes on
+// its host (one process per GPU under mpirun/srun); resolve_local_gpus() makes it concrete.
+inline constexpr int kLocalGpu = -1;
 
 struct GpuInfo {
   int index = 0;
@@ -36,10 +41,14 @@ struct DeviceInventory {
 
 DeviceInventory query_devices();
 
-// "cpu" = "cpu:1"; "cpu:N" = N CPU replicas; "cuda:I[,cuda:J...]" = one replica per entry.
-// Throws ConfigError for anything else (unknown kind, N < 1, mixed CPU and GPU).
+// "cpu" = "cpu:1"; "cpu:N" = N CPU replicas; "cuda:I[,cuda:J...]" = one replica per entry;
+// "cuda:local" = one GPU picked by the local rank. Throws ConfigError for anything else
+// (unknown kind, N < 1, mixed CPU and GPU).
 std::vector<DeviceSpec> parse_devices(std::string_view text);
 std::string format_devices(const std::vector<DeviceSpec>& devices);   // inverse of parse
+
+// cuda:local -> cuda:<local_process>.
+std::vector<DeviceSpec> resolve_local_gpus(std::vector<DeviceSpec> devices, int local_process);
 
 // True when two or more replicas share one GPU (in-GPU communicator, labelled simulated).
 bool is_simulated(const std::vector<DeviceSpec>& devices);
@@ -53,8 +62,12 @@ void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInvent
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch);
 std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // resolves "auto"
 
-// Threads for CPU replicas, NCCL for distinct GPUs, in-GPU reduction for a shared GPU.
-std::unique_ptr<Communicator> make_communicator(const std::vector<DeviceSpec>& devices);
+// The communicators of this process's replicas (one per entry of `devices`, in order): the
+// hierarchical host communicator for CPU replicas (threads, plus `link` to the other
+// processes when there are some), NCCL for distinct GPUs (across processes too), in-GPU
+// reduction for replicas sharing one GPU. Collective over the link.
+std::vector<std::unique_ptr<Communicator>> make_communicators(const std::vector<DeviceSpec>& devices,
+                                                              std::shared_ptr<ProcessLink> link);
 
 // "oneDNN 2.6.3; CUDA 13.0, cuDNN 9.x, NCCL 2.28" or "...; CUDA: not built".
 std::string components_summary();

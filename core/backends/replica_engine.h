@@ -7,11 +7,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <utility>
 
 #include "comm/communicator.h"
 #include "data/dataset.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
+#include "util/phase_times.h"
 
 namespace mb {
 
@@ -19,17 +21,27 @@ struct BatchStats {
   double loss_sum = 0.0;   // sum over samples of the cross-entropy (not divided by anything)
   int64_t correct = 0;     // argmax == label
   int64_t samples = 0;
+  BatchStats& operator+=(const BatchStats& o) {
+    loss_sum += o.loss_sum, correct += o.correct, samples += o.samples;
+    return *this;
+  }
 };
 
-struct StepTiming {
-  double allreduce_s = 0.0;  // wall time this replica spent inside the gradient all-reduce
+// One training step as one replica sees it.
+struct TrainStep {
+  std::span<const int32_t> indices;   // this replica's share of the global batch (may be empty)
+  int64_t order_offset = 0;           // where `indices` starts in the epoch order (begin_epoch)
+  int64_t global_batch = 0;           // samples of this step over all replicas
+  float grad_scale = 1.0f;            // 1 / global_batch: each replica's loss is its sum / global
+  int64_t adam_step = 0;              // counts from 1
 };
 
 class ReplicaEngine {
  public:
+  using Clock = std::chrono::steady_clock;
   virtual ~ReplicaEngine() = default;
 
-  virtual std::string device_name() const = 0;   // "cpu:0 (oneDNN)", "cuda:0 NVIDIA H200"
+  virtual std::string device_name() const = 0;   // "cpu (oneDNN)", "cuda:0 NVIDIA H200"
 
   // Make the data available on this device (CPU: keep a reference; CUDA: upload once).
   // The Datasets must outlive the engine.
@@ -42,7 +54,9 @@ class ReplicaEngine {
 
   // Forward + backward over train samples `indices` (may be empty: zero gradient).
   // Gradients are d(sum of per-sample losses)/dθ * grad_scale, written to grad_buffer().
-  virtual BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale) = 0;
+  // With `times`, adds the forward and backward time.
+  virtual BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale,
+                                      PhaseTimes* times = nullptr) = 0;
 
   // The flat gradient buffer, in the engine's device memory (host memory for CPU engines).
   virtual float* grad_buffer() = 0;
@@ -51,18 +65,47 @@ class ReplicaEngine {
   // Adam step on the engine's parameters using grad_buffer(). `step` counts from 1.
   virtual void apply_adam(const AdamConfig& cfg, int64_t step) = 0;
 
-  // A whole training step: forward_backward, sum gradients across replicas with `comm`
-  // (collective: every rank calls it), Adam. Backends may override to overlap the
-  // all-reduce with backward or replay a captured graph.
-  virtual BatchStats train_step(std::span<const int32_t> indices, float grad_scale, Communicator& comm,
-                                int rank, const AdamConfig& cfg, int64_t step, StepTiming& timing) {
-    BatchStats stats = forward_backward(indices, grad_scale);
-    const auto t0 = std::chrono::steady_clock::now();
-    if (comm.size() > 1) comm.all_reduce_sum(rank, grad_buffer(), cnn::kParamCount);
-    timing.allreduce_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    apply_adam(cfg, step);
-    return stats;
+  // Called once per epoch before its first train_step with the whole epoch's training order
+  // (every replica gets the same); TrainStep::order_offset points into it. Engines that keep
+  // the order on the device upload it here, once, instead of indices every step.
+  virtual void begin_epoch(std::span<const int32_t> order) { (void)order; }
+
+  // Prepares everything the listed step shapes need (plans, kernels, graphs) before the
+  // timed epochs. Collective (every rank calls it with the same shapes, in the same order);
+  // must leave parameters, Adam moments and statistics as they were.
+  struct StepShape {
+    int64_t share = 0;          // this replica's samples
+    int64_t global_batch = 0;
+  };
+  virtual void warm_up(std::span<const StepShape> shapes, Communicator& comm) {
+    (void)shapes;
+    (void)comm;
   }
+
+  // A whole training step: forward_backward, sum of the gradients over replicas with `comm`
+  // (collective: every rank calls it), Adam. Its loss/accuracy statistics accumulate until
+  // take_train_stats(); its phase times are added to `times`. Backends may override to
+  // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
+  virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
+    pending_ += forward_backward(step.indices, step.grad_scale, &times);
+    if (comm.size() > 1) {
+      comm.all_reduce_sum(grad_buffer(), cnn::kParamCount);
+      const CollectiveTimes ct = comm.take_times();
+      times.wait_s += ct.wait_s;
+      times.allreduce_s += ct.transfer_s;
+    }
+    const auto t0 = Clock::now();
+    apply_adam(cfg, step.adam_step);
+    times.optimizer_s += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+  // The statistics of the train_steps since the last call (waits for the device).
+  virtual BatchStats take_train_stats() { return std::exchange(pending_, BatchStats{}); }
+
+  // Steps between the trainer's statistics exchanges, for every replica of this kind: 1 where
+  // a step ends on the host anyway (CPU); more where reading statistics would stall a device
+  // that could run ahead.
+  virtual int steps_per_report() const { return 1; }
 
   // Forward only over validation samples `indices` (any count; chunked internally).
   virtual BatchStats evaluate(std::span<const int32_t> indices) = 0;
@@ -72,6 +115,9 @@ class ReplicaEngine {
 
   // Wait until queued device work has finished (no-op on CPU).
   virtual void synchronize() {}
+
+ private:
+  BatchStats pending_;
 };
 
 }  // namespace mb

@@ -1,38 +1,86 @@
-// Collective communication between replicas. The trainer only sees this interface, so
-// the in-process CPU implementation, NCCL (GPUs) and MPI (processes) are interchangeable.
-// Every collective is called by all ranks, each from its own thread, with its own buffer.
+// Collective communication between replicas, as a per-rank handle (llm.c's MultiGpuConfig,
+// nccl-tests' threadArgs): each replica owns one Communicator that knows its rank, the world
+// size and, for device communicators, its stream, all fixed at creation. The trainer uses
+// only these collectives, so the same trainer code runs with threads, with MPI processes, or
+// with both at once (hierarchical: threads inside a process, MPI between processes).
+//
+// Two planes:
+//   data plane     all_reduce_sum of the gradients, on buffers in memory_space(); device
+//                  communicators only enqueue it on stream().
+//   control plane  small host-memory collectives (broadcast, all-gather, barrier) for the
+//                  initial weights, step statistics, digests and decisions; blocking.
+// Every collective is called by every rank, each from its own thread, in the same order.
 #pragma once
 #include <cstddef>
+#include <cstring>
 #include <memory>
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 namespace mb {
 
 enum class MemorySpace { Host, CudaDevice };
 
+// Where time inside host collectives went, accumulated since the last take_times().
+struct CollectiveTimes {
+  double wait_s = 0;       // waiting for the slowest rank to arrive
+  double transfer_s = 0;   // the exchange itself, once everyone was there
+};
+
 class Communicator {
  public:
   virtual ~Communicator() = default;
-  virtual int size() const = 0;
-  virtual std::string name() const = 0;              // "threads", "nccl", "in-gpu (simulated)"
-  virtual MemorySpace memory_space() const = 0;      // where the buffers passed in must live
 
-  // data[i] <- sum over ranks of data[i], on every rank.
-  // `stream` is the caller's cudaStream_t for device communicators, ignored on host.
-  virtual void all_reduce_sum(int rank, float* data, std::size_t count, void* stream = nullptr) = 0;
+  virtual int rank() const = 0;                 // 0 .. size()-1, unique over the whole run
+  virtual int size() const = 0;                 // replicas in the run, over all processes
+  virtual std::string name() const = 0;         // "threads", "mpi+threads", "nccl", ...
 
+  // Finishes set-up that needs every rank at once (NCCL's ncclCommInitRank), from this rank's
+  // own thread, before its first collective. Collective.
+  virtual void connect() {}
+
+  // ---- data plane ----
+  virtual MemorySpace memory_space() const { return MemorySpace::Host; }
+  // The cudaStream_t the device collectives are enqueued on (owned by the communicator);
+  // nullptr for host communicators. Callers order their work against it with events.
+  virtual void* stream() const { return nullptr; }
+  // Whether all_reduce_sum may be captured into a CUDA graph (NCCL's collectives may; a
+  // host rendezvous may not). A capability, so engines never need to know the type.
+  virtual bool graph_capturable() const { return false; }
+  // data[i] <- sum over ranks of data[i], bit-identical on every rank.
+  virtual void all_reduce_sum(float* data, std::size_t count) = 0;
+
+  // ---- control plane (host memory) ----
   // data <- root's data, on every rank.
-  virtual void broadcast(int rank, float* data, std::size_t count, int root, void* stream = nullptr) = 0;
+  virtual void broadcast_bytes(void* data, std::size_t bytes, int root) = 0;
+  // all[r * bytes, (r+1) * bytes) <- rank r's `mine`, on every rank (all holds size()*bytes).
+  virtual void all_gather_bytes(const void* mine, std::size_t bytes, void* all) = 0;
+  virtual void barrier() = 0;
 
-  // Blocks until every rank has arrived.
-  virtual void barrier(int rank) = 0;
+  // One rank failed: ranks blocked in (or later entering) a collective give up with an
+  // exception instead of waiting forever. Safe to call from any thread, any number of times.
+  virtual void abort(const std::string& reason) = 0;
 
-  // Called when one rank failed: ranks blocked in (or later entering) a collective give up
-  // with an exception instead of waiting forever. Must be safe to call from any thread.
-  virtual void abort() {}
+  virtual CollectiveTimes take_times() { return {}; }
+
+  // Typed helpers over the control plane (trivially copyable values only).
+  template <typename T>
+  std::vector<T> all_gather(const T& mine) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    std::vector<T> all(static_cast<std::size_t>(size()));
+    all_gather_bytes(&mine, sizeof(T), all.data());
+    return all;
+  }
+  template <typename T>
+  void broadcast(std::span<T> data, int root) {
+    static_assert(std::is_trivially_copyable_v<T>);
+    broadcast_bytes(data.data(), data.size_bytes(), root);
+  }
 };
 
-// In-process communicator for CPU replicas (one thread per rank, shared memory).
-std::unique_ptr<Communicator> make_thread_communicator(int ranks);
+// In-process communicators for `ranks` CPU replicas, one handle per rank (rank r at [r]).
+std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks);
 
 }  // namespace mb

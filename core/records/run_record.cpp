@@ -80,11 +80,46 @@ double get_double(const json& obj, const char* key, const std::string& where) {
   return v.get<double>();
 }
 
+// Fields added after format 1 first shipped: absent in older records, so optional on read.
+bool has(const json& obj, const char* key) { return obj.find(key) != obj.end(); }
+
+std::vector<std::string> get_strings(const json& obj, const char* key, const std::string& where) {
+  const json& v = field(obj, key, where);
+  if (!v.is_array()) wrong_type(key, where, v, "an array of strings");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    if (!v[i].is_string())
+      throw DataError(fmt::format("field '{}{}[{}]' is {}, expected a string", where, key, i, v[i].type_name()));
+    out.push_back(v[i].get<std::string>());
+  }
+  return out;
+}
+
+json phases_to_json(const PhaseTimes& t) {
+  return json{{"forward_s", t.forward_s},     {"backward_s", t.backward_s}, {"allreduce_s", t.allreduce_s},
+              {"optimizer_s", t.optimizer_s}, {"wait_s", t.wait_s}};
+}
+
+PhaseTimes phases_from_json(const json& j, const std::string& where) {
+  if (!j.is_object()) throw DataError(fmt::format("field '{}' is {}, expected an object", where, j.type_name()));
+  const std::string w = where + ".";
+  PhaseTimes t;
+  t.forward_s = get_double(j, "forward_s", w);
+  t.backward_s = get_double(j, "backward_s", w);
+  t.allreduce_s = get_double(j, "allreduce_s", w);
+  t.optimizer_s = get_double(j, "optimizer_s", w);
+  t.wait_s = get_double(j, "wait_s", w);
+  return t;
+}
+
 json config_to_json(const RunConfig& c) {
   return json{
       {"model", c.model},
       {"devices", c.devices},
       {"replicas", c.replicas},
+      {"processes", c.processes},
+      {"replicas_per_process", c.replicas_per_process},
+      {"hosts", c.hosts},
       {"simulated", c.simulated},
       {"global_batch", c.global_batch},
       {"per_replica_batch", c.per_replica_batch},
@@ -115,6 +150,9 @@ RunConfig config_from_json(const json& j) {
   c.model = get_string(j, "model", w);
   c.devices = get_string(j, "devices", w);
   c.replicas = get_int(j, "replicas", w, 1);
+  c.processes = has(j, "processes") ? get_int(j, "processes", w, 1) : 1;
+  c.replicas_per_process = has(j, "replicas_per_process") ? get_int(j, "replicas_per_process", w, 1) : c.replicas;
+  if (has(j, "hosts")) c.hosts = get_strings(j, "hosts", w);
   c.simulated = get_bool(j, "simulated", w);
   c.global_batch = get_int64(j, "global_batch", w, 1, kMaxI64);
   c.per_replica_batch = get_int64(j, "per_replica_batch", w, 1, kMaxI64);
@@ -132,21 +170,24 @@ RunConfig config_from_json(const json& j) {
   c.communicator = get_string(j, "communicator", w);
   c.version = get_string(j, "version", w);
   c.cpu_model = get_string(j, "cpu_model", w);
-  const json& gpus = field(j, "gpu_models", w);
-  if (!gpus.is_array()) wrong_type("gpu_models", w, gpus, "an array of strings");
-  for (std::size_t i = 0; i < gpus.size(); ++i) {
-    if (!gpus[i].is_string())
-      throw DataError(fmt::format("field 'config.gpu_models[{}]' is {}, expected a string", i, gpus[i].type_name()));
-    c.gpu_models.push_back(gpus[i].get<std::string>());
-  }
+  c.gpu_models = get_strings(j, "gpu_models", w);
   c.start_time = get_string(j, "start_time", w);
   return c;
 }
 
 json epoch_to_json(const EpochMetrics& e) {
-  return json{{"epoch", e.epoch},           {"time_s", e.time_s},   {"allreduce_s", e.allreduce_s},
-              {"train_loss", e.train_loss}, {"train_acc", e.train_acc}, {"val_loss", e.val_loss},
-              {"val_acc", e.val_acc},       {"images_per_s", e.images_per_s}};
+  json replicas = json::array();
+  for (const auto& t : e.replica_times) replicas.push_back(phases_to_json(t));
+  return json{{"epoch", e.epoch},
+              {"time_s", e.time_s},
+              {"allreduce_s", e.allreduce_s},
+              {"train_loss", e.train_loss},
+              {"train_acc", e.train_acc},
+              {"val_loss", e.val_loss},
+              {"val_acc", e.val_acc},
+              {"images_per_s", e.images_per_s},
+              {"replica_times", std::move(replicas)},
+              {"param_digest", e.param_digest}};
 }
 
 EpochMetrics epoch_from_json(const json& j, std::size_t index) {
@@ -162,6 +203,13 @@ EpochMetrics epoch_from_json(const json& j, std::size_t index) {
   e.val_loss = get_double(j, "val_loss", w);
   e.val_acc = get_double(j, "val_acc", w);
   e.images_per_s = get_double(j, "images_per_s", w);
+  if (has(j, "replica_times")) {
+    const json& r = j.at("replica_times");
+    if (!r.is_array()) wrong_type("replica_times", w, r, "an array");
+    for (std::size_t i = 0; i < r.size(); ++i)
+      e.replica_times.push_back(phases_from_json(r[i], fmt::format("{}replica_times[{}]", w, i)));
+  }
+  if (has(j, "param_digest")) e.param_digest = get_string(j, "param_digest", w);
   return e;
 }
 
@@ -267,6 +315,7 @@ nlohmann::json to_json(const RunRecord& r) {
               {"name", r.name},
               {"config", config_to_json(r.config)},
               {"epochs", std::move(epochs)},
+              {"warmup_s", r.warmup_s},
               {"replicas_in_sync", r.replicas_in_sync},
               {"status", r.status},
               {"error", r.error}};
@@ -287,6 +336,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   const json& epochs = field(j, "epochs", w);
   if (!epochs.is_array()) wrong_type("epochs", w, epochs, "an array");
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
+  if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
   r.status = get_string(j, "status", w);
   if (r.status != "completed" && r.status != "stopped" && r.status != "failed")

@@ -9,6 +9,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/phase_times.h"
+
 namespace mb {
 
 struct EpochMetrics {
@@ -20,12 +22,17 @@ struct EpochMetrics {
   double val_loss = 0;
   double val_acc = 0;
   double images_per_s = 0;     // training images / time_s
+  std::vector<PhaseTimes> replica_times;   // per replica (rank order): where its epoch went
+  std::string param_digest;    // digest of the parameters after the epoch (equal on every replica)
 };
 
 struct RunConfig {
   std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
   std::string devices;                   // "cpu:2", "cuda:0,cuda:1"
-  int replicas = 1;
+  int replicas = 1;                      // over all processes
+  int processes = 1;                     // > 1 under mpirun/srun
+  int replicas_per_process = 1;
+  std::vector<std::string> hosts;        // the processes' hosts, distinct, in process order
   bool simulated = false;                // several replicas on one GPU
   int64_t global_batch = 128;
   int64_t per_replica_batch = 128;       // largest replica share of the global batch
@@ -39,7 +46,7 @@ struct RunConfig {
   std::string data_dir;
   int64_t train_size = 0, val_size = 0;
   std::string backend;                   // "onednn", "reference", "cuda"
-  std::string communicator;              // "threads", "nccl", "in-gpu (simulated)"
+  std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
   std::string version;
   std::string cpu_model;
   std::vector<std::string> gpu_models;
@@ -51,6 +58,7 @@ struct RunRecord {
   std::string name;                      // user-editable label
   RunConfig config;
   std::vector<EpochMetrics> epochs;
+  double warmup_s = 0;                   // untimed preparation before epoch 1 (plans, graphs)
   bool replicas_in_sync = true;
   std::string status = "completed";      // "completed" | "stopped" | "failed"
   std::string error;                     // for "failed"

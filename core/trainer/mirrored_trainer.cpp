@@ -1,11 +1,9 @@
-// The mirrored trainer: one thread per replica, lock-step through the epoch. Each step every
-// replica trains on its share of the global batch, the engines all-reduce the gradients and
-// apply the same Adam step; a barrier then folds the replicas' metrics into the running
-// totals, reports progress and decides (once, for everyone) whether to stop.
+// The mirrored trainer: one thread per local replica, lock-step through the epoch. Each step
+// every replica trains on its share of the global batch and the engines all-reduce the
+// gradients and apply the same Adam step; at each report (every step on CPUs) the replicas
+// all-gather their statistics, rank 0 folds them into the running metrics and reports
+// progress, and every rank takes the same stop decision from the same gathered data.
 #include "trainer/mirrored_trainer.h"
-
-#include <pthread.h>
-#include <sched.h>
 
 #include <algorithm>
 #include <chrono>
@@ -14,12 +12,18 @@
 #include <exception>
 #include <mutex>
 #include <numeric>
+#include <set>
 #include <thread>
+
+#include <unistd.h>
 
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "comm/communicator.h"
 #include "model/cnn_spec.h"
+#include "util/cpu_topology.h"
+#include "util/digest.h"
 #include "util/error.h"
 #include "util/random.h"
 #include "util/spin_barrier.h"
@@ -44,22 +48,6 @@ std::vector<int32_t> epoch_order(int64_t n, uint64_t seed, int epoch) {
   return order;
 }
 
-void pin_to_core(int core) {
-  cpu_set_t allowed;
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
-  // The core-th CPU this process may use.
-  for (int cpu = 0, seen = 0; cpu < CPU_SETSIZE; ++cpu) {
-    if (!CPU_ISSET(cpu, &allowed)) continue;
-    if (seen++ == core) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(cpu, &one);
-      pthread_setaffinity_np(pthread_self(), sizeof one, &one);
-      return;
-    }
-  }
-}
-
 // One log line to spdlog and to the observer.
 void log_line(const TrainObserver& observer, LogLevel level, const std::string& line) {
   switch (level) {
@@ -70,60 +58,103 @@ void log_line(const TrainObserver& observer, LogLevel level, const std::string& 
   if (observer.on_log) observer.on_log(level, line);
 }
 
-// The bookkeeping the replicas share during a run: the epoch's data order, the replicas'
-// per-step results, running metrics, the stop decision. Its methods run only inside barrier
-// completion steps (one thread, the others waiting), which order every access.
-struct EpochBook {
-  EpochBook(const RunConfig& rc, const TrainObserver& observer, const std::atomic<bool>& stop_requested,
-            RunRecord& record, int64_t steps)
-      : rc(rc), observer(observer), stop_requested(stop_requested), record(record), steps(steps),
-        slot(rc.replicas), timing(rc.replicas), params_seen(rc.replicas, std::vector<float>(cnn::kParamCount)) {}
+// Each replica's contribution to a report, all-gathered (rank order).
+struct StepReport {
+  BatchStats stats;      // the steps since the last report
+  PhaseTimes times;      // likewise
+  int32_t stop = 0;      // this process was asked to stop
+  int32_t pad = 0;
+};
+
+// Each replica's end of an epoch, all-gathered.
+struct EpochReport {
+  BatchStats val;        // its share of the validation set
+  uint64_t digest = 0;   // of its parameters
+  int32_t stop = 0;
+  int32_t pad = 0;
+};
+
+// What every process tells the others before training (constructor), to check that they run
+// the same configuration on the same data.
+struct ProcessWire {
+  char host[64];
+  char data_dir[192];
+  uint64_t data_digest;
+  uint64_t config_digest;
+  int64_t train_count, val_count;
+  int32_t pid, local_replicas;
+};
+
+template <std::size_t N>
+void copy_text(char (&dst)[N], const std::string& src) {
+  std::memset(dst, 0, N);
+  std::memcpy(dst, src.data(), std::min(N - 1, src.size()));
+}
+
+std::string host_name() {
+  char host[256] = {};
+  gethostname(host, sizeof host - 1);
+  return host;
+}
+
+// The settings every process must agree on (the data path may differ between machines).
+uint64_t config_digest(const TrainConfig& c) {
+  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr,
+                                       c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend);
+  return digest64(text.data(), text.size());
+}
+
+uint64_t params_digest(const std::vector<float>& params) { return digest64(params.data(), params.size() * sizeof(float)); }
+
+// Global rank 0's view of the run: running metrics, per-replica phase times, the progress
+// and epoch reports. Touched by rank 0's thread only.
+struct PrimaryBook {
+  PrimaryBook(const RunConfig& rc, const TrainObserver& observer, RunRecord& record, int64_t steps)
+      : rc(rc), observer(observer), record(record), steps(steps) {}
 
   void begin_epoch(int e) {
     epoch = e;
-    order = epoch_order(rc.train_size, rc.seed, e);
-    running_loss = 0, running_correct = 0, running_seen = 0, last_report = -1;
-    for (auto& t : timing) t = {};
+    running = {};
+    last_report = -1;
+    replica_times.assign(std::size_t(rc.replicas), PhaseTimes{});
     epoch_start = Clock::now();
   }
 
-  // After step s (0-based), with `images_done` images of this epoch trained.
-  void end_step(int64_t s, int64_t images_done) {
-    for (const auto& st : slot) running_loss += st.loss_sum, running_correct += st.correct, running_seen += st.samples;
-    const double elapsed = seconds_since(epoch_start);
-    if (observer.on_step && (elapsed - last_report >= 0.05 || s + 1 == steps)) {
-      last_report = elapsed;
-      StepProgress p;
-      p.epoch = epoch, p.epochs = rc.epochs, p.step = s + 1, p.steps = steps;
-      p.images_done = images_done;
-      p.epoch_elapsed_s = elapsed;
-      p.images_per_s = elapsed > 0 ? images_done / elapsed : 0;
-      p.eta_s = p.images_per_s > 0 ? (rc.train_size - images_done) / p.images_per_s : 0;
-      p.running_loss = running_loss / std::max<int64_t>(1, running_seen);
-      p.running_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
-      observer.on_step(p);
+  // After `steps_done` steps of this epoch, `images_done` images.
+  void add(const std::vector<StepReport>& all, int64_t steps_done, int64_t images_done) {
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      running += all[r].stats;
+      replica_times[r] += all[r].times;
     }
-    if (stop_requested.load()) stop_now = true;
+    const double elapsed = seconds_since(epoch_start);
+    if (!observer.on_step || (elapsed - last_report < 0.05 && steps_done != steps)) return;
+    last_report = elapsed;
+    StepProgress p;
+    p.epoch = epoch, p.epochs = rc.epochs, p.step = steps_done, p.steps = steps;
+    p.images_done = images_done;
+    p.epoch_elapsed_s = elapsed;
+    p.images_per_s = elapsed > 0 ? images_done / elapsed : 0;
+    p.eta_s = p.images_per_s > 0 ? (rc.train_size - images_done) / p.images_per_s : 0;
+    p.running_loss = running.loss_sum / std::max<int64_t>(1, running.samples);
+    p.running_acc = double(running.correct) / std::max<int64_t>(1, running.samples);
+    observer.on_step(p);
   }
 
-  void end_training() {
-    metrics = EpochMetrics{};
-    metrics.epoch = epoch;
-    metrics.time_s = seconds_since(epoch_start);
-    metrics.allreduce_s = timing[0].allreduce_s;
-    metrics.train_loss = running_loss / std::max<int64_t>(1, running_seen);
-    metrics.train_acc = double(running_correct) / std::max<int64_t>(1, running_seen);
-    metrics.images_per_s = running_seen / std::max(1e-9, metrics.time_s);
-  }
-
-  void end_validation() {
+  void end_epoch(double time_s, const std::vector<EpochReport>& all) {
+    EpochMetrics m;
+    m.epoch = epoch;
+    m.time_s = time_s;
+    m.allreduce_s = replica_times[0].allreduce_s + replica_times[0].wait_s;
+    m.train_loss = running.loss_sum / std::max<int64_t>(1, running.samples);
+    m.train_acc = double(running.correct) / std::max<int64_t>(1, running.samples);
+    m.images_per_s = running.samples / std::max(1e-9, time_s);
     BatchStats v;
-    for (const auto& st : slot) v.loss_sum += st.loss_sum, v.correct += st.correct, v.samples += st.samples;
-    metrics.val_loss = v.loss_sum / std::max<int64_t>(1, v.samples);
-    metrics.val_acc = double(v.correct) / std::max<int64_t>(1, v.samples);
-    check_replicas_in_sync();
-    record.epochs.push_back(metrics);
-    const EpochMetrics& m = metrics;
+    for (const auto& r : all) v += r.val;
+    m.val_loss = v.loss_sum / std::max<int64_t>(1, v.samples);
+    m.val_acc = double(v.correct) / std::max<int64_t>(1, v.samples);
+    m.replica_times = replica_times;
+    m.param_digest = digest_hex(all[0].digest);
+    record.epochs.push_back(m);
     log_line(observer, LogLevel::Info,
              fmt::format("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
                          "val_loss {:.4f}, val_acc {:.4f}",
@@ -131,42 +162,31 @@ struct EpochBook {
                          100.0 * m.allreduce_s / std::max(1e-9, m.time_s), m.train_loss, m.train_acc, m.val_loss,
                          m.val_acc));
     if (observer.on_epoch) observer.on_epoch(m);
-    if (!record.replicas_in_sync || stop_requested.load()) stop_now = true;
-  }
-
-  // MirroredStrategy's invariant: identical updates keep identical weights, bit for bit.
-  void check_replicas_in_sync() {
-    for (int q = 1; q < rc.replicas; ++q) {
-      if (std::memcmp(params_seen[q].data(), params_seen[0].data(), cnn::kParamCount * sizeof(float)) == 0) continue;
-      double worst = 0;
-      for (std::size_t i = 0; i < cnn::kParamCount; ++i)
-        worst = std::max(worst, double(std::fabs(params_seen[q][i] - params_seen[0][i])));
-      record.replicas_in_sync = false;
-      if (in_sync_error.empty())
-        in_sync_error = fmt::format("replicas out of sync after epoch {}: replica {} differs from replica 0 by up to {:.3g}",
-                                    epoch, q, worst);
-    }
   }
 
   const RunConfig& rc;
   const TrainObserver& observer;
-  const std::atomic<bool>& stop_requested;
   RunRecord& record;
   const int64_t steps;
-
-  std::vector<BatchStats> slot;                  // one per replica, written by that replica
-  std::vector<StepTiming> timing;                // likewise
-  std::vector<std::vector<float>> params_seen;   // likewise, for the in-sync check
-  std::vector<int32_t> order;                    // this epoch's training order
-  bool stop_now = false;
-  std::string in_sync_error;
-
   int epoch = 0;
-  EpochMetrics metrics;
   Clock::time_point epoch_start;
-  double running_loss = 0, last_report = -1;
-  int64_t running_correct = 0, running_seen = 0;
+  double last_report = -1;
+  BatchStats running;
+  std::vector<PhaseTimes> replica_times;
 };
+
+// MirroredStrategy's invariant, checked on every rank from the same gathered digests (so
+// every rank takes the same decision): identical updates keep identical weights, bit for bit.
+std::string out_of_sync_message(const std::vector<EpochReport>& all, int epoch) {
+  std::vector<int> differ;
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r].digest != all[0].digest) differ.push_back(static_cast<int>(r));
+  if (differ.empty()) return {};
+  return fmt::format("replicas out of sync after epoch {}: the parameters of replica(s) {} differ from replica 0's "
+                     "(digest {} vs {})",
+                     epoch, fmt::join(differ, ", "), digest_hex(all[std::size_t(differ[0])].digest),
+                     digest_hex(all[0].digest));
+}
 
 }  // namespace
 
@@ -175,9 +195,10 @@ int64_t replica_share_begin(int64_t batch, int replicas, int replica) {
   return replica * base + std::min<int64_t>(replica, extra);
 }
 
-std::vector<DeviceSpec> check_train_config(const TrainConfig& config) {
+std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int processes) {
   const auto devices = parse_devices(config.devices);
-  const int n = static_cast<int>(devices.size());
+  MB_CHECK(processes >= 1, ConfigError, "a run needs at least one process (got {})", processes);
+  const int n = static_cast<int>(devices.size()) * processes;
   engine_backend_name(devices.front().kind, config.backend);  // throws for an unknown backend
   MB_CHECK(config.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config.epochs);
   MB_CHECK(config.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config.batch);
@@ -199,15 +220,28 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config) {
   return devices;
 }
 
-MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data)
-    : config_(std::move(config)), data_(std::move(data)) {
+uint64_t data_digest(const DataSplit& data) {
+  Digest d;
+  for (const Dataset* s : {&data.train, &data.val}) {
+    const int64_t shape[3] = {s->count, s->rows, s->cols};
+    d.add(shape, sizeof shape).add(s->pixels.data(), s->pixels.size()).add(s->labels.data(), s->labels.size());
+  }
+  return d.value();
+}
+
+MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data,
+                                 std::shared_ptr<ProcessLink> link)
+    : config_(std::move(config)), data_(std::move(data)), link_(std::move(link)) {
   MB_CHECK(data_ != nullptr, ConfigError, "no data set loaded");
-  const auto devices = check_train_config(config_);
-  const int n = static_cast<int>(devices.size());
+  const ProcessInfo world = link_ ? link_->info() : ProcessInfo{};
+  process_ = world.process;
+  devices_ = resolve_local_gpus(check_train_config(config_, world.processes), world.local_process);
+  const int local = static_cast<int>(devices_.size());
+  const int n = local * world.processes;
   const int64_t global = config_.per_replica_batch ? config_.batch * n : config_.batch;
   // Checked after the arguments, so a bad argument is reported alone (no device warnings).
   const auto inventory = query_devices();
-  validate_devices(devices, inventory);
+  validate_devices(devices_, inventory);
 
   const int64_t train_size = config_.limit_train > 0 ? std::min(config_.limit_train, data_->train.count)
                                                      : data_->train.count;
@@ -218,9 +252,46 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
            "the model needs 28x28 images, the data set has {}x{}", data_->train.rows, data_->train.cols);
 
   RunConfig& rc = run_config_;
-  rc.devices = format_devices(devices);
+  rc.hosts = {world.host.empty() ? host_name() : world.host};
+  if (world.processes > 1) {
+    // Every process loads the data from its own disk and parses its own command line: check
+    // that they all train the same thing before any of them starts.
+    ProcessWire mine{};
+    copy_text(mine.host, rc.hosts[0]);
+    copy_text(mine.data_dir, data_->dir.string());
+    mine.data_digest = data_digest(*data_);
+    mine.config_digest = config_digest(config_);
+    mine.train_count = data_->train.count;
+    mine.val_count = data_->val.count;
+    mine.pid = static_cast<int32_t>(getpid());
+    mine.local_replicas = local;
+    std::vector<ProcessWire> all(static_cast<std::size_t>(world.processes));
+    link_->all_gather(&mine, sizeof mine, all.data());
+    rc.hosts.clear();
+    std::set<std::string> seen;
+    for (int p = 0; p < world.processes; ++p) {
+      const ProcessWire& w = all[std::size_t(p)];
+      if (seen.insert(w.host).second) rc.hosts.push_back(w.host);
+      MB_CHECK(w.config_digest == all[0].config_digest && w.local_replicas == all[0].local_replicas, ConfigError,
+               "process {} on host {} was started with other training options than process 0 on host {}: give "
+               "every process the same command line",
+               p, w.host, all[0].host);
+      MB_CHECK(w.data_digest == all[0].data_digest, DataError,
+               "the data set of process {} on host {} ('{}', {} training and {} validation images) differs from "
+               "process 0's on host {} ('{}', {} and {} images): every process must load the same files",
+               p, w.host, w.data_dir, w.train_count, w.val_count, all[0].host, all[0].data_dir, all[0].train_count,
+               all[0].val_count);
+    }
+  }
+
+  rc.devices = format_devices(devices_);
+  if (std::any_of(devices_.begin(), devices_.end(), [](const DeviceSpec& d) { return d.kind == DeviceKind::Cuda; }) &&
+      parse_devices(config_.devices).front().index == kLocalGpu)
+    rc.devices = "cuda:local";
   rc.replicas = n;
-  rc.simulated = is_simulated(devices);
+  rc.processes = world.processes;
+  rc.replicas_per_process = local;
+  rc.simulated = is_simulated(devices_);
   rc.global_batch = global;
   rc.per_replica_batch = (global + n - 1) / n;
   rc.per_replica_batch_mode = config_.per_replica_batch;
@@ -233,10 +304,10 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
   rc.data_dir = data_->dir.string();
   rc.train_size = train_size;
   rc.val_size = val_size;
-  rc.backend = engine_backend_name(devices.front().kind, config_.backend);
+  rc.backend = engine_backend_name(devices_.front().kind, config_.backend);
   rc.version = version();
   rc.cpu_model = inventory.cpu_name;
-  for (const auto& d : devices)
+  for (const auto& d : devices_)
     if (d.kind == DeviceKind::Cuda)
       for (const auto& g : inventory.gpus)
         if (g.index == d.index) rc.gpu_models.push_back(g.name);
@@ -244,100 +315,182 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
 
 MirroredTrainer::~MirroredTrainer() = default;
 
-RunRecord MirroredTrainer::run(const TrainObserver& observer) {
+RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
   const RunConfig& rc = run_config_;
+  const bool primary = is_primary();
+  // Only process 0 reports; the others train silently.
+  const TrainObserver observer = primary ? caller_observer : TrainObserver{};
   RunRecord record;
   record.config = rc;
   record.config.start_time = iso8601_now_utc();
   record.id = make_run_id(record.config);
-  record.name = rc.devices + (rc.simulated ? " (simulated)" : "");
+  record.name = rc.processes > 1 ? fmt::format("{} processes x {}", rc.processes, rc.devices)
+                                 : rc.devices + (rc.simulated ? " (simulated)" : "");
 
-  const auto devices = parse_devices(rc.devices);
-  const int n = rc.replicas;
+  const int local = rc.replicas_per_process, n = rc.replicas;
   const int64_t train_size = rc.train_size, val_size = rc.val_size, global = rc.global_batch;
   const int64_t steps = (train_size + global - 1) / global;
   AdamConfig adam;
   adam.lr = static_cast<float>(rc.learning_rate);
 
-  std::vector<std::unique_ptr<ReplicaEngine>> engines;
-  std::unique_ptr<Communicator> comm;
+  std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    for (const auto& d : devices) engines.push_back(make_engine(d, config_.backend, static_cast<int>(rc.per_replica_batch)));
-    comm = make_communicator(devices);
-    record.config.communicator = comm->name();
-    log_line(observer, LogLevel::Info,
-             fmt::format("training {} on {} replica(s) [{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
-                         rc.dataset, n, rc.devices, global, rc.learning_rate, steps, comm->name()));
+    comms = make_communicators(devices_, link_);   // collective over the link
+    record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
+    if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
     record.status = "failed";
     record.error = e.what();
     log_line(observer, LogLevel::Error, e.what());
     return record;
   }
+  log_line(observer, LogLevel::Info,
+           fmt::format("training {} on {} replica(s) [{}{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
+                       rc.dataset, n, rc.devices, rc.processes > 1 ? fmt::format(" in each of {} processes", rc.processes) : "",
+                       global, rc.learning_rate, steps, record.config.communicator));
   if (observer.on_start) observer.on_start(record.config);
 
-  // Replica 0's initial weights, copied to every replica (the in-process broadcast).
-  std::vector<float> initial(cnn::kParamCount);
-  cnn::init_params(initial, rc.seed);
+  // CPU replicas each get a core of their own: this process's share of the host's cores when
+  // the launcher left the processes unbound, else (bound, or alone) its own.
+  const CpuPlacement placement = cpu_placement();
+  const ProcessInfo world = link_ ? link_->info() : ProcessInfo{};
+  auto cpu_for = [&](int l) {
+    const std::size_t cpus = placement.order.size();
+    if (std::size_t(world.local_processes) * local <= cpus) return placement.order[std::size_t(world.local_process * local + l)];
+    if (std::size_t(local) <= cpus) return placement.order[std::size_t(l)];
+    return -1;
+  };
+  const bool cpu_run = devices_.front().kind == DeviceKind::Cpu;
+  // (More replicas than CPUs was already warned about by validate_devices.)
+  if (cpu_run && cpu_for(0) >= 0 && local > placement.physical_cores)
+    spdlog::info("{} CPU replicas on {} physical core(s): some share a core with its SMT sibling and run slower",
+                 local, placement.physical_cores);
 
-  SpinBarrier barrier(n);
-  EpochBook book(rc, observer, stop_, record, steps);
   std::vector<int32_t> val_order(static_cast<std::size_t>(val_size));
   std::iota(val_order.begin(), val_order.end(), 0);
+  PrimaryBook book(rc, observer, record, steps);
+  std::vector<std::unique_ptr<ReplicaEngine>> engines(static_cast<std::size_t>(local));
   std::mutex error_mutex;
-  std::string first_error;
+  std::string first_error, in_sync_error;
+  bool stopped = false;
 
   auto fail = [&](const std::string& what) {
     {
       std::lock_guard lock(error_mutex);
       if (first_error.empty()) first_error = what;
     }
-    barrier.abort();
-    comm->abort();
+    for (auto& c : comms) c->abort(what);
   };
 
-  // One replica's life. Each barrier's completion step runs on one thread while the others
-  // wait, so EpochBook needs no locks; replicas write only their own slots.
-  auto replica_main = [&](int r) {
+  // One replica's life. The replicas of all processes meet only in their communicators'
+  // collectives; every decision is taken from data every rank has gathered.
+  auto replica_main = [&](int l) {
+    Communicator& comm = *comms[std::size_t(l)];
+    const int rank = comm.rank();
+    std::string who = fmt::format("replica {}", rank);
     try {
-      if (devices[r].kind == DeviceKind::Cpu && n <= cpu_core_count()) pin_to_core(r);
-      ReplicaEngine& engine = *engines[r];
+      if (cpu_run && cpu_for(l) >= 0) pin_current_thread(cpu_for(l));
+      engines[std::size_t(l)] = make_engine(devices_[std::size_t(l)], config_.backend, static_cast<int>(rc.per_replica_batch));
+      ReplicaEngine& engine = *engines[std::size_t(l)];
+      who = fmt::format("replica {} ({})", rank, engine.device_name());
+      comm.connect();
       engine.bind_data(data_->train, data_->val);
-      engine.set_params(initial);
-      int64_t adam_step = 0;
 
-      for (int e = 1; e <= rc.epochs && !book.stop_now; ++e) {
-        barrier.arrive_and_wait([&] { book.begin_epoch(e); });
+      // Rank 0's initial weights, broadcast: every replica starts from the same bits.
+      std::vector<float> params(cnn::kParamCount);
+      if (rank == 0) cnn::init_params(params, rc.seed);
+      comm.broadcast(std::span<float>(params), 0);
+      engine.set_params(params);
+
+      // Every shape of the run, prepared before the clock starts.
+      const auto warm_start = Clock::now();
+      std::vector<ReplicaEngine::StepShape> shapes;
+      for (const int64_t b : {global, train_size % global}) {
+        if (b == 0 || (!shapes.empty() && shapes.front().global_batch == b)) continue;
+        shapes.push_back({replica_share_begin(b, n, rank + 1) - replica_share_begin(b, n, rank), b});
+      }
+      engine.warm_up(shapes, comm);
+      comm.barrier();
+      comm.take_times();
+      if (rank == 0) record.warmup_s = seconds_since(warm_start);
+
+      const int every = std::max(1, engine.steps_per_report());
+      int64_t adam_step = 0;
+      bool stop = false;
+      for (int e = 1; e <= rc.epochs && !stop; ++e) {
+        const std::vector<int32_t> order = epoch_order(train_size, rc.seed, e);
+        engine.begin_epoch(order);
+        if (rank == 0) book.begin_epoch(e);
+        PhaseTimes since;
         int64_t s = 0;
-        for (; s < steps && !book.stop_now; ++s) {
+        while (s < steps) {
           const int64_t b0 = s * global, b = std::min(global, train_size - b0);
-          const int64_t lo = replica_share_begin(b, n, r), hi = replica_share_begin(b, n, r + 1);
-          std::span<const int32_t> mine(book.order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
-          book.slot[r] = engine.train_step(mine, 1.0f / static_cast<float>(b), *comm, r, adam, ++adam_step,
-                                           book.timing[r]);
-          barrier.arrive_and_wait([&] { book.end_step(s, b0 + b); });
+          const int64_t lo = replica_share_begin(b, n, rank), hi = replica_share_begin(b, n, rank + 1);
+          TrainStep step;
+          step.indices = std::span<const int32_t>(order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
+          step.order_offset = b0 + lo;
+          step.global_batch = b;
+          step.grad_scale = 1.0f / static_cast<float>(b);
+          step.adam_step = ++adam_step;
+          engine.train_step(step, comm, adam, since);
+          ++s;
+          if (s % every != 0 && s != steps) continue;
+          StepReport mine;
+          mine.stats = engine.take_train_stats();
+          mine.times = since;
+          mine.stop = stop_.load() ? 1 : 0;
+          const auto all = comm.all_gather(mine);
+          // The exchange itself is step time too: it opens the next report's account.
+          const CollectiveTimes ct = comm.take_times();
+          since = PhaseTimes{};
+          since.wait_s = ct.wait_s;
+          since.allreduce_s = ct.transfer_s;
+          if (rank == 0) book.add(all, s, std::min(train_size, s * global));
+          stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
+          if (stop) break;
         }
         engine.synchronize();
-        barrier.arrive_and_wait([&] { book.end_training(); });
+        const double time_s = rank == 0 ? seconds_since(book.epoch_start) : 0.0;
         if (s < steps) break;  // stopped mid-epoch: a partial epoch is not reported as an epoch
 
         // Validation: each replica evaluates its contiguous share of the validation set.
-        const int64_t vlo = replica_share_begin(val_size, n, r), vhi = replica_share_begin(val_size, n, r + 1);
-        book.slot[r] = engine.evaluate(std::span<const int32_t>(val_order.data() + vlo, std::size_t(vhi - vlo)));
-        engine.get_params(book.params_seen[r]);
-        barrier.arrive_and_wait([&] { book.end_validation(); });
+        EpochReport mine;
+        const int64_t vlo = replica_share_begin(val_size, n, rank), vhi = replica_share_begin(val_size, n, rank + 1);
+        mine.val = engine.evaluate(std::span<const int32_t>(val_order.data() + vlo, std::size_t(vhi - vlo)));
+        engine.get_params(params);
+        mine.digest = params_digest(params);
+        mine.stop = stop_.load() ? 1 : 0;
+        const auto all = comm.all_gather(mine);
+        comm.take_times();   // validation is not training time
+        const std::string sync_error = out_of_sync_message(all, e);
+        if (rank == 0) {
+          book.end_epoch(time_s, all);
+          if (!sync_error.empty()) record.replicas_in_sync = false;
+        }
+        if (!sync_error.empty()) {
+          std::lock_guard lock(error_mutex);
+          if (in_sync_error.empty()) in_sync_error = sync_error;
+        }
+        stop = stop || !sync_error.empty() ||
+               std::any_of(all.begin(), all.end(), [](const EpochReport& r) { return r.stop != 0; });
       }
-      if (r == 0 && book.in_sync_error.empty()) {  // no checkpoint of diverged replicas
-        final_params_.resize(cnn::kParamCount);
-        engine.get_params(final_params_);
+      std::lock_guard lock(error_mutex);
+      if (l == 0) stopped = stop;      // the same decision on every rank
+      if (rank == 0) {
+        if (in_sync_error.empty()) {   // no checkpoint of diverged replicas
+          final_params_.resize(cnn::kParamCount);
+          engine.get_params(final_params_);
+        }
       }
     } catch (const BarrierAborted&) {
       // Another replica failed first; its message is the one to report.
+    } catch (const PeerFailure& e) {
+      fail(e.what());   // already names the process at fault
     } catch (const std::exception& e) {
-      fail(fmt::format("{}: {}", engines[r]->device_name(), e.what()));
+      fail(fmt::format("{}: {}", who, e.what()));
     } catch (...) {
       // Anything escaping a std::thread's function is std::terminate.
-      fail(fmt::format("{}: unknown exception", engines[r]->device_name()));
+      fail(fmt::format("{}: unknown exception", who));
     }
   };
 
@@ -345,20 +498,24 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
   // caller's thread, which may be a GUI worker or the CLI's main thread.
   std::vector<std::thread> threads;
   try {
-    for (int r = 0; r < n; ++r) threads.emplace_back(replica_main, r);
+    for (int l = 0; l < local; ++l) threads.emplace_back(replica_main, l);
   } catch (const std::exception& e) {
-    // The replicas already started wait at the first barrier: release them, then join
+    // The replicas already started wait in their first collective: release them, then join
     // (destroying a joinable std::thread is std::terminate).
     fail(fmt::format("cannot start a thread for replica {}: {}", threads.size(), e.what()));
   }
   for (auto& t : threads) t.join();
+  // Engines before communicators: a captured CUDA graph holds NCCL collectives, and NCCL
+  // will not destroy a communicator such a graph still uses.
+  engines.clear();
+  comms.clear();
 
-  if (first_error.empty()) first_error = book.in_sync_error;
+  if (first_error.empty()) first_error = in_sync_error;
   if (!first_error.empty()) {
     record.status = "failed";
     record.error = first_error;
     log_line(observer, LogLevel::Error, "run failed: " + first_error);
-  } else if (book.stop_now && static_cast<int>(record.epochs.size()) < rc.epochs) {
+  } else if (stopped && static_cast<int>(record.epochs.size()) < rc.epochs) {
     record.status = "stopped";
     log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", record.epochs.size()));
   }

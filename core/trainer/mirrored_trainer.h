@@ -3,6 +3,11 @@
 // split as evenly as possible across replicas; each replica's loss is its sum over its
 // samples divided by the global batch; gradients are summed by an all-reduce; every replica
 // applies the identical Adam step. After each epoch the replicas' parameters are compared.
+//
+// The replicas may live in several processes (mpirun/srun, one MirroredTrainer per process,
+// joined by a ProcessLink): everything the replicas share goes through their communicators
+// (initial weights by broadcast, step statistics and digests by all-gather), so threads and
+// processes run the same code. Process 0 holds the run's record and calls the observer.
 #pragma once
 #include <atomic>
 #include <functional>
@@ -11,6 +16,7 @@
 #include <vector>
 
 #include "backends/devices.h"
+#include "comm/process_link.h"
 #include "data/dataset.h"
 #include "records/run_record.h"
 #include "trainer/train_config.h"
@@ -43,30 +49,44 @@ struct TrainObserver {
 int64_t replica_share_begin(int64_t batch, int replicas, int replica);
 
 // Checks everything about a configuration that needs neither data nor devices (arguments,
-// batch vs replicas, backend name): callers run it before loading data so a typo is reported
-// at once. Returns the parsed devices; throws ConfigError.
-std::vector<DeviceSpec> check_train_config(const TrainConfig& config);
+// batch vs replicas, backend name) for a run of `processes` processes: callers run it before
+// loading data so a typo is reported at once. Returns this process's devices; throws
+// ConfigError.
+std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int processes = 1);
+
+// The digest every process compares before training: same images and labels, same bytes.
+uint64_t data_digest(const DataSplit& data);
 
 class MirroredTrainer {
  public:
-  // Checks the configuration against the data and the machine; throws ConfigError.
-  MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data);
+  // Checks the configuration against the data and the machine; throws ConfigError. With a
+  // link to other processes this is collective: every process checks that the others got
+  // the same configuration and the same data (DataError naming the host otherwise).
+  MirroredTrainer(TrainConfig config, std::shared_ptr<const DataSplit> data,
+                  std::shared_ptr<ProcessLink> link = nullptr);
   ~MirroredTrainer();
 
-  // Trains to completion, stop or failure and returns the record (one run() per trainer) (status set accordingly;
-  // a device failure gives status "failed" with the message, never an exception).
+  // Trains to completion, stop or failure and returns the record (one run() per trainer)
+  // (status set accordingly; a device failure gives status "failed" with the message, never
+  // an exception). Collective over the link. On processes other than 0 the record has the
+  // status and error but no epochs.
   RunRecord run(const TrainObserver& observer = {});
 
-  // Thread-safe; the run stops at the next step boundary and returns status "stopped".
+  // Thread-safe; the run stops at the next statistics exchange (every step on CPUs) and
+  // returns status "stopped". A stop in any process stops every process.
   void request_stop() { stop_.store(true); }
 
   const RunConfig& run_config() const { return run_config_; }
-  const std::vector<float>& final_params() const { return final_params_; }  // after run()
+  bool is_primary() const { return process_ == 0; }   // writes records, prints progress
+  const std::vector<float>& final_params() const { return final_params_; }  // process 0, after run()
 
  private:
   struct Impl;
   TrainConfig config_;
   std::shared_ptr<const DataSplit> data_;
+  std::shared_ptr<ProcessLink> link_;
+  std::vector<DeviceSpec> devices_;    // this process's, cuda:local resolved
+  int process_ = 0;
   RunConfig run_config_;
   std::vector<float> final_params_;
   std::atomic<bool> stop_{false};

@@ -14,11 +14,16 @@ std::vector<GpuInfo> list_gpus(std::string* why_none);
 
 std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch);
 
-// Distinct GPUs, one rank each, NCCL (ncclCommInitAll in one process).
-std::unique_ptr<Communicator> make_nccl_communicator(const std::vector<int>& devices);
+// This process's replicas on distinct GPUs `devices`, one NCCL rank each (in this process or
+// across processes: the host communicators, one per replica, carry the unique id and the
+// control plane). connect() on each rank's thread creates the NCCL communicator.
+std::vector<std::unique_ptr<Communicator>> make_nccl_communicators(const std::vector<int>& devices,
+                                                                   std::vector<std::unique_ptr<Communicator>> host);
 
-// Several replicas on ONE GPU: a reduction kernel over the replicas' buffers (simulated).
-std::unique_ptr<Communicator> make_in_gpu_communicator(int ranks, int device);
+// Several replicas of one process on ONE GPU: a reduction kernel over the replicas' buffers
+// (simulated), the control plane over the host communicators.
+std::vector<std::unique_ptr<Communicator>> make_in_gpu_communicators(int device,
+                                                                     std::vector<std::unique_ptr<Communicator>> host);
 
 // "CUDA 13.0 (driver 13.0), cuDNN 9.x, NCCL 2.28.x".
 std::string versions();

@@ -6,8 +6,8 @@
 // uploads only its indices (with the step's scalars, one small copy from pinned memory).
 //
 // train_step overlaps the gradient all-reduce with backward: each layer's gradient range is
-// handed to the communicator on a second stream as soon as backward has produced it (fc2,
-// fc1, conv2, conv1: the flat layout in reverse). With NCCL or a single replica the whole
+// handed to the communicator on its own stream (Communicator::stream()) as soon as backward
+// has produced it (fc2, fc1, conv2, conv1: the flat layout in reverse). With NCCL or a single replica the whole
 // step is captured into a CUDA graph once per batch size (after one eager warm-up step)
 // and replayed; MIRRORBENCH_NO_GRAPH=1 keeps every step eager, for debugging.
 #include <algorithm>
@@ -18,6 +18,7 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -28,7 +29,6 @@
 #include "backends/cuda/cudnn_plan.h"
 #include "backends/cuda/device_select.h"
 #include "backends/cuda/kernels.h"
-#include "backends/cuda/nccl_communicator.h"
 #include "model/cnn_spec.h"
 #include "util/error.h"
 
@@ -77,12 +77,12 @@ class CudaEngine final : public ReplicaEngine {
   void bind_data(const Dataset& train, const Dataset& val) override;
   void set_params(std::span<const float> params) override;
   void get_params(std::span<float> params) const override;
-  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale) override;
+  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override;
   float* grad_buffer() override { return grads_.get(); }
   void get_grads(std::span<float> grads) const override;
   void apply_adam(const AdamConfig& cfg, int64_t step) override;
-  BatchStats train_step(std::span<const int32_t> indices, float grad_scale, Communicator& comm, int rank,
-                        const AdamConfig& cfg, int64_t step, StepTiming& timing) override;
+  void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) override;
+  BatchStats take_train_stats() override { return std::exchange(pending_, BatchStats{}); }
   BatchStats evaluate(std::span<const int32_t> indices) override { return evaluate_on(val_, indices); }
   BatchStats evaluate_train(std::span<const int32_t> indices) override { return evaluate_on(train_, indices); }
   void synchronize() override;
@@ -111,8 +111,8 @@ class CudaEngine final : public ReplicaEngine {
   void forward(int n, const ConvPlan& plan, const DeviceData& data, const int32_t* idx);
   template <typename LayerReady>
   void backward(int n, const ConvPlan& plan, LayerReady&& layer_ready);
-  void enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, int rank, bool timed, bool capturing);
-  void enqueue_allreduce(int layer, Communicator& comm, int rank, bool timed, bool capturing);
+  void enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, bool timed, bool capturing);
+  void enqueue_allreduce(int layer, Communicator& comm, bool timed, bool capturing);
 
   void conv_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnFilterDescriptor_t wd, const float* w,
                     cudnnConvolutionFwdAlgo_t algo, cudnnTensorDescriptor_t yd, float* y);
@@ -120,7 +120,7 @@ class CudaEngine final : public ReplicaEngine {
   void dense_backward_weight(const float* x, const float* dy, float* dw, int n, int in, int out);
   void dense_backward_input(const float* w, const float* dy, float* dx, int n, int in, int out);
 
-  CapturedStep capture_step(int n, const ConvPlan& plan, Communicator* comm, int rank);
+  CapturedStep capture_step(int n, const ConvPlan& plan, Communicator* comm);
   bool graph_timing_supported();
   void drop_graphs();
   double allreduce_seconds();
@@ -134,7 +134,7 @@ class CudaEngine final : public ReplicaEngine {
 
   // Declaration order = reverse destruction order: streams outlive handles, handles outlive
   // buffers and graphs.
-  Stream stream_, comm_stream_;
+  Stream stream_;
   CublasHandle cublas_;
   CudnnHandle cudnn_;
   ConvShapes shapes_;
@@ -154,11 +154,10 @@ class CudaEngine final : public ReplicaEngine {
   DeviceData train_, val_;
 
   std::map<int, ConvPlan> plans_;
-  std::map<int, CapturedStep> graphs_;     // by batch size, for graph_comm_/graph_rank_
+  std::map<int, CapturedStep> graphs_;     // by batch size, for graph_comm_
   std::set<int> warmed_;                   // batch sizes that ran one eager step
   const Communicator* graph_comm_ = nullptr;
-  int graph_rank_ = -1;
-  NcclCommunicator* registered_nccl_ = nullptr;
+  BatchStats pending_;                     // train_step statistics since take_train_stats
   int graph_timing_ = -1;                  // -1 unknown, 0 no, 1 yes
 };
 
@@ -173,7 +172,6 @@ CudaEngine::CudaEngine(int device, int max_batch) : device_(device), max_batch_(
     use_graphs_ = !env_flag("MIRRORBENCH_NO_GRAPH");
 
     stream_ = make_stream();
-    comm_stream_ = make_stream();
     cublas_ = make_cublas();
     CUBLAS_CHECK(cublasSetStream(cublas_.get(), s()));
     // An explicit workspace (set after the stream: setting a stream resets it) keeps cuBLAS
@@ -236,7 +234,6 @@ CudaEngine::~CudaEngine() {
   // Errors are ignored: this also runs while unwinding from a device failure.
   cudaSetDevice(device_);
   if (stream_) cudaStreamSynchronize(stream_.get());
-  if (comm_stream_) cudaStreamSynchronize(comm_stream_.get());
   drop_graphs();
   cudaGetLastError();
 }
@@ -244,10 +241,7 @@ CudaEngine::~CudaEngine() {
 void CudaEngine::drop_graphs() {
   graphs_.clear();
   warmed_.clear();
-  if (registered_nccl_) registered_nccl_->remove_graph_owner(this);
-  registered_nccl_ = nullptr;
   graph_comm_ = nullptr;
-  graph_rank_ = -1;
 }
 
 void CudaEngine::synchronize() {
@@ -446,7 +440,8 @@ BatchStats CudaEngine::finish_stats(int64_t samples) {
 
 // Any number of samples, like the CPU engines: beyond max_batch in chunks whose gradients are
 // summed (the trainer never asks for that; tests and tools may).
-BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float grad_scale) {
+// Host timing of queued device work would measure nothing: `times` is left alone.
+BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes*) {
   CUDA_CHECK(cudaSetDevice(device_));
   check_indices(indices, train_, false);
   const std::size_t total = indices.size(), chunk = std::size_t(max_batch_);
@@ -489,24 +484,24 @@ void CudaEngine::apply_adam(const AdamConfig& cfg, int64_t step) {
 
 // --- the training step -----------------------------------------------------------------
 
-void CudaEngine::enqueue_allreduce(int layer, Communicator& comm, int rank, bool timed, bool capturing) {
+void CudaEngine::enqueue_allreduce(int layer, Communicator& comm, bool timed, bool capturing) {
+  cudaStream_t cs = static_cast<cudaStream_t>(comm.stream());
   CUDA_CHECK(cudaEventRecord(layer_ready_[layer].get(), s()));
-  CUDA_CHECK(cudaStreamWaitEvent(comm_stream_.get(), layer_ready_[layer].get(), 0));
+  CUDA_CHECK(cudaStreamWaitEvent(cs, layer_ready_[layer].get(), 0));
   // Under capture only "external" event records become graph nodes that time the replay.
   auto mark = [&](const Event& e) {
-    if (capturing) CUDA_CHECK(cudaEventRecordWithFlags(e.get(), comm_stream_.get(), cudaEventRecordExternal));
-    else CUDA_CHECK(cudaEventRecord(e.get(), comm_stream_.get()));
+    if (capturing) CUDA_CHECK(cudaEventRecordWithFlags(e.get(), cs, cudaEventRecordExternal));
+    else CUDA_CHECK(cudaEventRecord(e.get(), cs));
   };
   if (timed) mark(ar_begin_[layer]);
   const Range r = layer_range(layer);
-  comm.all_reduce_sum(rank, grads_.get() + r.offset, r.count, comm_stream_.get());
+  comm.all_reduce_sum(grads_.get() + r.offset, r.count);
   if (timed) mark(ar_end_[layer]);
 }
 
-void CudaEngine::enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, int rank, bool timed,
-                                    bool capturing) {
+void CudaEngine::enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, bool timed, bool capturing) {
   auto ready = [&](int layer) {
-    if (comm) enqueue_allreduce(layer, *comm, rank, timed, capturing);
+    if (comm) enqueue_allreduce(layer, *comm, timed, capturing);
   };
   if (n == 0) {
     // No samples, but the collective still needs this rank: contribute zeros.
@@ -520,7 +515,7 @@ void CudaEngine::enqueue_train_step(int n, const ConvPlan* plan, Communicator* c
     backward(n, *plan, ready);
   }
   if (comm) {
-    CUDA_CHECK(cudaEventRecord(comm_done_.get(), comm_stream_.get()));
+    CUDA_CHECK(cudaEventRecord(comm_done_.get(), static_cast<cudaStream_t>(comm->stream())));
     CUDA_CHECK(cudaStreamWaitEvent(s(), comm_done_.get(), 0));
   }
   launch_adam(params_.get(), grads_.get(), m_.get(), v_.get(), kParamCount, scalars_dev(), s());
@@ -552,13 +547,13 @@ bool CudaEngine::graph_timing_supported() {
   return ok;
 }
 
-CudaEngine::CapturedStep CudaEngine::capture_step(int n, const ConvPlan& plan, Communicator* comm, int rank) {
+CudaEngine::CapturedStep CudaEngine::capture_step(int n, const ConvPlan& plan, Communicator* comm) {
   const bool timed = comm != nullptr && graph_timing_supported();
   cudaGraph_t raw = nullptr;
   // Thread-local: other replicas' threads keep working (and allocating) while this one captures.
   CUDA_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeThreadLocal));
   try {
-    enqueue_train_step(n, &plan, comm, rank, timed, true);
+    enqueue_train_step(n, &plan, comm, timed, true);
   } catch (...) {
     cudaStreamEndCapture(s(), &raw);
     if (raw) cudaGraphDestroy(raw);
@@ -569,20 +564,7 @@ CudaEngine::CapturedStep CudaEngine::capture_step(int n, const ConvPlan& plan, C
   Graph graph(raw);
   cudaGraphExec_t exec = nullptr;
   CUDA_CHECK(cudaGraphInstantiate(&exec, raw, 0));
-  CapturedStep step{GraphExec(exec), timed};
-  if (auto* nccl = dynamic_cast<NcclCommunicator*>(comm); nccl && registered_nccl_ != nccl) {
-    nccl->add_graph_owner(this, [this] {
-      // Called from the communicator's destructor, after the replica threads are done.
-      cudaSetDevice(device_);
-      graphs_.clear();
-      warmed_.clear();
-      registered_nccl_ = nullptr;
-      graph_comm_ = nullptr;
-      graph_rank_ = -1;
-    });
-    registered_nccl_ = nccl;
-  }
-  return step;
+  return CapturedStep{GraphExec(exec), timed};
 }
 
 double CudaEngine::allreduce_seconds() {
@@ -595,14 +577,13 @@ double CudaEngine::allreduce_seconds() {
   return total_ms / 1000.0;
 }
 
-BatchStats CudaEngine::train_step(std::span<const int32_t> indices, float grad_scale, Communicator& comm, int rank,
-                                  const AdamConfig& cfg, int64_t step, StepTiming& timing) {
-  const float lr_t = adam_step_size(cfg, step);
+void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
+  const float lr_t = adam_step_size(cfg, st.adam_step);
   CUDA_CHECK(cudaSetDevice(device_));
-  const int n = check_indices(indices, train_, true);
+  const int n = check_indices(st.indices, train_, true);
   Communicator* reduce = nullptr;
   if (comm.size() > 1) {
-    MB_CHECK(comm.memory_space() == MemorySpace::CudaDevice, ConfigError,
+    MB_CHECK(comm.memory_space() == MemorySpace::CudaDevice && comm.stream() != nullptr, ConfigError,
              "{}: the '{}' communicator reduces host memory; CUDA replicas need 'nccl' or 'in-gpu'", name_,
              comm.name());
     reduce = &comm;
@@ -611,24 +592,23 @@ BatchStats CudaEngine::train_step(std::span<const int32_t> indices, float grad_s
   // Eager, before any capture or replay, and never part of a graph: a captured copy from
   // pinned memory would read the pinned buffer at each replay. The graph reads only the
   // device copy, which this stream-ordered copy has refreshed by the time the graph runs.
-  stage_step(indices, grad_scale, cfg, lr_t);
+  stage_step(st.indices, st.grad_scale, cfg, lr_t);
 
-  // Graphs only where a captured step stays valid on replay: a single replica, or NCCL
-  // (whose collectives are capturable). The in-GPU communicator's host rendezvous is not.
-  const bool graphable = use_graphs_ && n > 0 && (reduce == nullptr || dynamic_cast<NcclCommunicator*>(reduce));
+  // Graphs only where a captured step stays valid on replay: a single replica, or a
+  // communicator whose collectives may be captured (NCCL). The in-GPU host rendezvous is not.
+  const bool graphable = use_graphs_ && n > 0 && (reduce == nullptr || reduce->graph_capturable());
   bool launched = false, timed = reduce != nullptr;
   if (graphable) {
-    if (graph_comm_ != &comm || graph_rank_ != rank) {
+    if (graph_comm_ != &comm) {
       drop_graphs();
       graph_comm_ = &comm;
-      graph_rank_ = rank;
     }
     auto it = graphs_.find(n);
     // The first step of each size runs eagerly: it loads kernels, lets cuDNN build its
     // internal plans and NCCL connect, none of which may happen under capture.
     if (it == graphs_.end() && warmed_.count(n)) {
       try {
-        it = graphs_.emplace(n, capture_step(n, *plan, reduce, rank)).first;
+        it = graphs_.emplace(n, capture_step(n, *plan, reduce)).first;
         spdlog::debug("{}: captured the training step for batch {} into a CUDA graph", name_, n);
       } catch (const DeviceError& e) {
         spdlog::warn("{}: CUDA graph capture failed, continuing without graphs: {}", name_, e.what());
@@ -644,10 +624,9 @@ BatchStats CudaEngine::train_step(std::span<const int32_t> indices, float grad_s
       warmed_.insert(n);
     }
   }
-  if (!launched) enqueue_train_step(n, plan, reduce, rank, timed, false);
-  BatchStats stats = finish_stats(n);
-  if (timed) timing.allreduce_s += allreduce_seconds();
-  return stats;
+  if (!launched) enqueue_train_step(n, plan, reduce, timed, false);
+  pending_ += finish_stats(n);
+  if (timed) times.allreduce_s += allreduce_seconds();
 }
 
 BatchStats CudaEngine::evaluate_on(const DeviceData& data, std::span<const int32_t> indices) {

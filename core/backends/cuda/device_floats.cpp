@@ -45,4 +45,9 @@ std::vector<float> DeviceFloats::download() const {
   return out;
 }
 
+void synchronize_stream(int device, void* stream) {
+  CUDA_CHECK(cudaSetDevice(device));
+  CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)));
+}
+
 }  // namespace mb::cuda

@@ -30,4 +30,7 @@ class DeviceFloats {
 // any stream sees the values. For tests and tools.
 void copy_to_device(int device, float* dst, std::span<const float> values);
 
+// Waits for the work queued on `stream` (a cudaStream_t, e.g. Communicator::stream()).
+void synchronize_stream(int device, void* stream);
+
 }  // namespace mb::cuda

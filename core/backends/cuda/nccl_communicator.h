@@ -1,56 +1,51 @@
-// NCCL across distinct GPUs in one process (ncclCommInitAll, one rank per device, each
-// driven by its own thread). Declared here, not only behind the factory, because the CUDA
-// engine needs two things from it: to know that capturing its collectives into a CUDA graph
-// is safe, and to register those graphs so they die before the NCCL communicators do.
+// NCCL between distinct GPUs, one rank per replica, in one process or across processes:
+// every rank is initialised with ncclCommInitRank from its own thread, with the unique id
+// that rank 0 created and broadcast over the host communicator (threads and/or MPI), so the
+// same code serves cuda:0,cuda:1 in one process and `mpirun ... --devices cuda:local`.
+// The control plane (statistics, digests) goes through that host communicator.
 #pragma once
 #include <atomic>
-#include <functional>
-#include <map>
-#include <mutex>
-#include <vector>
+#include <memory>
 
 #include "backends/cuda/cuda_raii.h"
 #include "comm/communicator.h"
-#include "util/spin_barrier.h"
 
 namespace mb::cuda {
 
 class NcclCommunicator final : public Communicator {
  public:
-  explicit NcclCommunicator(const std::vector<int>& devices);
+  NcclCommunicator(int device, std::unique_ptr<Communicator> host);
   ~NcclCommunicator() override;
   NcclCommunicator(const NcclCommunicator&) = delete;
   NcclCommunicator& operator=(const NcclCommunicator&) = delete;
 
-  int size() const override { return static_cast<int>(devices_.size()); }
+  int rank() const override { return host_->rank(); }
+  int size() const override { return host_->size(); }
   std::string name() const override { return "nccl"; }
   MemorySpace memory_space() const override { return MemorySpace::CudaDevice; }
+  void* stream() const override { return stream_.get(); }
+  bool graph_capturable() const override { return true; }
 
-  // `stream` is the caller's cudaStream_t on devices[rank]; the call only enqueues. A null
-  // stream means "synchronous": wait for the device, run on an internal stream, wait again.
-  void all_reduce_sum(int rank, float* data, std::size_t count, void* stream = nullptr) override;
-  void broadcast(int rank, float* data, std::size_t count, int root, void* stream = nullptr) override;
-  void barrier(int rank) override;
-  void abort() override;
+  // Creates the NCCL communicator: collective, from this rank's own thread.
+  void connect() override;
 
-  // NCCL >= 2.26 blocks ncclCommDestroy until every CUDA graph that captured one of the
-  // communicator's collectives is destroyed. Owners of such graphs register a callback that
-  // destroys them; the destructor runs the callbacks first. `owner` is only a key.
-  void add_graph_owner(const void* owner, std::function<void()> drop_graphs);
-  void remove_graph_owner(const void* owner);
+  // Enqueues on stream() only.
+  void all_reduce_sum(float* data, std::size_t count) override;
+
+  void broadcast_bytes(void* data, std::size_t bytes, int root) override { host_->broadcast_bytes(data, bytes, root); }
+  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
+    host_->all_gather_bytes(mine, bytes, all);
+  }
+  void barrier() override { host_->barrier(); }
+  void abort(const std::string& reason) override;
+  CollectiveTimes take_times() override { return host_->take_times(); }
 
  private:
-  void check_rank(int rank) const;
-  cudaStream_t stream_for(int rank, void* stream);
-  void finish(int rank, void* stream);
-
-  std::vector<int> devices_;
-  std::vector<ncclComm_t> comms_;
-  std::vector<Stream> internal_;     // for callers that pass no stream
-  SpinBarrier barrier_;
+  const int device_;
+  std::unique_ptr<Communicator> host_;
+  Stream stream_;
+  ncclComm_t comm_ = nullptr;
   std::atomic<bool> aborted_{false};
-  std::mutex owners_mutex_;
-  std::map<const void*, std::function<void()>> graph_owners_;
 };
 
 }  // namespace mb::cuda

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <vector>
@@ -107,21 +108,21 @@ class OnednnEngine final : public ReplicaEngine {
     std::copy(params_.begin(), params_.end(), params.begin());
   }
 
-  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale) override {
+  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override {
     use_one_core();
     MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before forward_backward()");
     if (indices.empty()) {
       std::fill(grads_.begin(), grads_.end(), 0.0f);
       return {};
     }
-    if (indices.size() <= std::size_t(max_batch_)) return forward_backward_chunk(indices, grad_scale);
+    if (indices.size() <= std::size_t(max_batch_)) return forward_backward_chunk(indices, grad_scale, times);
     // Larger than the plans: chunks of max_batch, gradients summed (the trainer never asks
     // for this; other callers may).
     grad_sum_.assign(cnn::kParamCount, 0.0f);
     BatchStats total;
     for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
       const auto chunk = indices.subspan(begin, std::min(indices.size() - begin, std::size_t(max_batch_)));
-      const BatchStats s = forward_backward_chunk(chunk, grad_scale);
+      const BatchStats s = forward_backward_chunk(chunk, grad_scale, times);
       total.loss_sum += s.loss_sum;
       total.correct += s.correct;
       total.samples += s.samples;
@@ -167,16 +168,22 @@ class OnednnEngine final : public ReplicaEngine {
     }
   }
 
-  BatchStats forward_backward_chunk(std::span<const int32_t> indices, float grad_scale) {
+  BatchStats forward_backward_chunk(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) {
     const int n = static_cast<int>(indices.size());
     BatchStats stats;
     guarded("forward/backward", [&] {
+      const auto t0 = Clock::now();
       onednn::NetPlan& p = plan(n);
       gather(*train_, indices, p.input());
       p.sync_weights(stream_, params_version_);
       p.forward(stream_);
       softmax_xent(p.logits(), labels_, n, stats, p.logits_grad(), grad_scale);
+      const auto t1 = Clock::now();
       p.backward(stream_);
+      if (times) {
+        times->forward_s += std::chrono::duration<double>(t1 - t0).count();
+        times->backward_s += std::chrono::duration<double>(Clock::now() - t1).count();
+      }
     });
     return stats;
   }

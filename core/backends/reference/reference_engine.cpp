@@ -3,6 +3,7 @@
 #include "backends/reference/reference_engine.h"
 
 #include <algorithm>
+#include <chrono>
 #include <vector>
 
 #include "backends/reference/layers.h"
@@ -49,7 +50,15 @@ class ReferenceEngine final : public ReplicaEngine {
     std::copy(params_.begin(), params_.end(), params.begin());
   }
 
-  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale) override {
+  // The reference loops compute forward and backward in one pass: all of it is "backward".
+  BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override {
+    const auto t0 = Clock::now();
+    BatchStats total = forward_backward_all(indices, grad_scale);
+    if (times) times->backward_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    return total;
+  }
+
+  BatchStats forward_backward_all(std::span<const int32_t> indices, float grad_scale) {
     const Dataset& data = bound(train_, "forward_backward");
     if (indices.empty()) {
       std::fill(grads_.begin(), grads_.end(), 0.0f);

@@ -1,0 +1,268 @@
+// Threads inside a process, a ProcessLink between processes (see hierarchical_communicator.h).
+//
+// Gradient all-reduce, bit-identical on every rank because every element is summed exactly
+// once, in a fixed order, and the result's bits are then copied:
+//   threads only   each rank publishes its buffer, reduces ITS chunk across all ranks in rank
+//                  order (reduce-scatter, every core busy at once), then copies the other
+//                  ranks' reduced chunks (all-gather);
+//   with a link    the local ranks reduce their chunks of the local buffers, in local rank
+//                  order, into one per-process partial sum; the leader sums the processes'
+//                  partials over the link (reduce-scatter + all-gather there too); every
+//                  local rank copies the result.
+// For one replica per process the two give the same bits (a + b is commutative), so
+// `mpirun -np 2 ... cpu:1` trains exactly what in-process cpu:2 trains.
+#include "comm/hierarchical_communicator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "util/error.h"
+#include "util/spin_barrier.h"
+
+namespace mb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
+
+// Chunk [begin, end) of `count` elements owned by part p of n; boundaries rounded to 16
+// floats (one cache line) so parts never write the same line.
+std::pair<std::size_t, std::size_t> chunk_of(std::size_t count, int n, int p) {
+  const std::size_t chunk = (count + n - 1) / n;
+  const std::size_t aligned = (chunk + 15) / 16 * 16;
+  const std::size_t begin = std::min(count, aligned * std::size_t(p));
+  return {begin, std::min(count, begin + aligned)};
+}
+
+// Sum of `n` buffers over [begin, end) in buffer order, into `out` (may be one of them: a
+// stack block keeps the inputs readable while the result is built).
+void sum_in_order(const std::vector<const float*>& in, int n, std::size_t begin, std::size_t end, float* out) {
+  constexpr std::size_t kBlock = 512;
+  float acc[kBlock];
+  for (std::size_t b = begin; b < end; b += kBlock) {
+    const std::size_t len = std::min(kBlock, end - b);
+    std::memcpy(acc, in[0] + b, len * sizeof(float));
+    for (int r = 1; r < n; ++r) {
+      const float* src = in[std::size_t(r)] + b;
+      for (std::size_t i = 0; i < len; ++i) acc[i] += src[i];
+    }
+    std::memcpy(out + b, acc, len * sizeof(float));
+  }
+}
+
+// What the local ranks of one process share. Every field but the abort reason is touched
+// only between barriers (or inside a barrier's completion), which orders the accesses.
+struct LocalGroup {
+  LocalGroup(int local_ranks, std::shared_ptr<ProcessLink> link)
+      : ranks(local_ranks), link(std::move(link)), barrier(local_ranks), in(local_ranks), out(local_ranks) {}
+
+  bool linked() const { return link && link->info().processes > 1; }
+  int processes() const { return link ? link->info().processes : 1; }
+  int process() const { return link ? link->info().process : 0; }
+
+  const int ranks;
+  std::shared_ptr<ProcessLink> link;
+  SpinBarrier barrier;
+  std::vector<const void*> in;     // per local rank: its input for the current collective
+  std::vector<void*> out;          // per local rank: its output
+  std::vector<float> partial;      // the process's partial gradient sum (linked only)
+  std::vector<unsigned char> staging;
+  double link_wait_s = 0;          // the leader's wait for the other processes, this collective
+
+  std::mutex abort_mutex;
+  std::string abort_reason;
+};
+
+class HierarchicalCommunicator final : public Communicator {
+ public:
+  HierarchicalCommunicator(std::shared_ptr<LocalGroup> group, int local)
+      : g_(std::move(group)), local_(local), rank_(g_->process() * g_->ranks + local),
+        size_(g_->processes() * g_->ranks) {}
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string name() const override { return g_->linked() ? g_->link->name() + "+threads" : "threads"; }
+
+  void all_reduce_sum(float* data, std::size_t count) override {
+    if (size_ == 1 || count == 0) return;
+    const auto t0 = Clock::now();
+    g_->in[local_] = data;
+    if (!g_->linked()) {
+      arrive([] {});
+      const auto t1 = Clock::now();
+      std::vector<const float*> bufs(g_->ranks);
+      for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
+      const auto [begin, end] = chunk_of(count, g_->ranks, local_);
+      sum_in_order(bufs, g_->ranks, begin, end, data);
+      arrive([] {});   // every chunk reduced
+      for (int r = 0; r < g_->ranks; ++r) {
+        if (r == local_) continue;
+        const auto [b, e] = chunk_of(count, g_->ranks, r);
+        if (e > b) std::memcpy(data + b, static_cast<const float*>(g_->in[r]) + b, (e - b) * sizeof(float));
+      }
+      arrive([] {});   // nobody reads our buffer any more: safe to return
+      times_.wait_s += seconds(t0, t1);
+      times_.transfer_s += seconds(t1, Clock::now());
+      return;
+    }
+
+    // With one replica per process the buffer is the partial sum already.
+    const bool solo = g_->ranks == 1;
+    arrive([&] {
+      if (!solo && g_->partial.size() < count) g_->partial.resize(count);
+    });
+    const auto t1 = Clock::now();
+    float* partial = solo ? data : g_->partial.data();
+    if (!solo) {
+      std::vector<const float*> bufs(g_->ranks);
+      for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
+      const auto [begin, end] = chunk_of(count, g_->ranks, local_);
+      sum_in_order(bufs, g_->ranks, begin, end, partial);
+    }
+    // The leader (the last local rank to arrive runs the completion, whichever it is: the
+    // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
+    arrive([&] { leader_link_call([&] { g_->link->all_reduce_sum(partial, count); }); });
+    if (!solo) std::memcpy(data, partial, count * sizeof(float));
+    if (!solo) arrive([] {});   // the partial is not reused before everyone copied it
+    account(t0, t1);
+  }
+
+  void broadcast_bytes(void* data, std::size_t bytes, int root) override {
+    MB_CHECK(root >= 0 && root < size_, Error, "broadcast: root {} is not a rank of this run (0..{})", root,
+             size_ - 1);
+    if (size_ == 1 || bytes == 0) return;
+    const auto t0 = Clock::now();
+    const int root_process = root / g_->ranks, root_local = root % g_->ranks;
+    g_->in[local_] = data;
+    g_->out[local_] = data;
+    // The source every local rank copies from: the root's buffer in the root's process, the
+    // leader's (local 0's) buffer after it received the link broadcast elsewhere.
+    const bool via_link = g_->linked();
+    arrive([] {});
+    const auto t1 = Clock::now();
+    arrive([&] {
+      if (!via_link) return;
+      leader_link_call([&] {
+        void* lead = g_->out[0];
+        if (g_->process() == root_process && root_local != 0) std::memcpy(lead, g_->in[root_local], bytes);
+        g_->link->broadcast(lead, bytes, root_process);
+      });
+    });
+    const void* src = via_link ? g_->out[0] : g_->in[root_local];
+    if (src != data) std::memcpy(data, src, bytes);
+    arrive([] {});   // the source stays valid until everyone copied it
+    account(t0, t1);
+  }
+
+  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
+    if (bytes == 0) return;
+    if (size_ == 1) {
+      std::memcpy(all, mine, bytes);
+      return;
+    }
+    const auto t0 = Clock::now();
+    g_->in[local_] = mine;
+    g_->out[local_] = all;
+    arrive([] {});
+    const auto t1 = Clock::now();
+    // One thread assembles the process's block (rank order) into local 0's output, then
+    // exchanges the blocks over the link (process order = rank order).
+    arrive([&] {
+      const std::size_t block = bytes * std::size_t(g_->ranks);
+      auto* lead = static_cast<unsigned char*>(g_->out[0]);
+      unsigned char* local_block = lead;
+      if (g_->linked()) {
+        g_->staging.resize(block);
+        local_block = g_->staging.data();
+      }
+      for (int r = 0; r < g_->ranks; ++r) std::memcpy(local_block + bytes * r, g_->in[r], bytes);
+      if (g_->linked()) leader_link_call([&] { g_->link->all_gather(local_block, block, lead); });
+    });
+    if (local_ != 0) std::memcpy(all, g_->out[0], bytes * std::size_t(size_));
+    arrive([] {});   // local 0's buffer stays valid until everyone copied it
+    account(t0, t1);
+  }
+
+  void barrier() override {
+    if (size_ == 1) return;
+    const auto t0 = Clock::now();
+    arrive([&] {
+      if (g_->linked()) leader_link_call([&] { g_->link->barrier(); });
+    });
+    times_.wait_s += seconds(t0, Clock::now());
+  }
+
+  void abort(const std::string& reason) override {
+    {
+      std::lock_guard lock(g_->abort_mutex);
+      if (g_->abort_reason.empty()) g_->abort_reason = reason.empty() ? "aborted" : reason;
+    }
+    g_->barrier.abort();
+    if (g_->link) g_->link->request_abort(reason);
+  }
+
+  CollectiveTimes take_times() override { return std::exchange(times_, CollectiveTimes{}); }
+
+ private:
+  template <typename F>
+  void arrive(F&& on_complete) {
+    g_->barrier.arrive_and_wait(std::function<void()>(std::forward<F>(on_complete)));
+  }
+
+  // A link collective, preceded by a link barrier whose duration is "waiting for the slowest
+  // process" in every local rank's breakdown (published in link_wait_s).
+  template <typename F>
+  void leader_link_call(F&& call) {
+    const auto t0 = Clock::now();
+    g_->link->barrier();
+    g_->link_wait_s = seconds(t0, Clock::now());
+    call();
+  }
+
+  // Wait: for the local ranks (t0..t1) and the other processes (link_wait_s); the rest of
+  // the call is the exchange itself.
+  void account(Clock::time_point t0, Clock::time_point t1) {
+    const double total = seconds(t0, Clock::now());
+    const double wait = std::min(total, seconds(t0, t1) + (g_->linked() ? g_->link_wait_s : 0.0));
+    times_.wait_s += wait;
+    times_.transfer_s += total - wait;
+  }
+
+  std::shared_ptr<LocalGroup> g_;
+  const int local_, rank_, size_;
+  CollectiveTimes times_;
+};
+
+}  // namespace
+
+std::vector<std::unique_ptr<Communicator>> make_process_communicators(int local_ranks,
+                                                                      std::shared_ptr<ProcessLink> link) {
+  MB_CHECK(local_ranks >= 1, ConfigError, "a communicator needs at least one rank, got {}", local_ranks);
+  if (link && link->info().processes > 1) {
+    // Ranks are numbered process * local_ranks + local: every process must run as many.
+    const int processes = link->info().processes;
+    std::vector<int32_t> counts(static_cast<std::size_t>(processes));
+    const int32_t mine = local_ranks;
+    link->all_gather(&mine, sizeof mine, counts.data());
+    for (int p = 0; p < processes; ++p)
+      MB_CHECK(counts[p] == mine, ConfigError,
+               "process {} runs {} replica(s) but process {} on host {} runs {}: every process must get the same "
+               "--devices",
+               p, counts[p], link->info().process, link->info().host, mine);
+  }
+  auto group = std::make_shared<LocalGroup>(local_ranks, std::move(link));
+  std::vector<std::unique_ptr<Communicator>> out;
+  for (int l = 0; l < local_ranks; ++l) out.push_back(std::make_unique<HierarchicalCommunicator>(group, l));
+  return out;
+}
+
+std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks) {
+  return make_process_communicators(ranks, nullptr);
+}
+
+}  // namespace mb

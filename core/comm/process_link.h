@@ -1,0 +1,53 @@
+// The link between the processes of a run (MPI under mpirun/srun): what one process's leader
+// thread calls once the process's own replicas have combined their data. The hierarchical
+// communicator (threads inside a process, this link between processes) is written against
+// this interface, so it is tested in one process with a loopback link and runs on MPI
+// (comm/mpi/) in production. Only the leader thread of a process calls the collectives,
+// one at a time (MPI_THREAD_SERIALIZED); request_abort may come from any thread.
+#pragma once
+#include <cstddef>
+#include <string>
+
+#include "util/error.h"
+
+namespace mb {
+
+// Another process failed, died, stopped answering, or the launcher ended the run: the
+// message names the process (MPI rank, host, pid) at fault.
+class PeerFailure : public DeviceError {
+ public:
+  using DeviceError::DeviceError;
+};
+
+// Where this process sits in the run; one process without a launcher.
+struct ProcessInfo {
+  int process = 0, processes = 1;               // MPI rank and size
+  int local_process = 0, local_processes = 1;   // among the processes on this host
+  std::string host;                             // this host's name
+};
+
+class ProcessLink {
+ public:
+  virtual ~ProcessLink() = default;
+
+  virtual const ProcessInfo& info() const = 0;
+  virtual std::string name() const = 0;          // "mpi"
+
+  // Collectives over processes (leader threads). Each throws PeerFailure naming the rank and
+  // host at fault when a peer fails, dies or stops answering within the link's timeout, and
+  // throws BarrierAborted once request_abort() was called in this process.
+  //
+  // data[i] <- sum over processes, each element summed once (reduce-scatter, then all-gather),
+  // so every process receives the same bits.
+  virtual void all_reduce_sum(float* data, std::size_t count) = 0;
+  virtual void broadcast(void* data, std::size_t bytes, int root_process) = 0;
+  // all[p * bytes, (p+1) * bytes) <- process p's `mine`.
+  virtual void all_gather(const void* mine, std::size_t bytes, void* all) = 0;
+  virtual void barrier() = 0;
+
+  // This process failed: tell the other processes (so they fail with this reason instead of
+  // timing out) and make collectives in progress here give up. Any thread, idempotent.
+  virtual void request_abort(const std::string& reason) = 0;
+};
+
+}  // namespace mb

@@ -1,0 +1,185 @@
+// Processes against threads: the trainer run as P "processes" (one MirroredTrainer each,
+// joined by loopback links, so no mpirun is needed) trains what the in-process trainer
+// trains: bit for bit with one replica per process, closely with several; it checks that
+// every process got the same data and options, and a failure in one process fails all of
+// them with its reason. The same over real MPI processes is tests/mpi_run_test.sh.
+#include <QtTest>
+
+#include <thread>
+
+#include "loopback_link.h"
+#include "model/cnn_spec.h"
+#include "test_support.h"
+#include "trainer/mirrored_trainer.h"
+#include "util/digest.h"
+#include "util/error.h"
+
+using namespace mb;
+
+namespace {
+
+TrainConfig small_config(const std::string& devices, int64_t batch = 32) {
+  TrainConfig c;
+  c.devices = devices;
+  c.backend = "onednn";
+  c.batch = batch;
+  c.epochs = 2;
+  c.seed = 5;
+  return c;
+}
+
+struct ProcessResult {
+  RunRecord record;
+  std::vector<float> params;
+  std::string error;   // an exception from the constructor
+};
+
+// Runs one trainer per process, each on its own thread (constructor and run() are both
+// collective), with per-process configurations and data.
+std::vector<ProcessResult> run_processes(const std::vector<TrainConfig>& configs,
+                                         const std::vector<std::shared_ptr<DataSplit>>& data,
+                                         const std::vector<TrainObserver>& observers = {}) {
+  const int processes = static_cast<int>(configs.size());
+  auto links = test::make_loopback_links(processes);
+  std::vector<ProcessResult> out(static_cast<std::size_t>(processes));
+  std::vector<std::thread> threads;
+  for (int p = 0; p < processes; ++p)
+    threads.emplace_back([&, p] {
+      try {
+        MirroredTrainer t(configs[p], data[p], links[p]);
+        out[p].record = t.run(observers.empty() ? TrainObserver{} : observers[p]);
+        out[p].params = t.final_params();
+      } catch (const std::exception& e) {
+        out[p].error = e.what();
+        links[p]->request_abort(e.what());
+      }
+    });
+  for (auto& t : threads) t.join();
+  return out;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double worst = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
+  return worst;
+}
+
+}  // namespace
+
+class TestTrainerProcesses : public QObject {
+  Q_OBJECT
+ private slots:
+  void processes_train_what_threads_train_data() {
+    QTest::addColumn<int>("processes");
+    QTest::addColumn<int>("threads");
+    QTest::addColumn<int>("train");
+    // 97 samples at batch 32: a last step of 1 sample, so most replicas get no share.
+    QTest::addRow("2 processes x 1, even") << 2 << 1 << 256;
+    QTest::addRow("2 processes x 1, partial") << 2 << 1 << 97;
+    QTest::addRow("2 processes x 2") << 2 << 2 << 256;
+    QTest::addRow("3 processes x 1") << 3 << 1 << 200;
+  }
+  void processes_train_what_threads_train() {
+    QFETCH(int, processes);
+    QFETCH(int, threads);
+    QFETCH(int, train);
+    auto data = test::make_synthetic_split(train, 40);
+    const int replicas = processes * threads;
+
+    MirroredTrainer flat(small_config(fmt::format("cpu:{}", replicas)), data);
+    const RunRecord want = flat.run();
+    QCOMPARE(QString::fromStdString(want.status), QString("completed"));
+
+    const auto got = run_processes(std::vector<TrainConfig>(processes, small_config(fmt::format("cpu:{}", threads))),
+                                   std::vector<std::shared_ptr<DataSplit>>(processes, data));
+    for (int p = 0; p < processes; ++p) {
+      QVERIFY2(got[p].error.empty(), got[p].error.c_str());
+      QCOMPARE(QString::fromStdString(got[p].record.status), QString("completed"));
+      QCOMPARE(got[p].record.config.replicas, replicas);
+      QCOMPARE(got[p].record.config.processes, processes);
+      QCOMPARE(got[p].record.config.replicas_per_process, threads);
+      QCOMPARE(QString::fromStdString(got[p].record.config.communicator), QString("loopback+threads"));
+    }
+    // Process 0 holds the record; the others only their status.
+    const RunRecord& r = got[0].record;
+    QCOMPARE(r.epochs.size(), std::size_t(2));
+    for (int p = 1; p < processes; ++p) QVERIFY(got[p].record.epochs.empty());
+    QVERIFY(r.replicas_in_sync);
+    QCOMPARE(int(r.epochs[1].replica_times.size()), replicas);
+
+    if (threads == 1) {
+      // a + b == b + a: one replica per process sums exactly as the threads do.
+      QVERIFY(got[0].params == flat.final_params());
+      QCOMPARE(QString::fromStdString(r.epochs[1].param_digest), QString::fromStdString(want.epochs[1].param_digest));
+      QCOMPARE(r.epochs[1].val_acc, want.epochs[1].val_acc);
+    } else {
+      // Per-process partial sums first: another order of additions, a few ulps per step.
+      const double diff = max_abs_diff(got[0].params, flat.final_params());
+      QVERIFY2(diff <= 2e-5, qPrintable(QString::number(diff)));
+      QVERIFY(std::fabs(r.epochs[1].val_acc - want.epochs[1].val_acc) <= 1e-4 + 1.0 / 40);
+    }
+  }
+
+  void processes_must_load_identical_files() {
+    auto a = test::make_synthetic_split(128, 20, 7), b = test::make_synthetic_split(128, 20, 8);
+    const auto got = run_processes({small_config("cpu:1"), small_config("cpu:1")}, {a, b});
+    for (const auto& g : got) {
+      QVERIFY2(QString::fromStdString(g.error).contains("data set of process 1 on host loopback"), g.error.c_str());
+      QVERIFY2(QString::fromStdString(g.error).contains("same files"), g.error.c_str());
+    }
+  }
+
+  void processes_must_get_the_same_options() {
+    auto data = test::make_synthetic_split(128, 20);
+    TrainConfig other = small_config("cpu:1");
+    other.seed = 6;
+    const auto got = run_processes({small_config("cpu:1"), other}, {data, data});
+    for (const auto& g : got)
+      QVERIFY2(QString::fromStdString(g.error).contains("same command line"), g.error.c_str());
+  }
+
+  void a_failure_in_one_process_fails_every_process() {
+    auto data = test::make_synthetic_split(512, 20);
+    std::vector<TrainObserver> observers(2);
+    observers[0].on_step = [](const StepProgress& p) {
+      if (p.step >= 3) throw std::runtime_error("observer broke at step 3");   // reports come at most every 50 ms
+    };
+    const auto got = run_processes({small_config("cpu:1"), small_config("cpu:1")}, {data, data}, observers);
+    QCOMPARE(QString::fromStdString(got[0].record.status), QString("failed"));
+    QVERIFY2(QString::fromStdString(got[0].record.error).contains("observer broke at step 3"),
+             got[0].record.error.c_str());
+    QCOMPARE(QString::fromStdString(got[1].record.status), QString("failed"));
+    QVERIFY2(QString::fromStdString(got[1].record.error).contains("process 0") &&
+                 QString::fromStdString(got[1].record.error).contains("observer broke at step 3"),
+             got[1].record.error.c_str());
+  }
+
+  void a_stop_in_one_process_stops_every_process() {
+    auto data = test::make_synthetic_split(1024, 20);
+    std::atomic<MirroredTrainer*> second{nullptr};
+    // Process 1 has no observer (only process 0 reports), so the stop comes from process 0's
+    // observer asking process 1's trainer: a stop anywhere stops everywhere, at one step.
+    auto links = test::make_loopback_links(2);
+    RunRecord records[2];
+    std::thread t1([&] {
+      MirroredTrainer t(small_config("cpu:1"), data, links[1]);
+      second = &t;
+      records[1] = t.run();
+      second = nullptr;
+    });
+    MirroredTrainer t0(small_config("cpu:1"), data, links[0]);
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      if (p.step >= 2 && second) second.load()->request_stop();
+    };
+    records[0] = t0.run(obs);
+    t1.join();
+    for (const auto& r : records) {
+      QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+      QVERIFY(r.epochs.empty());   // within the first epoch, in both processes
+    }
+  }
+};
+
+QTEST_GUILESS_MAIN(TestTrainerProcesses)
+#include "test_trainer_processes.moc"
