@@ -64,7 +64,7 @@ RunRecord full_record() {
     r.epochs.push_back(m);
   }
   r.replicas_in_sync = false;
-  r.status = "failed";
+  r.status = RunStatus::Failed;
   r.error = "CUDA error: out of memory";
   return r;
 }
@@ -179,6 +179,9 @@ class TestRunRecord : public QObject {
   void csvRows();
   void runId();
   void summaries();
+  void status_words_data();
+  void status_words();
+  void todays_files_read_and_write_back_unchanged();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -415,6 +418,47 @@ void TestRunRecord::runId() {
   c.start_time.clear();
   const std::string odd = make_run_id(c);
   QVERIFY2(std::regex_match(odd, std::regex("[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_]+-[0-9a-f]{4}")), odd.c_str());
+}
+
+// The enum is inside; the words are the file format and must not change.
+void TestRunRecord::status_words_data() {
+  QTest::addColumn<QString>("word");
+  QTest::addColumn<int>("status");   // -1: not a status
+  QTest::newRow("completed") << "completed" << int(RunStatus::Completed);
+  QTest::newRow("stopped") << "stopped" << int(RunStatus::Stopped);
+  QTest::newRow("failed") << "failed" << int(RunStatus::Failed);
+  QTest::newRow("capitalised") << "Completed" << -1;
+  QTest::newRow("live runs are not stored") << "running" << -1;
+  QTest::newRow("empty") << "" << -1;
+}
+
+void TestRunRecord::status_words() {
+  QFETCH(QString, word);
+  QFETCH(int, status);
+  const std::optional<RunStatus> parsed = parse_run_status(word.toStdString());
+  QCOMPARE(parsed.has_value(), status >= 0);
+  if (!parsed) return;
+  QCOMPARE(int(*parsed), status);
+  QCOMPARE(QString::fromUtf8(to_string(*parsed)), word);
+  RunRecord r = full_record();
+  r.status = *parsed;
+  QCOMPARE(QString::fromStdString(to_json(r).at("status").get<std::string>()), word);
+  QCOMPARE(run_record_from_json(to_json(r)).status, *parsed);
+}
+
+// A record and its CSV written by mirrorbench-cli before the enums (commit 63f8157): the
+// history on users' disks must keep loading, and what is written back must be the same.
+void TestRunRecord::todays_files_read_and_write_back_unchanged() {
+  const fs::path data = MB_TEST_DATA_DIR;
+  const RunRecord r = read_run_json(data / "run_record_v1.json");
+  QCOMPARE(r.status, RunStatus::Completed);
+  QCOMPARE(r.config.backend, std::string("onednn"));
+  QCOMPARE(int(r.epochs.size()), 2);
+  QVERIFY(to_json(r) == json::parse(test::read_bytes(data / "run_record_v1.json")));
+  const fs::path file = dir() / "rewritten.json";
+  write_run_json(r, file);
+  QCOMPARE(test::read_bytes(file), test::read_bytes(data / "run_record_v1.json"));
+  QCOMPARE(runs_to_csv(std::span<const RunRecord>(&r, 1)), test::read_bytes(data / "run_record_v1.csv"));
 }
 
 void TestRunRecord::summaries() {

@@ -3,8 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -46,14 +48,20 @@ struct RunConfig {
   std::string start_time;                // ISO 8601 UTC
 };
 
+// How a run ended. Written as "completed", "stopped" and "failed" in JSON and CSV; code
+// decides on the enum, the words are for files and display only.
+enum class RunStatus { Completed, Stopped, Failed };
+std::string_view to_string(RunStatus status);
+std::optional<RunStatus> parse_run_status(std::string_view text);   // nullopt for anything else
+
 struct RunRecord {
   std::string id;                        // unique, file-name safe: "20261130T063221Z-cpu2-1a2b"
   std::string name;                      // user-editable label
   RunConfig config;
   std::vector<EpochMetrics> epochs;
   bool replicas_in_sync = true;
-  std::string status = "completed";      // "completed" | "stopped" | "failed"
-  std::string error;                     // for "failed"
+  RunStatus status = RunStatus::Completed;
+  std::string error;                     // for RunStatus::Failed
 
   double mean_epoch_time() const;        // 0 when no epochs
   double best_val_acc() const;

@@ -269,7 +269,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
              fmt::format("training {} on {} replica(s) [{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
                          rc.dataset, n, rc.devices, global, rc.learning_rate, steps, comm->name()));
   } catch (const std::exception& e) {
-    record.status = "failed";
+    record.status = RunStatus::Failed;
     record.error = e.what();
     log_line(observer, LogLevel::Error, e.what());
     return record;
@@ -355,11 +355,11 @@ RunRecord MirroredTrainer::run(const TrainObserver& observer) {
 
   if (first_error.empty()) first_error = book.in_sync_error;
   if (!first_error.empty()) {
-    record.status = "failed";
+    record.status = RunStatus::Failed;
     record.error = first_error;
     log_line(observer, LogLevel::Error, "run failed: " + first_error);
   } else if (book.stop_now && static_cast<int>(record.epochs.size()) < rc.epochs) {
-    record.status = "stopped";
+    record.status = RunStatus::Stopped;
     log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", record.epochs.size()));
   }
   return record;
