@@ -75,7 +75,8 @@ std::string comparison_text(const RunRecord& run, const RunComparison& c) {
   }
   if (!run.epochs.empty()) {
     out += fmt::format("final validation accuracy {}", percent(run.epochs.back().val_acc, 2));
-    if (!c.baseline->epochs.empty()) out += fmt::format(" (baseline {})", percent(c.baseline->epochs.back().val_acc, 2));
+    if (!c.baseline->epochs.empty())
+      out += fmt::format(" (baseline {})", percent(c.baseline->epochs.back().val_acc, 2));
     out += "\n";
   }
   if (c.verdict) {

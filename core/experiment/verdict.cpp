@@ -41,7 +41,8 @@ std::vector<std::string> classic_task_differences(const RunConfig& c) {
   if (c.global_batch != ClassicTask::kGlobalBatch) d.push_back("global batch " + grouped(c.global_batch));
   if (std::fabs(c.learning_rate - ClassicTask::kLearningRate) > 1e-12)
     d.push_back(fmt::format("learning rate {:g}", c.learning_rate));
-  if (c.train_size != ClassicTask::kTrainImages) d.push_back(count_of(c.train_size, "training image", "training images"));
+  if (c.train_size != ClassicTask::kTrainImages)
+    d.push_back(count_of(c.train_size, "training image", "training images"));
   if (c.val_size != ClassicTask::kValImages)
     d.push_back(count_of(c.val_size, "validation image", "validation images"));
   return d;

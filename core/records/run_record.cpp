@@ -340,8 +340,8 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
   for (const auto& r : runs) {
     const auto& c = r.config;
     const std::string run_cols = fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name), csv_field(to_string(r.status)),
-        csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated), num(c.global_batch),
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name),
+        csv_field(to_string(r.status)), csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated), num(c.global_batch),
         num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate), boolean(c.scale_lr),
         num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator), num(c.train_size),
         num(c.val_size));

@@ -40,7 +40,7 @@ struct RunConfig {
   std::string dataset;                   // "fashion-mnist"
   std::string data_dir;
   int64_t train_size = 0, val_size = 0;
-  std::string backend;                   // "onednn", "reference", "cuda"
+  std::string backend;                   // to_string(Backend): "onednn", "reference", "cuda"
   std::string communicator;              // "threads", "nccl", "in-gpu (simulated)"
   std::string version;
   std::string cpu_model;

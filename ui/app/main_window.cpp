@@ -248,7 +248,9 @@ std::vector<std::string> MainWindow::shown_run_ids() const {
   return ids;
 }
 
-void MainWindow::update_shown() { charts_->set_runs(shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_)); }
+void MainWindow::update_shown() {
+  charts_->set_runs(shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_));
+}
 
 void MainWindow::on_plan_started(PlanKind kind, int runs) {
   plan_ids_.clear();
@@ -298,8 +300,8 @@ void MainWindow::on_run_finished(int index, const RunRecord& finished) {
   if (record.status == RunStatus::Failed) {
     setup_->show_error(tr("Run failed: %1").arg(QString::fromStdString(record.error)));
   }
-  spdlog::info("Run {} {} ({} epoch(s), mean {:.2f} s/epoch)", record.id, to_string(record.status), record.epochs.size(),
-               record.mean_epoch_time());
+  spdlog::info("Run {} {} ({} epoch(s), mean {:.2f} s/epoch)", record.id, to_string(record.status),
+               record.epochs.size(), record.mean_epoch_time());
   history_view_->select_ids(plan_ids_);
   (void)index;
 }
