@@ -55,7 +55,6 @@ class MainWindow : public QMainWindow {
   // Scripted: the user's settings are left alone, and a plan starts even when the panel
   // sees a problem (the trainer then refuses it and the script ends with a failure).
   void set_scripted(bool scripted) { scripted_ = scripted; }
-  bool scripted() const { return scripted_; }
 
  signals:
   void plan_done(bool ok);   // after the records are saved and the charts updated

@@ -3,7 +3,6 @@
 #pragma once
 #include <QAbstractTableModel>
 
-#include <map>
 #include <string>
 #include <vector>
 
