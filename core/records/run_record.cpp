@@ -341,10 +341,10 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
     const auto& c = r.config;
     const std::string run_cols = fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name),
-        csv_field(to_string(r.status)), csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated), num(c.global_batch),
-        num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate), boolean(c.scale_lr),
-        num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator), num(c.train_size),
-        num(c.val_size));
+        csv_field(to_string(r.status)), csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated),
+        num(c.global_batch), num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate),
+        boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator),
+        num(c.train_size), num(c.val_size));
     for (const auto& e : r.epochs) {
       out += run_cols;
       out += fmt::format(",{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
