@@ -395,6 +395,10 @@ class TestBackendOps : public QObject {
     QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cpu, "cuda"));
     QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cuda, "onednn"));
     QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cpu, "fast"));
+    QCOMPARE(resolve_backend(DeviceKind::Cpu, "onednn"), Backend::OneDnn);
+    QCOMPARE(resolve_backend(DeviceKind::Cuda, "cuda"), Backend::Cuda);
+    for (Backend b : kAllBackends) QCOMPARE(parse_backend(to_string(b)), std::optional<Backend>(b));
+    QCOMPARE(parse_backend("auto"), std::optional<Backend>());   // a choice, not a backend
     auto e = make_engine({DeviceKind::Cpu, 0}, "reference", 4);
     QCOMPARE(QString::fromStdString(e->device_name()), QString("cpu (reference)"));
   }

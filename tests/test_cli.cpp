@@ -116,7 +116,7 @@ class TestCli : public QObject {
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     mb::RunRecord rec = mb::read_run_json(json.toStdString());
-    QCOMPARE(QString::fromStdString(rec.status), QString("stopped"));
+    QCOMPARE(rec.status, mb::RunStatus::Stopped);
     QVERIFY(!rec.epochs.empty() && rec.epochs.size() < 1000);
   }
 
@@ -130,7 +130,7 @@ class TestCli : public QObject {
     QVERIFY(r.out.contains("epoch 2/2"));
 
     mb::RunRecord rec = mb::read_run_json(json.toStdString());
-    QCOMPARE(QString::fromStdString(rec.status), QString("completed"));
+    QCOMPARE(rec.status, mb::RunStatus::Completed);
     QCOMPARE(rec.epochs.size(), std::size_t(2));
     QCOMPARE(rec.config.replicas, 2);
     QCOMPARE(rec.config.global_batch, int64_t(32));

@@ -32,6 +32,9 @@ RunRecord full_record() {
   c.model = "cnn-reference-x";
   c.devices = "cuda:0,cuda:1";
   c.replicas = 4;
+  c.processes = 2;
+  c.replicas_per_process = 2;
+  c.hosts = {"node-a", "node-b"};
   c.simulated = true;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
@@ -61,10 +64,13 @@ RunRecord full_record() {
     m.val_loss = 0.55 / e + 1e-17;
     m.val_acc = 0.85 + 0.013 * e;
     m.images_per_s = 60000 / m.time_s;
+    for (int q = 0; q < 4; ++q) m.replica_times.push_back({0.1 * e + q, 0.2 / 3, 0.01 * q, 0.003, 1.0 / (q + 1)});
+    m.param_digest = "0123456789abcdef";
     r.epochs.push_back(m);
   }
+  r.warmup_s = 0.4 + 1e-9;
   r.replicas_in_sync = false;
-  r.status = "failed";
+  r.status = RunStatus::Failed;
   r.error = "CUDA error: out of memory";
   return r;
 }
@@ -76,6 +82,9 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.model, y.model);
   QCOMPARE(x.devices, y.devices);
   QCOMPARE(x.replicas, y.replicas);
+  QCOMPARE(x.processes, y.processes);
+  QCOMPARE(x.replicas_per_process, y.replicas_per_process);
+  QVERIFY(x.hosts == y.hosts);
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -103,7 +112,16 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
                         {p.train_acc, q.train_acc}, {p.val_loss, q.val_loss}, {p.val_acc, q.val_acc},
                         {p.images_per_s, q.images_per_s}})
       QVERIFY2(same_bits(u, v), qPrintable(QString("%1 != %2").arg(u, 0, 'g', 17).arg(v, 0, 'g', 17)));
+    QCOMPARE(p.replica_times.size(), q.replica_times.size());
+    for (std::size_t r = 0; r < p.replica_times.size(); ++r) {
+      const PhaseTimes &s = p.replica_times[r], &t = q.replica_times[r];
+      for (auto [u, v] : {std::pair{s.forward_s, t.forward_s}, {s.backward_s, t.backward_s},
+                          {s.allreduce_s, t.allreduce_s}, {s.optimizer_s, t.optimizer_s}, {s.wait_s, t.wait_s}})
+        QVERIFY(same_bits(u, v));
+    }
+    QCOMPARE(p.param_digest, q.param_digest);
   }
+  QVERIFY(same_bits(a.warmup_s, b.warmup_s));
   QCOMPARE(a.replicas_in_sync, b.replicas_in_sync);
   QCOMPARE(a.status, b.status);
   QCOMPARE(a.error, b.error);
@@ -179,6 +197,9 @@ class TestRunRecord : public QObject {
   void csvRows();
   void runId();
   void summaries();
+  void status_words_data();
+  void status_words();
+  void todays_files_read_and_write_back_unchanged();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -190,8 +211,8 @@ void TestRunRecord::jsonRoundTrip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(22));   // every RunConfig member
-  QCOMPARE(j.at("epochs").at(0).size(), std::size_t(8));
+  QCOMPARE(j.at("config").size(), std::size_t(25));   // every RunConfig member
+  QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   check_equal(run_record_from_json(j), r);
   // Through text too: parsing the dump must keep every double's bits.
   check_equal(run_record_from_json(json::parse(j.dump())), r);
@@ -415,6 +436,58 @@ void TestRunRecord::runId() {
   c.start_time.clear();
   const std::string odd = make_run_id(c);
   QVERIFY2(std::regex_match(odd, std::regex("[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_]+-[0-9a-f]{4}")), odd.c_str());
+}
+
+// The enum is inside; the words are the file format and must not change.
+void TestRunRecord::status_words_data() {
+  QTest::addColumn<QString>("word");
+  QTest::addColumn<int>("status");   // -1: not a status
+  QTest::newRow("completed") << "completed" << int(RunStatus::Completed);
+  QTest::newRow("stopped") << "stopped" << int(RunStatus::Stopped);
+  QTest::newRow("failed") << "failed" << int(RunStatus::Failed);
+  QTest::newRow("capitalised") << "Completed" << -1;
+  QTest::newRow("live runs are not stored") << "running" << -1;
+  QTest::newRow("empty") << "" << -1;
+}
+
+void TestRunRecord::status_words() {
+  QFETCH(QString, word);
+  QFETCH(int, status);
+  const std::optional<RunStatus> parsed = parse_run_status(word.toStdString());
+  QCOMPARE(parsed.has_value(), status >= 0);
+  if (!parsed) return;
+  QCOMPARE(int(*parsed), status);
+  QCOMPARE(QString::fromUtf8(to_string(*parsed)), word);
+  RunRecord r = full_record();
+  r.status = *parsed;
+  QCOMPARE(QString::fromStdString(to_json(r).at("status").get<std::string>()), word);
+  QCOMPARE(run_record_from_json(to_json(r)).status, *parsed);
+}
+
+// A record and its CSV written by mirrorbench-cli at commit 63f8157 (before the enums and the
+// multi-process fields): the history on users' disks must keep loading; what is written back
+// keeps every field it had, with the same value, and adds the later fields at their defaults.
+void TestRunRecord::todays_files_read_and_write_back_unchanged() {
+  const fs::path data = MB_TEST_DATA_DIR;
+  const RunRecord r = read_run_json(data / "run_record_v1.json");
+  QCOMPARE(r.status, RunStatus::Completed);
+  QCOMPARE(r.config.backend, std::string("onednn"));
+  QCOMPARE(int(r.epochs.size()), 2);
+  QCOMPARE(r.config.processes, 1);
+  QCOMPARE(r.config.replicas_per_process, r.config.replicas);
+  QVERIFY(r.epochs[0].replica_times.empty() && r.epochs[0].param_digest.empty());
+  const json old = json::parse(test::read_bytes(data / "run_record_v1.json"));
+  const json now = to_json(r);
+  // Every old field, nested ones included, is written back with the same value.
+  const json diff = json::diff(old, now);
+  for (const auto& op : diff)
+    QVERIFY2(op.at("op") == "add", qPrintable(QString::fromStdString(op.dump())));
+  QVERIFY(now.at("config").contains("processes") && now.at("epochs").at(0).contains("replica_times"));
+  QCOMPARE(runs_to_csv(std::span<const RunRecord>(&r, 1)), test::read_bytes(data / "run_record_v1.csv"));
+  // And what is written now reads back the same.
+  const fs::path file = dir() / "rewritten.json";
+  write_run_json(r, file);
+  QVERIFY(to_json(read_run_json(file)) == now);
 }
 
 void TestRunRecord::summaries() {

@@ -57,11 +57,11 @@ class TestTrainer : public QObject {
 
     MirroredTrainer one(small_config("cpu:1", backend.toStdString()), data);
     RunRecord r1 = one.run();
-    QCOMPARE(QString::fromStdString(r1.status), QString("completed"));
+    QCOMPARE(r1.status, RunStatus::Completed);
 
     MirroredTrainer many(small_config(devices.toStdString(), backend.toStdString()), data);
     RunRecord rn = many.run();
-    QCOMPARE(QString::fromStdString(rn.status), QString("completed"));
+    QCOMPARE(rn.status, RunStatus::Completed);
     QVERIFY(rn.replicas_in_sync);
     QCOMPARE(rn.epochs.size(), std::size_t(1));
 
@@ -96,7 +96,7 @@ class TestTrainer : public QObject {
     RunRecord r = t.run(obs);
     QCOMPARE(lines.size(), std::size_t(3));  // start + one line per epoch
     QVERIFY(QString::fromStdString(lines[2]).startsWith("epoch 2/2"));
-    QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+    QCOMPARE(r.status, RunStatus::Completed);
     QCOMPARE(epochs_seen, 2);
     QVERIFY(steps_seen >= 2);
     QVERIFY2(r.epochs.back().val_acc > 0.9, qPrintable(QString::number(r.epochs.back().val_acc)));
@@ -131,7 +131,7 @@ class TestTrainer : public QObject {
       if (p.step >= 2) t.request_stop();
     };
     RunRecord r = t.run(obs);
-    QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+    QCOMPARE(r.status, RunStatus::Stopped);
     QVERIFY(r.epochs.empty());
     QVERIFY2(last_step <= 3, qPrintable(QString::number(last_step)));
   }
@@ -155,7 +155,7 @@ class TestTrainer : public QObject {
       throw 42;
     };
     RunRecord r = t.run(obs);
-    QCOMPARE(QString::fromStdString(r.status), QString("failed"));
+    QCOMPARE(r.status, RunStatus::Failed);
     QVERIFY(r.epochs.empty());
     QVERIFY2(QString::fromStdString(r.error).contains(std_exception ? "observer broke at step 3" : "unknown exception"),
              r.error.c_str());
@@ -186,7 +186,7 @@ class TestTrainer : public QObject {
     };
     RunRecord r = t.run(obs);
     QCOMPARE(r.epochs.size(), std::size_t(1));
-    QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+    QCOMPARE(r.status, RunStatus::Completed);
   }
 
   void config_checked_without_data() {

@@ -88,13 +88,13 @@ class TestTrainerProcesses : public QObject {
 
     MirroredTrainer flat(small_config(fmt::format("cpu:{}", replicas)), data);
     const RunRecord want = flat.run();
-    QCOMPARE(QString::fromStdString(want.status), QString("completed"));
+    QCOMPARE(want.status, RunStatus::Completed);
 
     const auto got = run_processes(std::vector<TrainConfig>(processes, small_config(fmt::format("cpu:{}", threads))),
                                    std::vector<std::shared_ptr<DataSplit>>(processes, data));
     for (int p = 0; p < processes; ++p) {
       QVERIFY2(got[p].error.empty(), got[p].error.c_str());
-      QCOMPARE(QString::fromStdString(got[p].record.status), QString("completed"));
+      QCOMPARE(got[p].record.status, RunStatus::Completed);
       QCOMPARE(got[p].record.config.replicas, replicas);
       QCOMPARE(got[p].record.config.processes, processes);
       QCOMPARE(got[p].record.config.replicas_per_process, threads);
@@ -145,10 +145,10 @@ class TestTrainerProcesses : public QObject {
       if (p.step >= 3) throw std::runtime_error("observer broke at step 3");   // reports come at most every 50 ms
     };
     const auto got = run_processes({small_config("cpu:1"), small_config("cpu:1")}, {data, data}, observers);
-    QCOMPARE(QString::fromStdString(got[0].record.status), QString("failed"));
+    QCOMPARE(got[0].record.status, RunStatus::Failed);
     QVERIFY2(QString::fromStdString(got[0].record.error).contains("observer broke at step 3"),
              got[0].record.error.c_str());
-    QCOMPARE(QString::fromStdString(got[1].record.status), QString("failed"));
+    QCOMPARE(got[1].record.status, RunStatus::Failed);
     QVERIFY2(QString::fromStdString(got[1].record.error).contains("process 0") &&
                  QString::fromStdString(got[1].record.error).contains("observer broke at step 3"),
              got[1].record.error.c_str());
@@ -175,7 +175,7 @@ class TestTrainerProcesses : public QObject {
     records[0] = t0.run(obs);
     t1.join();
     for (const auto& r : records) {
-      QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+      QCOMPARE(r.status, RunStatus::Stopped);
       QVERIFY(r.epochs.empty());   // within the first epoch, in both processes
     }
   }

@@ -27,18 +27,21 @@
 
 #include <spdlog/spdlog.h>
 
-#include "baseline.h"
-#include "chart_content.h"
-#include "chart_panel.h"
-#include "history_model.h"
-#include "history_view.h"
-#include "log_panel.h"
-#include "main_window.h"
-#include "plans.h"
-#include "progress_panel.h"
+#include "app/main_window.h"
+#include "app/script_options.h"
+#include "charts/chart_content.h"
+#include "charts/chart_panel.h"
+#include "charts/comparison_card.h"
+#include "experiment/baseline.h"
+#include "experiment/plans.h"
+#include "experiment/verdict.h"
+#include "history/history_model.h"
+#include "history/history_view.h"
+#include "log/log_panel.h"
 #include "records/run_record.h"
-#include "run_controller.h"
-#include "run_setup_panel.h"
+#include "run/progress_panel.h"
+#include "run/run_controller.h"
+#include "setup/run_setup_panel.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -95,7 +98,7 @@ int json_files(const fs::path& dir) { return int(json_paths(dir).size()); }
 
 // A finished record with one epoch, for model and card tests that need no training.
 RunRecord made_run(const std::string& id, const std::string& devices, int replicas, int64_t batch,
-                   const std::string& start, const std::string& status = "completed") {
+                   const std::string& start, RunStatus status = RunStatus::Completed) {
   RunRecord r;
   r.id = id;
   r.status = status;
@@ -107,7 +110,7 @@ RunRecord made_run(const std::string& id, const std::string& devices, int replic
   r.config.train_size = 512;
   r.config.backend = "onednn";
   r.config.start_time = start;
-  r.epochs.push_back(EpochMetrics{1, 2.0 / replicas, 0.0, 0.9, 0.7, 0.8, 0.72, 300});
+  r.epochs.push_back(EpochMetrics{1, 2.0 / replicas, 0.0, 0.9, 0.7, 0.8, 0.72, 300, {}, {}});
   return r;
 }
 
@@ -199,7 +202,7 @@ void TestWorkbench::run_fills_charts_and_history() {
   fill(2, 1);
   const int rows_before = window_->history()->rowCount();
   const RunRecord r = click_and_wait("run_button");
-  QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+  QCOMPARE(r.status, RunStatus::Completed);
   QCOMPARE(int(r.epochs.size()), 2);
   QCOMPARE(r.config.train_size, int64_t(kTrain));
   QCOMPARE(window_->history()->rowCount(), rows_before + 1);
@@ -266,11 +269,11 @@ void TestWorkbench::stop_mid_run_saves_stopped_record() {
   QVERIFY(done.wait(kRunTimeoutMs));
   QCOMPARE(done.front().front().toBool(), false);
   const RunRecord r = window_->history()->runs().back();
-  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QCOMPARE(r.status, RunStatus::Stopped);
   QVERIFY(!r.epochs.empty());
   QVERIFY(int(r.epochs.size()) < 500);
   QCOMPARE(json_files(window_->history()->store().runs_dir()), files_before + 1);
-  QCOMPARE(QString::fromStdString(read_run_json(window_->history()->store().file_for(r.id)).status), QString("stopped"));
+  QCOMPARE(read_run_json(window_->history()->store().file_for(r.id)).status, RunStatus::Stopped);
   QVERIFY(window_->setup_panel()->findChild<QPushButton*>("run_button")->isEnabled());
 }
 
@@ -286,7 +289,7 @@ void TestWorkbench::closing_mid_run_saves_stopped_record() {
   QVERIFY(!window_->controller()->busy());
   QCOMPARE(json_files(runs), files_before + 1);
   const RunRecord r = window_->history()->runs().back();
-  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QCOMPARE(r.status, RunStatus::Stopped);
   QVERIFY(fs::exists(window_->history()->store().file_for(r.id)));
 }
 
@@ -305,7 +308,7 @@ void TestWorkbench::destroying_mid_run_saves_stopped_record() {
     if (!before.count(p)) added.insert(p);
   QCOMPARE(int(added.size()), 1);
   const RunRecord r = read_run_json(*added.begin());
-  QCOMPARE(QString::fromStdString(r.status), QString("stopped"));
+  QCOMPARE(r.status, RunStatus::Stopped);
   QVERIFY(int(r.epochs.size()) < 500);
 }
 
@@ -316,7 +319,7 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
   const int rows_before = window_->history()->rowCount();
   const RunRecord multi = click_and_wait("compare_button");
   QCOMPARE(window_->history()->rowCount(), rows_before + 2);
-  QCOMPARE(QString::fromStdString(multi.status), QString("completed"));
+  QCOMPARE(multi.status, RunStatus::Completed);
   QCOMPARE(QString::fromStdString(multi.config.devices), QString("cpu:2"));
   const RunRecord& base = window_->history()->runs()[window_->history()->runs().size() - 2];
   QCOMPARE(QString::fromStdString(base.config.devices), QString("cpu:1"));
@@ -342,10 +345,10 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
 void TestWorkbench::selecting_runs_overlays_them() {
   fill(1, 1);
   const RunRecord a = click_and_wait("run_button");
-  QCOMPARE(QString::fromStdString(a.status), QString("completed"));
+  QCOMPARE(a.status, RunStatus::Completed);
   window_->setup_panel()->findChild<QSpinBox*>("seed")->setValue(4);
   const RunRecord b = click_and_wait("run_button");
-  QCOMPARE(QString::fromStdString(b.status), QString("completed"));
+  QCOMPARE(b.status, RunStatus::Completed);
 
   window_->history_view()->select_ids({a.id, b.id});
   window_->chart_panel()->refresh_now();
@@ -388,7 +391,7 @@ void TestWorkbench::export_png_has_requested_size() {
 void TestWorkbench::export_csv_parses_back_to_the_records() {
   if (window_->history()->runs().empty()) {
     fill(2, 1);
-    QCOMPARE(QString::fromStdString(click_and_wait("run_button").status), QString("completed"));
+    QCOMPARE(click_and_wait("run_button").status, RunStatus::Completed);
   }
   std::vector<std::string> ids;
   for (const auto& r : window_->history()->runs()) ids.push_back(r.id);
@@ -449,7 +452,7 @@ void TestWorkbench::corrupt_history_file_is_skipped() {
   good.config.dataset = "synthetic";
   good.config.start_time = "2026-01-01T00:00:00Z";
   good.id = "good-run";
-  good.epochs.push_back(EpochMetrics{1, 1.5, 0.0, 0.9, 0.7, 0.8, 0.72, 300});
+  good.epochs.push_back(EpochMetrics{1, 1.5, 0.0, 0.9, 0.7, 0.8, 0.72, 300, {}, {}});
   write_run_json(good, runs / "good-run.json");
   test::write_bytes(runs / "broken.json", "{ \"id\": \"broken\", \"epochs\": [ {");
   test::write_bytes(runs / "foreign.json", "{\"hello\": \"world\"}");
@@ -485,7 +488,7 @@ void TestWorkbench::history_baselines_match_find_baseline() {
   QVERIFY(agree());
   QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a1"));
   QVERIFY(h.add(made_run("a2", "cpu:1", 1, 64, "2026-01-01T00:03:00Z")));   // newer: takes over
-  QVERIFY(h.add(made_run("a3", "cpu:1", 1, 64, "2026-01-01T00:04:00Z", "failed")));   // never a baseline
+  QVERIFY(h.add(made_run("a3", "cpu:1", 1, 64, "2026-01-01T00:04:00Z", RunStatus::Failed)));   // never a baseline
   QVERIFY(agree());
   QCOMPARE(h.baseline_for(h.find("m2")->config)->id, std::string("a2"));
   QVERIFY(h.data(h.index(h.row_of("m2"), HistoryModel::Speedup), Qt::DisplayRole).toString().contains("×") ||
@@ -543,7 +546,7 @@ void TestWorkbench::classic_criteria_only_for_classic_settings() {
     r->config.train_size = 60000;
     r->config.val_size = 10000;
   }
-  QVERIFY(classic_task_differences(run.config).isEmpty());
+  QVERIFY(classic_task_differences(run.config).empty());
   QString html = card(base, run);
   QVERIFY2(html.contains("<b>Classic task criteria</b>"), qPrintable(html));
   QVERIFY(!html.contains("differ"));
@@ -552,7 +555,7 @@ void TestWorkbench::classic_criteria_only_for_classic_settings() {
     r->config.epochs = 1;
     r->config.train_size = 2048;
   }
-  QCOMPARE(classic_task_differences(run.config), QStringList({"1 epoch", "2,048 training images"}));
+  QCOMPARE(to_qstrings(classic_task_differences(run.config)), QStringList({"1 epoch", "2,048 training images"}));
   html = card(base, run);
   QVERIFY(!html.contains("Classic task criteria"));
   QVERIFY2(html.contains("Criteria of the classic task"), qPrintable(html));
@@ -706,7 +709,7 @@ void TestWorkbench::device_list_offers_gpus_and_explains_their_absence() {
 void TestWorkbench::rename_delete_and_pin_persist() {
   fill(1, 1);
   const RunRecord r = click_and_wait("run_button");
-  QCOMPARE(QString::fromStdString(r.status), QString("completed"));
+  QCOMPARE(r.status, RunStatus::Completed);
   HistoryModel* h = window_->history();
   const int row = h->row_of(r.id);
   QVERIFY(h->setData(h->index(row, HistoryModel::Name), "my classroom run", Qt::EditRole));

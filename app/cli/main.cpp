@@ -97,11 +97,11 @@ int cmd_train(const Options& o) {
     fmt::print("mean epoch time {:.2f} s, best val_acc {:.4f}, replicas in sync: {}\n", record.mean_epoch_time(),
                record.best_val_acc(), record.replicas_in_sync ? "yes" : "NO");
   }
-  if (record.status == "failed") {
+  if (record.status == RunStatus::Failed) {
     fmt::print(stderr, "mirrorbench-cli: training failed: {}\n", record.error);
     return 1;
   }
-  if (record.status == "stopped") fmt::print("stopped by the user after {} epoch(s)\n", record.epochs.size());
+  if (record.status == RunStatus::Stopped) fmt::print("stopped by the user after {} epoch(s)\n", record.epochs.size());
   return 0;
 }
 

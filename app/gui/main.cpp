@@ -9,11 +9,12 @@
 
 #include <cstdio>
 
+#include "app/main_window.h"
+#include "app/script_runner.h"
 #include "backends/devices.h"
-#include "exporter.h"
-#include "main_window.h"
-#include "run_setup_panel.h"
-#include "plans.h"
+#include "experiment/plans.h"
+#include "export/exporter.h"
+#include "setup/run_setup_panel.h"
 #include "util/error.h"
 #include "util/system_info.h"
 
@@ -115,9 +116,14 @@ int main(int argc, char** argv) {
     if (!ok || !(c.lr > 0)) return usage_error("--lr needs a positive number");
   }
   if (parser.isSet(backend)) {
-    const QString b = parser.value(backend);
-    if (b != "auto" && b != "onednn" && b != "reference") return usage_error("--backend is auto, onednn or reference");
-    c.backend = b.toStdString();
+    // The CPU kernels: the panel offers CPU backends only, and GPU runs always use CUDA.
+    const std::string b = parser.value(backend).toStdString();
+    try {
+      mb::resolve_backend(mb::DeviceKind::Cpu, b);
+    } catch (const mb::ConfigError&) {
+      return usage_error("--backend is auto, onednn or reference");
+    }
+    c.backend = b;
   }
   if (parser.isSet(data)) c.data_dir = parser.value(data).toStdString();
   options.export_png = parser.value(export_png);
@@ -130,6 +136,6 @@ int main(int argc, char** argv) {
   options.quit = parser.isSet(quit);
 
   window.show();
-  window.run_script(options);
+  (new mb::ScriptRunner(&window, options))->start();   // owned by the window
   return QApplication::exec();
 }

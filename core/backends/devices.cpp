@@ -155,20 +155,27 @@ void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInvent
   }
 }
 
-std::string engine_backend_name(DeviceKind kind, std::string_view backend) {
+Backend resolve_backend(DeviceKind kind, std::string_view choice) {
+  const std::optional<Backend> named = parse_backend(choice);
   if (kind == DeviceKind::Cpu) {
-    if (backend == "auto" || backend == "onednn") return "onednn";
-    if (backend == "reference") return "reference";
-    throw ConfigError(fmt::format("backend '{}' does not run on CPU replicas (use auto, onednn or reference)", backend));
+    if (choice == "auto") return Backend::OneDnn;
+    if (named == Backend::OneDnn || named == Backend::Reference) return *named;
+    throw ConfigError(fmt::format("backend '{}' does not run on CPU replicas (use auto, onednn or reference)", choice));
   }
-  if (backend == "auto" || backend == "cuda") return "cuda";
-  throw ConfigError(fmt::format("backend '{}' does not run on GPU replicas (use auto or cuda)", backend));
+  if (choice == "auto" || named == Backend::Cuda) return Backend::Cuda;
+  throw ConfigError(fmt::format("backend '{}' does not run on GPU replicas (use auto or cuda)", choice));
+}
+
+std::string engine_backend_name(DeviceKind kind, std::string_view backend) {
+  return std::string(to_string(resolve_backend(kind, backend)));
 }
 
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch) {
-  const std::string name = engine_backend_name(device.kind, backend);
-  if (name == "onednn") return make_onednn_engine(max_batch);
-  if (name == "reference") return make_reference_engine(max_batch);
+  switch (resolve_backend(device.kind, backend)) {
+    case Backend::OneDnn: return make_onednn_engine(max_batch);
+    case Backend::Reference: return make_reference_engine(max_batch);
+    case Backend::Cuda: break;
+  }
 #ifdef MB_HAVE_CUDA
   return cuda::make_cuda_engine(device.index, max_batch);
 #else

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/backend.h"
 #include "backends/replica_engine.h"
 #include "comm/communicator.h"
 #include "comm/process_link.h"
@@ -58,9 +59,12 @@ bool is_simulated(const std::vector<DeviceSpec>& devices);
 void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInventory& inventory);
 
 // CPU backends: "onednn" (fast, default) or "reference" (plain loops). "auto" picks the
-// fast one for the device kind.
+// fast one for the device kind. The choice is a word (flags, settings, TrainConfig::backend);
+// resolve_backend() is where it becomes a Backend, and throws ConfigError for a word that is
+// not a backend of that device kind.
+Backend resolve_backend(DeviceKind kind, std::string_view choice);
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch);
-std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // resolves "auto"
+std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // to_string(resolve_backend())
 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the
 // hierarchical host communicator for CPU replicas (threads, plus `link` to the other

@@ -282,6 +282,21 @@ std::string compact_utc(const std::string& iso) {
 
 }  // namespace
 
+std::string_view to_string(RunStatus status) {
+  switch (status) {
+    case RunStatus::Completed: return "completed";
+    case RunStatus::Stopped: return "stopped";
+    case RunStatus::Failed: return "failed";
+  }
+  return "failed";   // not reached: every enumerator is handled above
+}
+
+std::optional<RunStatus> parse_run_status(std::string_view text) {
+  for (RunStatus s : {RunStatus::Completed, RunStatus::Stopped, RunStatus::Failed})
+    if (text == to_string(s)) return s;
+  return std::nullopt;
+}
+
 double RunRecord::mean_epoch_time() const {
   if (epochs.empty()) return 0;
   double sum = 0;
@@ -317,7 +332,7 @@ nlohmann::json to_json(const RunRecord& r) {
               {"epochs", std::move(epochs)},
               {"warmup_s", r.warmup_s},
               {"replicas_in_sync", r.replicas_in_sync},
-              {"status", r.status},
+              {"status", to_string(r.status)},
               {"error", r.error}};
 }
 
@@ -338,9 +353,10 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
-  r.status = get_string(j, "status", w);
-  if (r.status != "completed" && r.status != "stopped" && r.status != "failed")
-    throw DataError(fmt::format("field 'status' is '{}', expected completed, stopped or failed", r.status));
+  const std::string status = get_string(j, "status", w);
+  const std::optional<RunStatus> parsed = parse_run_status(status);
+  if (!parsed) throw DataError(fmt::format("field 'status' is '{}', expected completed, stopped or failed", status));
+  r.status = *parsed;
   r.error = get_string(j, "error", w);
   return r;
 }
@@ -374,11 +390,11 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
   for (const auto& r : runs) {
     const auto& c = r.config;
     const std::string run_cols = fmt::format(
-        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name), csv_field(r.status),
-        csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated), num(c.global_batch),
-        num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate), boolean(c.scale_lr),
-        num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator), num(c.train_size),
-        num(c.val_size));
+        "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name),
+        csv_field(to_string(r.status)), csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated),
+        num(c.global_batch), num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate),
+        boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator),
+        num(c.train_size), num(c.val_size));
     for (const auto& e : r.epochs) {
       out += run_cols;
       out += fmt::format(",{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),

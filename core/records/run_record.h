@@ -3,8 +3,10 @@
 #pragma once
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -45,13 +47,19 @@ struct RunConfig {
   std::string dataset;                   // "fashion-mnist"
   std::string data_dir;
   int64_t train_size = 0, val_size = 0;
-  std::string backend;                   // "onednn", "reference", "cuda"
+  std::string backend;                   // to_string(Backend): "onednn", "reference", "cuda"
   std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
   std::string version;
   std::string cpu_model;
   std::vector<std::string> gpu_models;
   std::string start_time;                // ISO 8601 UTC
 };
+
+// How a run ended. Written as "completed", "stopped" and "failed" in JSON and CSV; code
+// decides on the enum, the words are for files and display only.
+enum class RunStatus { Completed, Stopped, Failed };
+std::string_view to_string(RunStatus status);
+std::optional<RunStatus> parse_run_status(std::string_view text);   // nullopt for anything else
 
 struct RunRecord {
   std::string id;                        // unique, file-name safe: "20261130T063221Z-cpu2-1a2b"
@@ -60,8 +68,8 @@ struct RunRecord {
   std::vector<EpochMetrics> epochs;
   double warmup_s = 0;                   // untimed preparation before epoch 1 (plans, graphs)
   bool replicas_in_sync = true;
-  std::string status = "completed";      // "completed" | "stopped" | "failed"
-  std::string error;                     // for "failed"
+  RunStatus status = RunStatus::Completed;
+  std::string error;                     // for RunStatus::Failed
 
   double mean_epoch_time() const;        // 0 when no epochs
   double best_val_acc() const;

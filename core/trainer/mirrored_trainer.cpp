@@ -339,7 +339,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
-    record.status = "failed";
+    record.status = RunStatus::Failed;
     record.error = e.what();
     log_line(observer, LogLevel::Error, e.what());
     return record;
@@ -512,11 +512,11 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   if (first_error.empty()) first_error = in_sync_error;
   if (!first_error.empty()) {
-    record.status = "failed";
+    record.status = RunStatus::Failed;
     record.error = first_error;
     log_line(observer, LogLevel::Error, "run failed: " + first_error);
   } else if (stopped && static_cast<int>(record.epochs.size()) < rc.epochs) {
-    record.status = "stopped";
+    record.status = RunStatus::Stopped;
     log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", record.epochs.size()));
   }
   return record;

@@ -1,0 +1,71 @@
+// Baseline keys and the one place that decides which run is a baseline.
+#include "experiment/baseline.h"
+
+#include <unordered_map>
+
+#include <fmt/format.h>
+
+namespace mb {
+
+namespace {
+
+// The key's words: "cuda" for GPU runs, "cpu" for everything else (a hand-edited device list
+// must still get a key, so this does not parse and cannot throw).
+std::string device_kind(const RunConfig& c) { return c.devices.rfind("cuda", 0) == 0 ? "cuda" : "cpu"; }
+
+int64_t compared_batch(const RunConfig& c) {
+  return c.per_replica_batch_mode && c.replicas > 1 ? c.per_replica_batch : c.global_batch;
+}
+
+}  // namespace
+
+std::string baseline_key(const RunConfig& c) {
+  return fmt::format("{}|{}|{}|{}|{}|{}", c.dataset, c.train_size, c.model, compared_batch(c), device_kind(c),
+                     c.backend);
+}
+
+std::string describe_baseline_key(const RunConfig& c) {
+  return fmt::format("{} ({} training images), {}, batch {}, {} ({})", c.dataset, c.train_size, c.model,
+                     compared_batch(c), device_kind(c), c.backend);
+}
+
+bool can_be_baseline(const RunRecord& r) {
+  return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty();
+}
+
+std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {
+  const auto it = by_key.find(baseline_key(config));
+  if (it == by_key.end()) return std::nullopt;
+  return it->second;
+}
+
+BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselinePins& pins) {
+  BaselineIndex index;
+  std::vector<std::string> keys;
+  keys.reserve(runs.size());
+  for (const auto& r : runs) keys.push_back(baseline_key(r.config));
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (!can_be_baseline(runs[i])) continue;
+    auto [it, fresh] = index.by_key.try_emplace(keys[i], i);
+    if (!fresh && runs[i].config.start_time >= runs[it->second].config.start_time) it->second = i;
+  }
+  // Pins on top. A pin names a run by id; the first run with that id is the one (ids are
+  // unique in a store, where they are the file names).
+  std::unordered_map<std::string, std::size_t> position_of_id;
+  for (std::size_t i = 0; i < runs.size(); ++i) position_of_id.try_emplace(runs[i].id, i);
+  for (const auto& [key, id] : pins) {
+    if (auto it = position_of_id.find(id); it != position_of_id.end()) index.by_key[key] = it->second;
+  }
+  index.of_run.assign(runs.size(), std::nullopt);
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (auto it = index.by_key.find(keys[i]); it != index.by_key.end()) index.of_run[i] = it->second;
+  }
+  return index;
+}
+
+const RunRecord* find_baseline(std::span<const RunRecord> runs, const BaselinePins& pins, const RunConfig& config) {
+  const std::optional<std::size_t> i = index_baselines(runs, pins).for_config(config);
+  return i ? &runs[*i] : nullptr;
+}
+
+}  // namespace mb

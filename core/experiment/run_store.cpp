@@ -1,0 +1,92 @@
+// Run persistence: plain files a user can copy, diff or delete by hand.
+#include "experiment/run_store.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace mb {
+
+namespace fs = std::filesystem;
+
+RunStore::RunStore(fs::path root) : root_(std::move(root)) {}
+
+fs::path RunStore::file_for(const std::string& id) const {
+  // Ids are generated file-name safe; refuse anything that could leave the folder.
+  MB_CHECK(!id.empty() && id.find_first_of("/\\") == std::string::npos && id != "." && id != "..",
+           Error, "invalid run id '{}'", id);
+  return runs_dir() / (id + ".json");
+}
+
+RunStore::Loaded RunStore::load_runs() const {
+  Loaded out;
+  std::error_code ec;
+  if (!fs::is_directory(runs_dir(), ec)) return out;
+  std::vector<fs::path> files;
+  for (const auto& entry : fs::directory_iterator(runs_dir(), ec)) {
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".json") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  for (const auto& file : files) {
+    try {
+      RunRecord r = read_run_json(file);
+      // The file name is the run's identity in the store: rename/delete act on <id>.json, so
+      // a hand-copied or hand-edited file (id "x/y", or a copy's id naming the original) must
+      // not make Delete remove another run's file or throw from file_for().
+      r.id = file.stem().string();
+      out.runs.push_back(std::move(r));
+    } catch (const std::exception& e) {
+      out.warnings.push_back(fmt::format("Skipped run file {}: {}", file.string(), e.what()));
+    }
+  }
+  std::stable_sort(out.runs.begin(), out.runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return a.config.start_time < b.config.start_time;
+  });
+  return out;
+}
+
+void RunStore::save(const RunRecord& record) const {
+  std::error_code ec;
+  fs::create_directories(runs_dir(), ec);
+  MB_CHECK(!ec, Error, "cannot create {}: {}", runs_dir().string(), ec.message());
+  write_run_json(record, file_for(record.id));
+}
+
+void RunStore::remove(const std::string& id) const {
+  std::error_code ec;
+  fs::remove(file_for(id), ec);
+  if (ec) spdlog::warn("Could not delete {}: {}", file_for(id).string(), ec.message());
+}
+
+BaselinePins RunStore::load_pins(std::vector<std::string>* warnings) const {
+  BaselinePins pins;
+  const fs::path file = root_ / "baselines.json";
+  std::ifstream in(file);
+  if (!in) return pins;
+  try {
+    const auto j = nlohmann::json::parse(in);
+    for (const auto& [key, id] : j.at("pins").items()) pins[key] = id.get<std::string>();
+  } catch (const std::exception& e) {
+    if (warnings) warnings->push_back(fmt::format("Ignored baseline pins in {}: {}", file.string(), e.what()));
+    pins.clear();
+  }
+  return pins;
+}
+
+void RunStore::save_pins(const BaselinePins& pins) const {
+  std::error_code ec;
+  fs::create_directories(root_, ec);
+  MB_CHECK(!ec, Error, "cannot create {}: {}", root_.string(), ec.message());
+  nlohmann::json j;
+  j["pins"] = nlohmann::json::object();
+  for (const auto& [key, id] : pins) j["pins"][key] = id;
+  write_file_atomic(root_ / "baselines.json", j.dump(2) + "\n");
+}
+
+}  // namespace mb

@@ -1,0 +1,42 @@
+// Where runs live between launches: a folder with one run-record JSON file per run (written
+// atomically) in runs/, plus the baseline pins in baselines.json. The GUI's history is one
+// (its location: ui/history/store_location.h); any copy of such a folder can be read too.
+#pragma once
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "experiment/baseline.h"
+#include "records/run_record.h"
+
+namespace mb {
+
+class RunStore {
+ public:
+  explicit RunStore(std::filesystem::path root);
+
+  const std::filesystem::path& root() const { return root_; }
+  std::filesystem::path runs_dir() const { return root_ / "runs"; }
+  std::filesystem::path file_for(const std::string& id) const;
+
+  struct Loaded {
+    std::vector<RunRecord> runs;        // oldest first
+    std::vector<std::string> warnings;  // one per file that could not be read
+  };
+  // Reads every *.json in runs_dir(); a corrupt or foreign file is skipped with a warning.
+  Loaded load_runs() const;
+
+  void save(const RunRecord& record) const;        // atomic; throws Error
+  void remove(const std::string& id) const;        // missing file is not an error
+
+  // Baseline pins (baseline_key -> run id). A missing file is no pins; an unreadable one is
+  // no pins with a warning.
+  BaselinePins load_pins(std::vector<std::string>* warnings = nullptr) const;
+  void save_pins(const BaselinePins& pins) const;   // atomic; throws Error
+
+ private:
+  std::filesystem::path root_;
+};
+
+}  // namespace mb

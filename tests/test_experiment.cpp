@@ -1,0 +1,448 @@
+// Tests of core/experiment, the decisions the GUI and the CLI share: which run is a run's
+// baseline (pins, most recent completed, every field of the key), the classic task's verdict
+// at its thresholds, the plans, and the run store with a history written by the GUI.
+#include <QtTest>
+
+#include <functional>
+
+#include "experiment/baseline.h"
+#include "experiment/comparison_report.h"
+#include "experiment/plans.h"
+#include "experiment/run_store.h"
+#include "experiment/verdict.h"
+#include "records/run_record.h"
+#include "test_support.h"
+#include "util/error.h"
+
+using namespace mb;
+namespace fs = std::filesystem;
+
+namespace {
+
+// A finished run with one epoch of `time_s` seconds and final validation accuracy `val_acc`.
+RunRecord made_run(const std::string& id, int replicas, const std::string& start, double time_s = 2.0,
+                   double val_acc = 0.85) {
+  RunRecord r;
+  r.id = id;
+  RunConfig& c = r.config;
+  c.devices = replicas == 1 ? "cpu:1" : "cpu:" + std::to_string(replicas);
+  c.replicas = replicas;
+  c.global_batch = 128;
+  c.per_replica_batch = 128 / replicas;
+  c.epochs = 1;
+  c.dataset = "fashion-mnist";
+  c.train_size = 60000;
+  c.val_size = 10000;
+  c.backend = "onednn";
+  c.start_time = start;
+  r.epochs.push_back(EpochMetrics{1, time_s, 0.0, 0.5, 0.8, 0.5, val_acc, 60000 / time_s, {}, {}});
+  return r;
+}
+
+// The classic task's settings on `replicas` CPU replicas.
+RunRecord classic_run(const std::string& id, int replicas, double time_s, double val_acc) {
+  RunRecord r = made_run(id, replicas, "2026-01-01T00:00:00Z", time_s, val_acc);
+  r.config.epochs = ClassicTask::kEpochs;
+  r.epochs.clear();
+  for (int e = 1; e <= ClassicTask::kEpochs; ++e)
+    r.epochs.push_back(EpochMetrics{e, time_s, 0.0, 0.5, 0.8, 0.5, val_acc, 60000 / time_s, {}, {}});
+  return r;
+}
+
+const RunRecord* by_id(const std::vector<RunRecord>& runs, const std::string& id) {
+  for (const auto& r : runs)
+    if (r.id == id) return &r;
+  return nullptr;
+}
+
+std::string id_of(const RunRecord* r) { return r ? r->id : std::string("(none)"); }
+
+using Mutation = std::function<void(RunConfig&)>;
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Mutation)
+
+class TestExperiment : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void key_fields_data();
+  void key_fields();
+  void per_replica_mode_compares_the_per_replica_batch();
+  void baseline_is_the_latest_completed_single_device_run();
+  void pins_win_while_their_run_exists();
+  void index_agrees_with_a_single_lookup();
+  void verdict_thresholds_data();
+  void verdict_thresholds();
+  void verdict_uses_the_final_accuracy_not_the_best();
+  void classic_task_differences_name_the_setting_data();
+  void classic_task_differences_name_the_setting();
+  void plans_data();
+  void plans();
+  void reference_config_presets_the_classic_task();
+  void baseline_device_data();
+  void baseline_device();
+  void store_reads_a_history_written_by_the_gui();
+  void store_round_trip_skips_what_it_cannot_read();
+  void comparison_text_without_a_baseline();
+};
+
+// Every field of the key: a single-device run that differs in it is not the baseline; fields
+// outside the key (epochs, learning rate, seed, validation size, replicas) do not matter.
+void TestExperiment::key_fields_data() {
+  QTest::addColumn<Mutation>("mutate");   // applied to the candidate baseline's configuration
+  QTest::addColumn<bool>("in_key");
+  QTest::newRow("dataset") << Mutation([](RunConfig& c) { c.dataset = "mnist"; }) << true;
+  QTest::newRow("train_size") << Mutation([](RunConfig& c) { c.train_size = 2048; }) << true;
+  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = "cnn-wide"; }) << true;
+  QTest::newRow("global batch") << Mutation([](RunConfig& c) { c.global_batch = c.per_replica_batch = 256; }) << true;
+  QTest::newRow("device kind") << Mutation([](RunConfig& c) { c.devices = "cuda:0"; c.backend = "onednn"; }) << true;
+  QTest::newRow("backend") << Mutation([](RunConfig& c) { c.backend = "reference"; }) << true;
+  QTest::newRow("epochs") << Mutation([](RunConfig& c) { c.epochs = 9; }) << false;
+  QTest::newRow("learning rate") << Mutation([](RunConfig& c) { c.learning_rate = 0.01; }) << false;
+  QTest::newRow("seed") << Mutation([](RunConfig& c) { c.seed = 99; }) << false;
+  QTest::newRow("val_size") << Mutation([](RunConfig& c) { c.val_size = 100; }) << false;
+  QTest::newRow("which cpu") << Mutation([](RunConfig& c) { c.cpu_model = "other"; }) << false;
+}
+
+void TestExperiment::key_fields() {
+  QFETCH(Mutation, mutate);
+  QFETCH(bool, in_key);
+  const RunRecord run = made_run("multi", 2, "2026-01-01T00:01:00Z");
+  std::vector<RunRecord> runs{made_run("single", 1, "2026-01-01T00:00:00Z"), run};
+  mutate(runs[0].config);
+  QCOMPARE(baseline_key(runs[0].config) == baseline_key(run.config), !in_key);
+  QCOMPARE(id_of(find_baseline(runs, {}, run.config)), in_key ? std::string("(none)") : std::string("single"));
+}
+
+// Weak scaling: in per-replica mode the baseline is the single-device run whose batch is the
+// per-replica batch, not the (larger) global batch.
+void TestExperiment::per_replica_mode_compares_the_per_replica_batch() {
+  RunRecord run = made_run("multi", 2, "2026-01-01T00:02:00Z");
+  run.config.per_replica_batch_mode = true;
+  run.config.per_replica_batch = 128;
+  run.config.global_batch = 256;
+  RunRecord big = made_run("b256", 1, "2026-01-01T00:01:00Z");
+  big.config.global_batch = big.config.per_replica_batch = 256;
+  const std::vector<RunRecord> runs{made_run("b128", 1, "2026-01-01T00:00:00Z"), big, run};
+  QCOMPARE(id_of(find_baseline(runs, {}, run.config)), std::string("b128"));
+  QVERIFY(describe_baseline_key(run.config).find("batch 128") != std::string::npos);
+}
+
+void TestExperiment::baseline_is_the_latest_completed_single_device_run() {
+  std::vector<RunRecord> runs{made_run("old", 1, "2026-01-01T00:00:00Z"), made_run("new", 1, "2026-01-01T00:01:00Z"),
+                              made_run("multi", 2, "2026-01-01T00:05:00Z")};
+  RunRecord stopped = made_run("stopped", 1, "2026-01-01T00:02:00Z");
+  stopped.status = RunStatus::Stopped;
+  RunRecord failed = made_run("failed", 1, "2026-01-01T00:03:00Z");
+  failed.status = RunStatus::Failed;
+  RunRecord empty = made_run("no-epochs", 1, "2026-01-01T00:04:00Z");
+  empty.epochs.clear();
+  for (const RunRecord& r : {stopped, failed, empty}) {
+    QVERIFY(!can_be_baseline(r));
+    runs.push_back(r);
+  }
+  QVERIFY(!can_be_baseline(runs[2]));   // two replicas
+  QCOMPARE(id_of(find_baseline(runs, {}, runs[2].config)), std::string("new"));
+  // Listed out of order: the start time decides, not the position.
+  std::swap(runs[0], runs[1]);
+  QCOMPARE(id_of(find_baseline(runs, {}, runs[2].config)), std::string("new"));
+  // The same start time: the later in the list wins.
+  runs.push_back(made_run("same-time", 1, "2026-01-01T00:01:00Z"));
+  QCOMPARE(id_of(find_baseline(runs, {}, runs[2].config)), std::string("same-time"));
+}
+
+void TestExperiment::pins_win_while_their_run_exists() {
+  std::vector<RunRecord> runs{made_run("old", 1, "2026-01-01T00:00:00Z"), made_run("new", 1, "2026-01-01T00:01:00Z"),
+                              made_run("multi", 2, "2026-01-01T00:02:00Z")};
+  const std::string key = baseline_key(runs[2].config);
+  QCOMPARE(id_of(find_baseline(runs, {{key, "old"}}, runs[2].config)), std::string("old"));
+  // Any run can be pinned, as the GUI's "Pin as baseline" allows.
+  QCOMPARE(id_of(find_baseline(runs, {{key, "multi"}}, runs[2].config)), std::string("multi"));
+  // A pin whose run is gone, or a pin of another key, changes nothing.
+  QCOMPARE(id_of(find_baseline(runs, {{key, "deleted"}}, runs[2].config)), std::string("new"));
+  QCOMPARE(id_of(find_baseline(runs, {{"mnist|1|x|1|cpu|onednn", "old"}}, runs[2].config)), std::string("new"));
+  // The pins file format: the key's text is stored, so it must stay as it was written.
+  QCOMPARE(key, std::string("fashion-mnist|60000|cnn-reference|128|cpu|onednn"));
+}
+
+void TestExperiment::index_agrees_with_a_single_lookup() {
+  std::vector<RunRecord> runs{made_run("a1", 1, "2026-01-01T00:00:00Z"), made_run("m2", 2, "2026-01-01T00:01:00Z"),
+                              made_run("a2", 1, "2026-01-01T00:02:00Z"), made_run("m4", 4, "2026-01-01T00:03:00Z")};
+  RunRecord other = made_run("b256", 1, "2026-01-01T00:04:00Z");
+  other.config.global_batch = other.config.per_replica_batch = 256;
+  runs.push_back(other);
+  RunRecord lonely = made_run("m256", 2, "2026-01-01T00:05:00Z");
+  lonely.config.train_size = 512;
+  runs.push_back(lonely);
+  for (const BaselinePins& pins : {BaselinePins{}, BaselinePins{{baseline_key(runs[0].config), "a1"}}}) {
+    const BaselineIndex index = index_baselines(runs, pins);
+    QCOMPARE(index.of_run.size(), runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const RunRecord* single = find_baseline(runs, pins, runs[i].config);
+      const std::optional<std::size_t> b = index.of_run[i];
+      QCOMPARE(id_of(b ? &runs[*b] : nullptr), id_of(single));
+      QCOMPARE(index.is_baseline(i), single == &runs[i]);
+      QCOMPARE(index.for_config(runs[i].config), b);
+    }
+  }
+  const BaselineIndex index = index_baselines(runs, {});
+  QCOMPARE(index.of_run[1], std::optional<std::size_t>(2));   // m2 -> the newer a2
+  QCOMPARE(index.of_run[5], std::optional<std::size_t>());    // nothing with 512 images
+  QVERIFY(index.is_baseline(4));                              // b256 is its own key's baseline
+}
+
+// Time per epoch down by at least 40 % (exactly 40 % passes); final validation accuracy
+// strictly above 80 % (exactly 80 % fails).
+void TestExperiment::verdict_thresholds_data() {
+  QTest::addColumn<double>("baseline_s");
+  QTest::addColumn<double>("run_s");
+  QTest::addColumn<double>("val_acc");
+  QTest::addColumn<bool>("time_ok");
+  QTest::addColumn<bool>("acc_ok");
+  QTest::newRow("exactly 40 %, exactly 80 %") << 10.0 << 6.0 << 0.80 << true << false;
+  QTest::newRow("just under 40 %") << 10.0 << 6.001 << 0.85 << false << true;
+  QTest::newRow("just above 80 %") << 10.0 << 5.0 << 0.8000001 << true << true;
+  QTest::newRow("just below 80 %") << 10.0 << 5.0 << 0.7999999 << true << false;
+  QTest::newRow("slower") << 10.0 << 12.0 << 0.9 << false << true;
+  QTest::newRow("no epoch time") << 10.0 << 0.0 << 0.9 << false << true;
+}
+
+void TestExperiment::verdict_thresholds() {
+  QFETCH(double, baseline_s);
+  QFETCH(double, run_s);
+  QFETCH(double, val_acc);
+  QFETCH(bool, time_ok);
+  QFETCH(bool, acc_ok);
+  const RunRecord base = classic_run("base", 1, baseline_s, 0.85);
+  const RunRecord run = classic_run("run", 2, run_s, val_acc);
+  const ReferenceVerdict v = judge_reference(base, run);
+  QCOMPARE(v.time_ok, time_ok);
+  QCOMPARE(v.acc_ok, acc_ok);
+  QCOMPARE(v.passed(), time_ok && acc_ok);
+  QCOMPARE(v.val_acc, val_acc);
+  QVERIFY(v.is_classic_task());
+  QCOMPARE(v.time.has_value(), run_s > 0);
+  if (v.time) {
+    QCOMPARE(v.time->baseline_s, baseline_s);
+    QCOMPARE(v.time->run_s, run_s);
+    QCOMPARE(v.time->speedup, baseline_s / run_s);
+    QCOMPARE(v.time->reduction, 1.0 - run_s / baseline_s);
+  }
+}
+
+void TestExperiment::verdict_uses_the_final_accuracy_not_the_best() {
+  const RunRecord base = classic_run("base", 1, 10, 0.85);
+  RunRecord run = classic_run("run", 2, 5, 0.85);
+  run.epochs.back().val_acc = 0.79;   // the trained model got worse in its last epoch
+  const ReferenceVerdict v = judge_reference(base, run);
+  QCOMPARE(v.val_acc, 0.79);
+  QVERIFY(!v.acc_ok);
+  QVERIFY(run.best_val_acc() > ReferenceVerdict::kMinValAcc);
+}
+
+void TestExperiment::classic_task_differences_name_the_setting_data() {
+  QTest::addColumn<Mutation>("mutate");
+  QTest::addColumn<QString>("text");   // empty: the classic task
+  QTest::newRow("classic") << Mutation([](RunConfig&) {}) << "";
+  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = "cnn-wide"; }) << "model cnn-wide";
+  QTest::newRow("one epoch") << Mutation([](RunConfig& c) { c.epochs = 1; }) << "1 epoch";
+  QTest::newRow("epochs") << Mutation([](RunConfig& c) { c.epochs = 12; }) << "12 epochs";
+  QTest::newRow("batch") << Mutation([](RunConfig& c) { c.global_batch = 1024; }) << "global batch 1,024";
+  QTest::newRow("scaled lr") << Mutation([](RunConfig& c) { c.learning_rate = 0.002; }) << "learning rate 0.002";
+  QTest::newRow("train images") << Mutation([](RunConfig& c) { c.train_size = 2048; }) << "2,048 training images";
+  QTest::newRow("one train image") << Mutation([](RunConfig& c) { c.train_size = 1; }) << "1 training image";
+  QTest::newRow("val images") << Mutation([](RunConfig& c) { c.val_size = 1000; }) << "1,000 validation images";
+  QTest::newRow("two at once") << Mutation([](RunConfig& c) { c.epochs = 1; c.train_size = 1234567; })
+                               << "1 epoch, 1,234,567 training images";
+}
+
+void TestExperiment::classic_task_differences_name_the_setting() {
+  QFETCH(Mutation, mutate);
+  QFETCH(QString, text);
+  RunConfig c = classic_run("run", 2, 5, 0.9).config;
+  mutate(c);
+  std::string joined;
+  for (const auto& d : classic_task_differences(c)) joined += (joined.empty() ? "" : ", ") + d;
+  QCOMPARE(QString::fromStdString(joined), text);
+}
+
+void TestExperiment::plans_data() {
+  QTest::addColumn<int>("kind");
+  QTest::addColumn<QString>("devices");
+  QTest::addColumn<QString>("single");
+  QTest::newRow("run") << int(PlanKind::Single) << "cpu:2" << "cpu:1";
+  QTest::newRow("compare cpu") << int(PlanKind::Compare) << "cpu:4" << "cpu:1";
+  QTest::newRow("compare gpus") << int(PlanKind::Compare) << "cuda:1,cuda:2" << "cuda:1";
+  QTest::newRow("reference") << int(PlanKind::Reference) << "cpu:2" << "cpu:1";
+}
+
+void TestExperiment::plans() {
+  QFETCH(int, kind);
+  QFETCH(QString, devices);
+  QFETCH(QString, single);
+  TrainConfig config;
+  config.devices = devices.toStdString();
+  config.batch = 64;
+  config.per_replica_batch = true;
+  config.seed = 5;
+  const std::vector<PlannedRun> plan = make_plan(PlanKind(kind), config, single.toStdString());
+  if (PlanKind(kind) == PlanKind::Single) {
+    QCOMPARE(plan.size(), std::size_t(1));
+    QCOMPARE(plan[0].role, RunRole::Run);
+    QCOMPARE(QString::fromStdString(plan[0].config.devices), devices);
+    return;
+  }
+  QCOMPARE(plan.size(), std::size_t(2));
+  QCOMPARE(plan[0].role, RunRole::Baseline);
+  QCOMPARE(QString::fromStdString(plan[0].config.devices), single);
+  QCOMPARE(plan[1].role, RunRole::Run);
+  QCOMPARE(QString::fromStdString(plan[1].config.devices), devices);
+  for (const PlannedRun& p : plan) {   // only the devices differ: the same work per device
+    QCOMPARE(p.config.batch, int64_t(64));
+    QVERIFY(p.config.per_replica_batch);
+    QCOMPARE(p.config.seed, uint64_t(5));
+  }
+  QCOMPARE(QString::fromUtf8(to_string(PlanKind(kind))), PlanKind(kind) == PlanKind::Compare
+                                                             ? QString("Compare")
+                                                             : QString("Reference experiment"));
+}
+
+void TestExperiment::reference_config_presets_the_classic_task() {
+  TrainConfig c;
+  c.data_dir = "/data/mine";
+  c.epochs = 1;
+  c.batch = 32;
+  c.per_replica_batch = true;
+  c.lr = 0.01;
+  c.scale_lr = true;
+  c.limit_train = 2048;
+  c.limit_val = 100;
+  c.seed = 9;
+  c.backend = "reference";
+  const TrainConfig r = reference_config(c, "cpu:2");
+  QCOMPARE(r.devices, std::string("cpu:2"));
+  QCOMPARE(r.epochs, ClassicTask::kEpochs);
+  QCOMPARE(r.batch, ClassicTask::kGlobalBatch);
+  QVERIFY(!r.per_replica_batch);
+  QCOMPARE(r.lr, ClassicTask::kLearningRate);
+  QVERIFY(!r.scale_lr);
+  QCOMPARE(r.limit_train, int64_t(0));
+  QCOMPARE(r.limit_val, int64_t(0));
+  // Not part of the task: kept.
+  QCOMPARE(r.data_dir, c.data_dir);
+  QCOMPARE(r.seed, c.seed);
+  QCOMPARE(r.backend, c.backend);
+}
+
+void TestExperiment::baseline_device_data() {
+  QTest::addColumn<QString>("devices");
+  QTest::addColumn<QString>("single");
+  QTest::newRow("cpu replicas") << "cpu:4" << "cpu:1";
+  QTest::newRow("cpu") << "cpu" << "cpu:1";
+  QTest::newRow("two gpus") << "cuda:1,cuda:2" << "cuda:1";
+  QTest::newRow("one gpu shared") << "cuda:0,cuda:0" << "cuda:0";
+  QTest::newRow("one gpu") << "cuda:3" << "cuda:3";
+}
+
+void TestExperiment::baseline_device() {
+  QFETCH(QString, devices);
+  QFETCH(QString, single);
+  QCOMPARE(QString::fromStdString(mb::baseline_device(devices.toStdString())), single);
+}
+
+// tests/data/history_v1: the folder the GUI wrote at commit 63f8157 for `--run cpu:2` then
+// `--compare cpu:2` (1 epoch, 2,048 training images), with the compare baseline pinned.
+void TestExperiment::store_reads_a_history_written_by_the_gui() {
+  const RunStore store(fs::path(MB_TEST_DATA_DIR) / "history_v1");
+  RunStore::Loaded loaded = store.load_runs();
+  QVERIFY(loaded.warnings.empty());
+  QCOMPARE(loaded.runs.size(), std::size_t(3));
+  QCOMPARE(loaded.runs.front().id, std::string("20261201T082916Z-cpu2-3737"));   // oldest first
+  const BaselinePins pins = store.load_pins(&loaded.warnings);
+  QVERIFY(loaded.warnings.empty());
+  QCOMPARE(pins.size(), std::size_t(1));
+  const RunRecord& run = loaded.runs.back();
+  QCOMPARE(run.id, std::string("20261201T082924Z-cpu2-5986"));
+
+  std::vector<std::string> warnings;
+  const RunComparison c = compare_with_baseline(store, run, &warnings);
+  QVERIFY(warnings.empty());
+  QVERIFY(c.baseline);
+  QCOMPARE(c.baseline->id, std::string("20261201T082922Z-cpu1-9933"));
+  QVERIFY(!c.run_is_baseline);
+  QVERIFY(c.time && c.verdict);
+  const RunRecord& base = *by_id(loaded.runs, c.baseline->id);
+  QCOMPARE(c.time->reduction, 1.0 - run.epochs[0].time_s / base.epochs[0].time_s);
+  QVERIFY(!c.verdict->time_ok && !c.verdict->acc_ok);
+  QCOMPARE(c.verdict->differences, (std::vector<std::string>{"1 epoch", "2,048 training images"}));
+  const std::string text = comparison_text(run, c);
+  const char* expected[] = {
+      "run 20261201T082924Z-cpu2-5986 (cpu:2, completed)\n",
+      "baseline 20261201T082922Z-cpu1-9933 (cpu:1, completed) for fashion-mnist (2048 training images), "
+      "cnn-reference, batch 128, cpu (onednn)\n",
+      "mean epoch time 0.49 s -> 0.38 s: -23.9 % (speedup 1.31x)\n",
+      "final validation accuracy 57.17 % (baseline 57.17 %)\n",
+      "criteria of the classic task (these settings differ from it: 1 epoch, 2,048 training images):\n",
+      "  time per epoch reduced by >= 40 %: no (-23.9 %)\n",
+      "  validation accuracy above 80 %: no (57.17 %)\n",
+  };
+  for (const char* line : expected) QVERIFY2(text.find(line) != std::string::npos, text.c_str());
+
+  // The same answers from the records alone, and for the older run, which the pin now covers.
+  QCOMPARE(compare_with_baseline(loaded.runs, pins, run).baseline->id, c.baseline->id);
+  const RunComparison older = compare_with_baseline(loaded.runs, pins, loaded.runs.front());
+  QVERIFY(older.time && older.time->reduction < 0);   // slower than the baseline
+  QVERIFY(comparison_text(loaded.runs.front(), older).find(": +7.9 % (speedup 0.93x)") != std::string::npos);
+  // The baseline itself is not compared with itself.
+  const RunComparison self = compare_with_baseline(loaded.runs, pins, base);
+  QVERIFY(self.run_is_baseline && !self.time && !self.verdict);
+  QVERIFY(comparison_text(base, self).find("this run is the baseline for fashion-mnist") != std::string::npos);
+}
+
+void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
+  QTemporaryDir tmp;
+  QVERIFY(tmp.isValid());
+  const RunStore store(fs::path(tmp.path().toStdString()) / "home");
+  QVERIFY(store.load_runs().runs.empty());   // no folder yet: an empty history
+  QVERIFY(store.load_pins().empty());
+  const RunRecord a = made_run("a", 1, "2026-01-01T00:01:00Z"), b = made_run("b", 2, "2026-01-01T00:00:00Z");
+  store.save(a);
+  store.save(b);
+  store.save_pins({{baseline_key(a.config), "a"}});
+  test::write_bytes(store.runs_dir() / "broken.json", "{\"id\": ");
+  test::write_bytes(store.runs_dir() / "notes.txt", "not a record, not a .json file");
+  RunStore::Loaded loaded = store.load_runs();
+  QCOMPARE(loaded.runs.size(), std::size_t(2));
+  QCOMPARE(loaded.runs[0].id, std::string("b"));   // by start time
+  QCOMPARE(loaded.warnings.size(), std::size_t(1));
+  QVERIFY2(loaded.warnings[0].find("broken.json") != std::string::npos, loaded.warnings[0].c_str());
+  QCOMPARE(store.load_pins(), (BaselinePins{{baseline_key(a.config), "a"}}));
+  store.remove("a");
+  store.remove("never-existed");   // not an error
+  QCOMPARE(store.load_runs().runs.size(), std::size_t(1));
+  QVERIFY_THROWS_EXCEPTION(Error, store.file_for("../escape"));
+  test::write_bytes(store.root() / "baselines.json", "[1, 2]");
+  std::vector<std::string> warnings;
+  QVERIFY(store.load_pins(&warnings).empty());
+  QCOMPARE(warnings.size(), std::size_t(1));
+}
+
+void TestExperiment::comparison_text_without_a_baseline() {
+  const RunRecord run = made_run("lonely", 2, "2026-01-01T00:00:00Z");
+  const RunComparison c = compare_with_baseline(std::vector<RunRecord>{run}, {}, run);
+  QVERIFY(!c.baseline && !c.time && !c.verdict);
+  const std::string text = comparison_text(run, c);
+  QVERIFY2(text.find("no single-device baseline for fashion-mnist (60000 training images), cnn-reference, batch "
+                     "128, cpu (onednn)") != std::string::npos,
+           text.c_str());
+  // Against a chosen baseline, a single-device run is compared but not judged.
+  const RunComparison single = compare_runs(made_run("one", 1, "2026-01-01T00:00:00Z", 2.0),
+                                            made_run("other", 1, "2026-01-01T00:01:00Z", 1.0));
+  QVERIFY(single.time && !single.verdict);
+  QCOMPARE(single.time->reduction, 0.5);
+}
+
+QTEST_GUILESS_MAIN(TestExperiment)
+#include "test_experiment.moc"

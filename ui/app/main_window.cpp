@@ -1,0 +1,408 @@
+// The workbench window: wiring between the setup panel, the run controller, the history and
+// the charts. All training happens on the controller's thread; this class only sees values.
+#include "app/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDataStream>
+#include <QDateTime>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QScrollArea>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include <spdlog/spdlog.h>
+
+#include "app/app_icon.h"
+#include "app/shown_runs.h"
+#include "backends/devices.h"
+#include "charts/chart_panel.h"
+#include "common/format.h"
+#include "experiment/comparison_report.h"
+#include "export/export_dialog.h"
+#include "export/exporter.h"
+#include "history/history_model.h"
+#include "history/history_view.h"
+#include "history/store_location.h"
+#include "log/log_panel.h"
+#include "run/progress_panel.h"
+#include "setup/run_setup_panel.h"
+#include "util/system_info.h"
+
+namespace mb {
+
+namespace {
+
+DeviceInventory safe_query_devices() {
+  try {
+    return query_devices();
+  } catch (const std::exception& e) {   // a broken driver must not keep the window from opening
+    DeviceInventory inv;
+    inv.cpu_cores = cpu_core_count();
+    inv.cpu_name = cpu_model_name();
+    inv.gpu_note = e.what();
+    return inv;
+  }
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  register_metatypes();
+  setWindowTitle(tr("mirrorbench: mirrored training workbench"));
+  setWindowIcon(app_icon());
+
+  // Logging first, so everything below (history warnings included) reaches the log panel.
+  log_ = new LogPanel(this);
+  log_bridge_ = new LogBridge(this);
+  connect(log_bridge_, &LogBridge::record, log_, &LogPanel::append, Qt::QueuedConnection);
+  log_registration_ = std::make_unique<LogSinkRegistration>(log_bridge_);
+
+  history_ = new HistoryModel(RunStore(default_store_root()), this);
+  controller_ = new RunController(this);
+  setup_ = new RunSetupPanel(safe_query_devices(), this);
+  charts_ = new ChartPanel(this);
+  progress_ = new ProgressPanel(this);
+  history_view_ = new HistoryView(history_, this);
+
+  auto* setup_scroll = new QScrollArea(this);
+  setup_scroll->setWidget(setup_);
+  setup_scroll->setWidgetResizable(true);
+  setup_scroll->setMinimumWidth(340);
+  setup_scroll->setFrameShape(QFrame::NoFrame);
+
+  auto* chart_area = new QWidget(this);
+  auto* chart_layout = new QVBoxLayout(chart_area);
+  chart_layout->setContentsMargins(0, 0, 0, 0);
+  chart_layout->addWidget(charts_, 1);
+  chart_layout->addWidget(progress_);
+
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(history_view_, tr("Runs"));
+  tabs_->addTab(log_, tr("Log"));
+
+  right_split_ = new QSplitter(Qt::Vertical, this);
+  right_split_->addWidget(chart_area);
+  right_split_->addWidget(tabs_);
+  right_split_->setStretchFactor(0, 3);
+  right_split_->setStretchFactor(1, 1);
+  main_split_ = new QSplitter(Qt::Horizontal, this);
+  main_split_->addWidget(setup_scroll);
+  main_split_->addWidget(right_split_);
+  main_split_->setStretchFactor(1, 1);
+  setCentralWidget(main_split_);
+  build_menus();
+
+  connect(setup_, &RunSetupPanel::run_clicked, this, [this] { start_plan(PlanKind::Single); });
+  connect(setup_, &RunSetupPanel::compare_clicked, this, [this] { start_plan(PlanKind::Compare); });
+  connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
+  connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
+  connect(controller_, &RunController::plan_started, this, &MainWindow::on_plan_started);
+  connect(controller_, &RunController::run_started, this, &MainWindow::on_run_started);
+  connect(controller_, &RunController::step_progress, this, &MainWindow::on_step);
+  connect(controller_, &RunController::epoch_finished, this, &MainWindow::on_epoch);
+  connect(controller_, &RunController::run_finished, this, &MainWindow::on_run_finished);
+  connect(controller_, &RunController::run_rejected, this, &MainWindow::on_run_rejected);
+  connect(controller_, &RunController::plan_finished, this, &MainWindow::on_plan_finished);
+  connect(controller_, &RunController::status, this, [this](const QString& s) {
+    progress_->show_message(s);
+    statusBar()->showMessage(s, 5000);
+  });
+  connect(history_view_, &HistoryView::selection_changed, this, &MainWindow::update_shown);
+  connect(history_view_, &HistoryView::export_csv_requested, this, &MainWindow::export_csv_dialog);
+  connect(history_, &HistoryModel::runs_changed, this, &MainWindow::update_shown);
+  connect(charts_, &ChartPanel::export_requested, this, &MainWindow::export_png_dialog);
+  // A scripted run leaves the user's settings alone (as save_settings() does).
+  connect(charts_, &ChartPanel::options_changed, this, [this] {
+    if (!scripted_) settings_.set_chart_options(charts_->options());
+  });
+  connect(log_, &LogPanel::level_changed, this, [this](int level) {
+    if (!scripted_) settings_.set_log_level(level);
+  });
+
+  restore_settings();
+  load_warnings_ = history_->reload();
+  if (!load_warnings_.empty())
+    statusBar()->showMessage(tr("%n run file(s) could not be read and were skipped (see Log)", nullptr,
+                                int(load_warnings_.size())), 10000);
+  spdlog::info("mirrorbench {} · {} · runs in {}", version(), components_summary(),
+               history_->store().root().string());
+  if (!history_->runs().empty()) history_view_->select_ids({history_->runs().back().id});
+  update_shown();
+}
+
+MainWindow::~MainWindow() {
+  destroying_ = true;
+  // Join the trainer before any child goes away; its final record is still saved.
+  controller_->shutdown();
+  log_registration_.reset();
+}
+
+void MainWindow::build_menus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* png = file->addAction(tr("Export charts as &PNG…"), this, &MainWindow::export_png_dialog);
+  png->setShortcut(QKeySequence(tr("Ctrl+E")));
+  QAction* csv = file->addAction(tr("Export runs as &CSV…"), this, &MainWindow::export_csv_dialog);
+  csv->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Run"), QKeySequence(tr("Ctrl+R")), this, [this] { start_plan(PlanKind::Single); });
+  run->addAction(tr("&Compare with one device"), QKeySequence(tr("Ctrl+Shift+R")), this,
+                 [this] { start_plan(PlanKind::Compare); });
+  run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
+  run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About mirrorbench"), this, [this] {
+    QMessageBox::about(this, tr("About mirrorbench"),
+                       tr("<h3>mirrorbench %1</h3><p>Data-parallel (mirrored) CNN training on CPU replicas and "
+                          "GPUs, compared against one device.</p><p>%2</p><p>Runs are stored in<br><tt>%3</tt></p>")
+                           .arg(QString::fromStdString(version()), QString::fromStdString(components_summary()),
+                                QString::fromStdString(history_->store().runs_dir().string()).toHtmlEscaped()));
+  });
+}
+
+void MainWindow::restore_settings() {
+  TrainConfig config = settings_.last_config();
+  if (!settings_.has_last_config()) config.devices = setup_->all_devices().toStdString();   // first launch
+  setup_->set_recent_data_dirs(settings_.recent_data_dirs());
+  setup_->set_config(config);
+  charts_->set_options(settings_.chart_options());
+  log_->set_level(settings_.log_level());
+  if (!restoreGeometry(settings_.window_geometry())) resize(1440, 900);
+  QByteArray state = settings_.window_state();
+  QDataStream in(&state, QIODevice::ReadOnly);
+  QByteArray main_state, right_state;
+  in >> main_state >> right_state;
+  if (main_state.isEmpty() || !main_split_->restoreState(main_state)) main_split_->setSizes({360, 1080});
+  if (right_state.isEmpty() || !right_split_->restoreState(right_state)) right_split_->setSizes({640, 220});
+}
+
+void MainWindow::save_settings() {
+  if (scripted_) return;   // a scripted run must not overwrite the user's last configuration
+  settings_.set_last_config(setup_->config());
+  settings_.set_recent_data_dirs(setup_->recent_data_dirs());
+  QByteArray state;
+  QDataStream out(&state, QIODevice::WriteOnly);
+  out << main_split_->saveState() << right_split_->saveState();
+  settings_.set_window(saveGeometry(), state);
+  settings_.set_chart_options(charts_->options());
+  settings_.set_log_level(log_->level());
+  settings_.sync();
+}
+
+bool MainWindow::start_plan(PlanKind kind) {
+  TrainConfig config = setup_->config();
+  if (kind == PlanKind::Reference) {
+    config = reference_config(config, setup_->all_devices().toStdString());
+    setup_->set_config(config);   // show the user what the preset means
+  }
+  return start_plan(kind, config);
+}
+
+bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config) {
+  if (controller_->busy()) return false;
+  const QStringList problems = setup_->problems();
+  if (!problems.isEmpty() && !scripted_) {   // the buttons are disabled then; menus/shortcuts land here
+    statusBar()->showMessage(problems.front(), 8000);
+    return false;
+  }
+  const std::string single = baseline_device(config.devices);
+  if (kind != PlanKind::Single && config.devices == single) {
+    const QString device = QString::fromStdString(single);
+    const QString why =
+        kind == PlanKind::Compare
+            ? tr("Compare needs two or more devices: it runs %1 first and then the devices you selected.").arg(device)
+            : tr("The reference experiment needs two or more devices (CPU cores or GPUs): it runs %1 first and "
+                 "then all devices, but it was given only %1.").arg(device);
+    setup_->show_error(why);
+    statusBar()->showMessage(why, 8000);
+    spdlog::warn("{}", why.toStdString());   // scripted mode has no panel to read it from
+    return false;
+  }
+  if (!scripted_) settings_.set_last_config(setup_->config());
+  controller_->start(kind, make_plan(kind, config, single));
+  return true;
+}
+
+void MainWindow::stop() {
+  if (!controller_->busy()) return;
+  progress_->show_message(tr("Stopping after the current step…"));
+  spdlog::info("Stop requested");
+  controller_->stop();
+}
+
+std::vector<std::string> MainWindow::shown_run_ids() const {
+  std::vector<std::string> ids = history_view_->selected_ids();
+  if (ids.empty() && !live_ && !controller_->busy() && !history_->runs().empty())
+    ids.push_back(history_->runs().back().id);   // nothing selected: show the latest run
+  return ids;
+}
+
+void MainWindow::update_shown() {
+  charts_->set_runs(shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_));
+}
+
+void MainWindow::on_plan_started(PlanKind kind, int runs) {
+  plan_ids_.clear();
+  setup_->set_busy(true);
+  history_view_->select_ids({});
+  spdlog::info("{}: {} run(s)", to_string(kind), runs);
+}
+
+void MainWindow::on_run_started(int index, const RunConfig& config) {
+  ShownRun live;
+  live.record.id = "live";
+  live.record.config = config;
+  live.live = true;
+  live.label = default_run_name(config);
+  live_ = std::move(live);
+  progress_->run_started(index, controller_->plan_size(), live_->label);
+  update_shown();
+}
+
+void MainWindow::on_step(const StepProgress& p) {
+  progress_->show_step(p);
+  if (!live_) return;
+  const double x = (p.epoch - 1) + double(p.step) / double(std::max<int64_t>(1, p.steps));
+  live_->loss_trace.append(QPointF(x, p.running_loss));
+  live_->acc_trace.append(QPointF(x, p.running_acc));
+  // Only the traces changed: hand them over and let the chart timer redraw (at most 10 Hz).
+  charts_->set_live_traces(live_->loss_trace, live_->acc_trace);
+}
+
+void MainWindow::on_epoch(const EpochMetrics& m) {
+  if (!live_) return;
+  live_->record.epochs.push_back(m);
+  update_shown();
+}
+
+void MainWindow::on_run_finished(int index, const RunRecord& finished) {
+  RunRecord record = finished;
+  record.name = default_run_name(record.config).toStdString();
+  live_.reset();
+  QString error;
+  if (!history_->add(record, &error))
+    statusBar()->showMessage(tr("The run could not be saved: %1").arg(error), 10000);
+  plan_ids_.push_back(record.id);
+  const PlannedRun* planned = controller_->current_run();
+  if (planned && planned->role == RunRole::Baseline && record.status == RunStatus::Completed)
+    history_->pin_baseline(record.id);
+  if (record.status == RunStatus::Failed) {
+    setup_->show_error(tr("Run failed: %1").arg(QString::fromStdString(record.error)));
+  }
+  spdlog::info("Run {} {} ({} epoch(s), mean {:.2f} s/epoch)", record.id, to_string(record.status),
+               record.epochs.size(), record.mean_epoch_time());
+  history_view_->select_ids(plan_ids_);
+  (void)index;
+}
+
+void MainWindow::on_run_rejected(int, const QString& message) {
+  live_.reset();
+  setup_->show_error(message);
+  statusBar()->showMessage(message, 10000);
+}
+
+void MainWindow::on_plan_finished(PlanKind kind, bool ok, bool stopped) {
+  setup_->set_busy(false);
+  QString summary = stopped ? tr("Stopped.") : ok ? tr("Finished.") : tr("Finished with errors (see Log).");
+  if (kind != PlanKind::Single) log_plan_result(kind, &summary);
+  progress_->idle(summary, ok);
+  statusBar()->showMessage(summary, 15000);
+  update_shown();
+  charts_->refresh_now();
+  emit plan_done(ok);
+  if (closing_ && !destroying_) QTimer::singleShot(0, this, &QWidget::close);
+}
+
+// A finished comparison: its numbers in the status line, and the verdict as core/experiment
+// writes it (the same text a CLI prints) in the log.
+void MainWindow::log_plan_result(PlanKind kind, QString* summary) const {
+  if (plan_ids_.size() != 2) return;
+  const RunRecord* base = history_->find(plan_ids_[0]);
+  const RunRecord* run = history_->find(plan_ids_[1]);
+  if (!base || !run || base->status != RunStatus::Completed || run->status != RunStatus::Completed) return;
+  const RunComparison c = compare_runs(*base, *run);   // the plan's own baseline
+  if (!c.time) return;
+  *summary = tr("%1 vs %2: %3 time per epoch (%4 s → %5 s), val acc %6.")
+                 .arg(run_label(*run), run_label(*base), format_reduction(c.time->reduction))
+                 .arg(c.time->baseline_s, 0, 'f', 2)
+                 .arg(c.time->run_s, 0, 'f', 2)
+                 .arg(format_percent(run->epochs.back().val_acc, 2));
+  spdlog::info("{}", summary->toStdString());
+  if (!c.verdict) return;
+  spdlog::info("{}, the verdict:", to_string(kind));
+  const std::string text = comparison_text(*run, c);
+  for (std::size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    spdlog::info("  {}", text.substr(at, end - at));
+  }
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  if (controller_->busy()) {
+    // Stop cleanly first (within one step); the partial run is saved as "stopped" and the
+    // window closes when the plan reports back.
+    closing_ = true;
+    stop();
+    event->ignore();
+    return;
+  }
+  save_settings();
+  event->accept();
+}
+
+bool MainWindow::export_png(const QString& file, QSize size, std::optional<ChartKind> chart, QString* error) {
+  charts_->refresh_now();
+  const bool ok = save_png(render_charts_image(charts_->runs(), charts_->options(), chart, size), file, error);
+  if (ok) spdlog::info("Exported {} ({}x{})", file.toStdString(), size.width(), size.height());
+  return ok;
+}
+
+bool MainWindow::export_csv(const QString& file, QString* error) {
+  // The selected runs; with nothing selected, the finished runs on the charts.
+  std::vector<RunRecord> runs;
+  for (const auto& id : history_view_->selected_ids()) {
+    if (const RunRecord* r = history_->find(id)) runs.push_back(*r);
+  }
+  if (runs.empty()) {
+    for (const auto& s : charts_->runs()) {
+      if (!s.live) runs.push_back(s.record);
+    }
+  }
+  const bool ok = save_runs_csv(runs, file, error);
+  if (ok) spdlog::info("Exported {} run(s) to {}", runs.size(), file.toStdString());
+  return ok;
+}
+
+void MainWindow::export_png_dialog() {
+  ExportDialog dialog(settings_.export_size(), this);
+  if (dialog.exec() != QDialog::Accepted) return;
+  settings_.set_export_size(dialog.size());
+  const QString name = dialog.chart() ? QStringLiteral("mirrorbench-%1.png").arg(chart_name(*dialog.chart()))
+                                      : QStringLiteral("mirrorbench-charts.png");
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export PNG"), name, tr("PNG images (*.png)"));
+  if (file.isEmpty()) return;
+  QString error;
+  if (!export_png(file, dialog.size(), dialog.chart(), &error)) QMessageBox::warning(this, tr("Export PNG"), error);
+}
+
+void MainWindow::export_csv_dialog() {
+  const QString file =
+      QFileDialog::getSaveFileName(this, tr("Export runs as CSV"), QStringLiteral("mirrorbench-runs.csv"), tr("CSV (*.csv)"));
+  if (file.isEmpty()) return;
+  QString error;
+  if (!export_csv(file, &error)) QMessageBox::warning(this, tr("Export CSV"), error);
+}
+
+}  // namespace mb

@@ -1,0 +1,105 @@
+// The workbench window: run setup on the left, live charts with the comparison card and the
+// progress line on the right, run history and log below. Scripted mode (app/script_runner.h)
+// drives this same window.
+#pragma once
+#include <QMainWindow>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "app/settings.h"
+#include "charts/chart_content.h"
+#include "experiment/plans.h"
+#include "log/log_sink.h"
+#include "run/metatypes.h"
+#include "run/run_controller.h"
+
+class QSplitter;
+class QTabWidget;
+
+namespace mb {
+
+class ChartPanel;
+class HistoryModel;
+class HistoryView;
+class LogPanel;
+class ProgressPanel;
+class RunSetupPanel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  RunSetupPanel* setup_panel() const { return setup_; }
+  ChartPanel* chart_panel() const { return charts_; }
+  HistoryModel* history() const { return history_; }
+  HistoryView* history_view() const { return history_view_; }
+  ProgressPanel* progress_panel() const { return progress_; }
+  LogPanel* log_panel() const { return log_; }
+  RunController* controller() const { return controller_; }
+  const std::vector<std::string>& load_warnings() const { return load_warnings_; }
+
+  // Runs a plan as the buttons do. Returns false (and says why in place) if it cannot start.
+  bool start_plan(PlanKind kind);
+  bool start_plan(PlanKind kind, const TrainConfig& config);
+  void stop();
+
+  // Exports of what the charts show now.
+  bool export_png(const QString& file, QSize size, std::optional<ChartKind> chart, QString* error = nullptr);
+  bool export_csv(const QString& file, QString* error = nullptr);   // the selected runs
+
+  // Scripted: the user's settings are left alone, and a plan starts even when the panel
+  // sees a problem (the trainer then refuses it and the script ends with a failure).
+  void set_scripted(bool scripted) { scripted_ = scripted; }
+
+ signals:
+  void plan_done(bool ok);   // after the records are saved and the charts updated
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void build_menus();
+  void restore_settings();
+  void save_settings();
+  void update_shown();
+  std::vector<std::string> shown_run_ids() const;   // non-live runs on the charts (not baselines added)
+  void export_png_dialog();
+  void export_csv_dialog();
+  void log_plan_result(PlanKind kind, QString* summary) const;
+
+  void on_plan_started(PlanKind kind, int runs);
+  void on_run_started(int index, const RunConfig& config);
+  void on_step(const StepProgress& p);
+  void on_epoch(const EpochMetrics& m);
+  void on_run_finished(int index, const RunRecord& record);
+  void on_run_rejected(int index, const QString& message);
+  void on_plan_finished(PlanKind kind, bool ok, bool stopped);
+
+  Settings settings_;
+  LogBridge* log_bridge_;
+  std::unique_ptr<LogSinkRegistration> log_registration_;
+  HistoryModel* history_;
+  RunController* controller_;
+  RunSetupPanel* setup_;
+  ChartPanel* charts_;
+  ProgressPanel* progress_;
+  HistoryView* history_view_;
+  LogPanel* log_;
+  QSplitter* main_split_;
+  QSplitter* right_split_;
+  QTabWidget* tabs_;
+
+  std::optional<ShownRun> live_;
+  std::vector<std::string> plan_ids_;      // records of the plan in progress / last plan
+  std::vector<std::string> load_warnings_;
+  bool scripted_ = false;
+  bool closing_ = false;                   // close requested mid-run: close once stopped
+  bool destroying_ = false;
+};
+
+}  // namespace mb

@@ -1,0 +1,28 @@
+// Scripted use (slides, automation): what `mirrorbench --run ... --quit` asks the window to do.
+#pragma once
+#include <QSize>
+#include <QString>
+
+#include "experiment/plans.h"
+#include "trainer/train_config.h"
+
+namespace mb {
+
+struct ScriptOptions {
+  bool start = false;                // --run / --compare / --reference
+  PlanKind kind = PlanKind::Single;
+  TrainConfig config;                // the panel's configuration with the command line's overrides
+  QString export_png;                // all charts as one image
+  QString export_csv;                // the plan's runs (selected when it ends), one row per run x epoch
+  QString screenshot;                // the whole window
+  QSize export_size{1600, 1000};
+  bool quit = false;                 // exit when done: 0 if every run completed and every export worked
+};
+
+// Exit codes of scripted mode.
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitRunFailed = 1;      // a run failed, was rejected or stopped
+inline constexpr int kExitUsage = 2;          // bad command line
+inline constexpr int kExitExportFailed = 3;   // a PNG/CSV could not be written
+
+}  // namespace mb

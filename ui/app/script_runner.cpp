@@ -1,0 +1,70 @@
+// The scripted-mode sequence: configure, run, export, exit.
+#include "app/script_runner.h"
+
+#include <QCoreApplication>
+#include <QTimer>
+
+#include <spdlog/spdlog.h>
+
+#include "app/main_window.h"
+#include "charts/chart_panel.h"
+#include "setup/run_setup_panel.h"
+
+namespace mb {
+
+ScriptRunner::ScriptRunner(MainWindow* window, ScriptOptions options)
+    : QObject(window), window_(window), options_(std::move(options)) {
+  connect(window_, &MainWindow::plan_done, this, &ScriptRunner::finish);
+}
+
+void ScriptRunner::start() {
+  window_->set_scripted(true);
+  window_->setup_panel()->set_config(options_.config);
+  if (!options_.start) {
+    QTimer::singleShot(0, this, [this] { finish(true); });
+    return;
+  }
+  QTimer::singleShot(0, this, [this] {
+    if (!window_->start_plan(options_.kind, options_.config)) {
+      spdlog::error("Scripted run could not start (see the previous message)");
+      finish(false);
+    }
+  });
+}
+
+void ScriptRunner::finish(bool ok) {
+  if (finished_) return;
+  finished_ = true;
+  window_->chart_panel()->refresh_now();
+  // The exports render from the chart descriptions and need no wait. A screenshot grabs the
+  // window, and Qt Charts lays out and repaints on later event-loop passes: only then let it
+  // settle first so the window shows the final state.
+  if (options_.screenshot.isEmpty()) {
+    write_outputs(ok);
+    return;
+  }
+  QTimer::singleShot(300, this, [this, ok] { write_outputs(ok); });
+}
+
+void ScriptRunner::write_outputs(bool ok) {
+  int code = ok ? kExitOk : kExitRunFailed;
+  QString error;
+  if (!options_.export_png.isEmpty() &&
+      !window_->export_png(options_.export_png, options_.export_size, std::nullopt, &error)) {
+    spdlog::error("{}", error.toStdString());
+    code = kExitExportFailed;
+  }
+  if (!options_.export_csv.isEmpty() && !window_->export_csv(options_.export_csv, &error)) {
+    spdlog::error("{}", error.toStdString());
+    code = kExitExportFailed;
+  }
+  if (!options_.screenshot.isEmpty()) {
+    if (!window_->grab().save(options_.screenshot, "PNG")) {
+      spdlog::error("could not write the screenshot {}", options_.screenshot.toStdString());
+      code = kExitExportFailed;
+    }
+  }
+  if (options_.quit) QTimer::singleShot(0, qApp, [code] { QCoreApplication::exit(code); });
+}
+
+}  // namespace mb

@@ -1,0 +1,29 @@
+// Scripted mode: drives the real window through one plan (or none), then writes the PNG,
+// CSV and screenshot asked for and, with --quit, exits with the status of scripted mode.
+#pragma once
+#include <QObject>
+
+#include "app/script_options.h"
+
+namespace mb {
+
+class MainWindow;
+
+class ScriptRunner : public QObject {
+  Q_OBJECT
+ public:
+  ScriptRunner(MainWindow* window, ScriptOptions options);   // a child of the window
+
+  // Once the event loop runs: starts the plan, or (nothing to run) writes the outputs.
+  void start();
+
+ private:
+  void finish(bool ok);
+  void write_outputs(bool ok);
+
+  MainWindow* window_;
+  ScriptOptions options_;
+  bool finished_ = false;
+};
+
+}  // namespace mb

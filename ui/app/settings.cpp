@@ -1,0 +1,91 @@
+// QSettings-backed preferences.
+#include "app/settings.h"
+
+#include <QSettings>
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace mb {
+
+Settings::Settings() {
+  if (const char* home = std::getenv("MIRRORBENCH_HOME"); home && *home) {
+    const auto file = std::filesystem::path(home) / "settings.ini";
+    s_ = std::make_unique<QSettings>(QString::fromStdString(file.string()), QSettings::IniFormat);
+  } else {
+    s_ = std::make_unique<QSettings>(QStringLiteral("mirrorbench"), QStringLiteral("mirrorbench"));
+  }
+}
+
+Settings::~Settings() = default;
+
+bool Settings::has_last_config() const { return s_->contains("run/devices"); }
+
+TrainConfig Settings::last_config() const {
+  TrainConfig d;   // the defaults: the reference experiment's settings on one CPU replica
+  TrainConfig c;
+  s_->beginGroup("run");
+  c.data_dir = s_->value("data_dir", QString::fromStdString(d.data_dir)).toString().toStdString();
+  c.devices = s_->value("devices", QString::fromStdString(d.devices)).toString().toStdString();
+  c.batch = s_->value("batch", qlonglong(d.batch)).toLongLong();
+  c.per_replica_batch = s_->value("per_replica_batch", d.per_replica_batch).toBool();
+  c.lr = s_->value("lr", d.lr).toDouble();
+  c.scale_lr = s_->value("scale_lr", d.scale_lr).toBool();
+  c.epochs = s_->value("epochs", d.epochs).toInt();
+  c.seed = s_->value("seed", qulonglong(d.seed)).toULongLong();
+  c.limit_train = s_->value("limit_train", qlonglong(d.limit_train)).toLongLong();
+  c.limit_val = s_->value("limit_val", qlonglong(d.limit_val)).toLongLong();
+  c.backend = s_->value("backend", QString::fromStdString(d.backend)).toString().toStdString();
+  s_->endGroup();
+  return c;
+}
+
+void Settings::set_last_config(const TrainConfig& c) {
+  s_->beginGroup("run");
+  s_->setValue("data_dir", QString::fromStdString(c.data_dir));
+  s_->setValue("devices", QString::fromStdString(c.devices));
+  s_->setValue("batch", qlonglong(c.batch));
+  s_->setValue("per_replica_batch", c.per_replica_batch);
+  s_->setValue("lr", c.lr);
+  s_->setValue("scale_lr", c.scale_lr);
+  s_->setValue("epochs", c.epochs);
+  s_->setValue("seed", qulonglong(c.seed));
+  s_->setValue("limit_train", qlonglong(c.limit_train));
+  s_->setValue("limit_val", qlonglong(c.limit_val));
+  s_->setValue("backend", QString::fromStdString(c.backend));
+  s_->endGroup();
+}
+
+QStringList Settings::recent_data_dirs() const { return s_->value("data/recent").toStringList(); }
+void Settings::set_recent_data_dirs(const QStringList& dirs) { s_->setValue("data/recent", dirs); }
+
+QByteArray Settings::window_geometry() const { return s_->value("window/geometry").toByteArray(); }
+QByteArray Settings::window_state() const { return s_->value("window/state").toByteArray(); }
+void Settings::set_window(const QByteArray& geometry, const QByteArray& state) {
+  s_->setValue("window/geometry", geometry);
+  s_->setValue("window/state", state);
+}
+
+ChartOptions Settings::chart_options() const {
+  ChartOptions d, o;
+  o.show_baseline = s_->value("charts/show_baseline", d.show_baseline).toBool();
+  o.show_train = s_->value("charts/show_train", d.show_train).toBool();
+  o.zoom_accuracy = s_->value("charts/zoom_accuracy", d.zoom_accuracy).toBool();
+  return o;
+}
+
+void Settings::set_chart_options(const ChartOptions& o) {
+  s_->setValue("charts/show_baseline", o.show_baseline);
+  s_->setValue("charts/show_train", o.show_train);
+  s_->setValue("charts/zoom_accuracy", o.zoom_accuracy);
+}
+
+int Settings::log_level() const { return s_->value("log/level", 2).toInt(); }
+void Settings::set_log_level(int level) { s_->setValue("log/level", level); }
+
+QSize Settings::export_size() const { return s_->value("export/size", QSize(1600, 1000)).toSize(); }
+void Settings::set_export_size(const QSize& size) { s_->setValue("export/size", size); }
+
+void Settings::sync() { s_->sync(); }
+
+}  // namespace mb

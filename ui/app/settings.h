@@ -1,0 +1,47 @@
+// What the workbench remembers between launches (QSettings): the last run configuration,
+// recent data folders, window geometry, chart choices, log level, export size.
+#pragma once
+#include <QByteArray>
+#include <QSize>
+#include <QStringList>
+
+#include <memory>
+
+#include "charts/chart_content.h"
+#include "trainer/train_config.h"
+
+class QSettings;
+
+namespace mb {
+
+class Settings {
+ public:
+  // An INI file in $MIRRORBENCH_HOME when set (tests never touch the user's settings),
+  // else the platform's native settings for "mirrorbench".
+  Settings();
+  ~Settings();
+
+  bool has_last_config() const;               // false on the first launch
+  TrainConfig last_config() const;
+  void set_last_config(const TrainConfig& config);
+  QStringList recent_data_dirs() const;
+  void set_recent_data_dirs(const QStringList& dirs);
+
+  QByteArray window_geometry() const;
+  QByteArray window_state() const;              // splitters
+  void set_window(const QByteArray& geometry, const QByteArray& state);
+
+  ChartOptions chart_options() const;
+  void set_chart_options(const ChartOptions& options);
+  int log_level() const;
+  void set_log_level(int level);
+  QSize export_size() const;
+  void set_export_size(const QSize& size);
+
+  void sync();
+
+ private:
+  std::unique_ptr<QSettings> s_;
+};
+
+}  // namespace mb

@@ -1,0 +1,38 @@
+// One run as the charts and the comparison card show it: its record, legend label, colour,
+// role (baseline or not, live or finished) and its comparison with its baseline.
+#pragma once
+#include <QColor>
+#include <QString>
+
+#include <optional>
+#include <vector>
+
+#include "charts/running_trace.h"
+#include "experiment/verdict.h"
+#include "records/run_record.h"
+
+namespace mb {
+
+// The live run carries the epochs finished so far plus running train loss/accuracy traces at
+// fractional epochs (epoch e runs from x = e-1 to x = e). Its record's status means nothing
+// until it finishes; `live` says it is running.
+struct ShownRun {
+  RunRecord record;
+  QString label;
+  QColor colour;
+  bool baseline = false;           // drawn dashed, in grey
+  bool live = false;
+  RunningTrace loss_trace, acc_trace;
+  std::optional<EpochTimeComparison> vs_baseline;   // for non-baseline runs with a baseline
+  QString baseline_label;
+};
+
+// The run the headlines and the comparison card talk about: the first run that is not a
+// baseline, else the first run; nullptr when there are none.
+const ShownRun* primary_run(const std::vector<ShownRun>& runs);
+
+// Distinct, colour-blind-friendly colours for runs; greys for baselines.
+QColor run_colour(int index);
+QColor baseline_colour(int index);
+
+}  // namespace mb

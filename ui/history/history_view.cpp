@@ -1,0 +1,156 @@
+// Run-history table widget.
+#include "history/history_view.h"
+
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QMenu>
+#include <QMessageBox>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTableView>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "common/format.h"
+#include "history/history_model.h"
+
+namespace mb {
+
+HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent), model_(model) {
+  proxy_ = new QSortFilterProxyModel(this);
+  proxy_->setSourceModel(model_);
+  proxy_->setSortRole(HistoryModel::kSortRole);
+
+  table_ = new QTableView(this);
+  table_->setObjectName("history_table");
+  table_->setModel(proxy_);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  table_->setEditTriggers(QAbstractItemView::DoubleClicked | QAbstractItemView::EditKeyPressed);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(HistoryModel::Date, Qt::DescendingOrder);
+  table_->setAlternatingRowColors(true);
+  table_->verticalHeader()->setVisible(false);
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
+  table_->setContextMenuPolicy(Qt::CustomContextMenu);
+  table_->setWordWrap(false);
+
+  pin_button_ = new QPushButton(tr("Pin as baseline"), this);
+  pin_button_->setObjectName("pin_baseline_button");
+  pin_button_->setToolTip(tr("Make the selected run the baseline of its data set, model and batch"));
+  rename_button_ = new QPushButton(tr("Rename"), this);
+  delete_button_ = new QPushButton(tr("Delete"), this);
+  delete_button_->setObjectName("delete_runs_button");
+  csv_button_ = new QPushButton(tr("Export CSV…"), this);
+  csv_button_->setToolTip(tr("Per-epoch data of the selected runs, one row per run and epoch"));
+
+  auto* hint = new QLabel(tr("Select two or more runs (Ctrl/Shift-click) to overlay them."), this);
+  hint->setStyleSheet("color: palette(mid);");
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(hint, 1);
+  buttons->addWidget(pin_button_);
+  buttons->addWidget(rename_button_);
+  buttons->addWidget(delete_button_);
+  buttons->addWidget(csv_button_);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addLayout(buttons);
+  layout->addWidget(table_);
+
+  connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
+    update_actions();
+    emit selection_changed();
+  });
+  connect(model_, &HistoryModel::modelReset, this, [this] {
+    table_->resizeColumnsToContents();
+    update_actions();
+  });
+  connect(model_, &HistoryModel::rowsInserted, this, [this] { table_->resizeColumnsToContents(); });
+  connect(pin_button_, &QPushButton::clicked, this, &HistoryView::pin_selected);
+  connect(rename_button_, &QPushButton::clicked, this, &HistoryView::rename_selected);
+  connect(delete_button_, &QPushButton::clicked, this, &HistoryView::delete_selected);
+  connect(csv_button_, &QPushButton::clicked, this, &HistoryView::export_csv_requested);
+  connect(table_, &QTableView::customContextMenuRequested, this, &HistoryView::show_context_menu);
+  update_actions();
+}
+
+std::vector<std::string> HistoryView::selected_ids() const {
+  std::vector<std::pair<int, std::string>> rows;
+  for (const QModelIndex& index : table_->selectionModel()->selectedRows())
+    rows.emplace_back(index.row(), index.data(HistoryModel::kIdRole).toString().toStdString());
+  std::sort(rows.begin(), rows.end());
+  std::vector<std::string> ids;
+  for (auto& [row, id] : rows) ids.push_back(std::move(id));
+  return ids;
+}
+
+void HistoryView::select_ids(const std::vector<std::string>& ids) {
+  QItemSelection selection;
+  for (const auto& id : ids) {
+    const int row = model_->row_of(id);
+    if (row < 0) continue;
+    const QModelIndex left = proxy_->mapFromSource(model_->index(row, 0));
+    const QModelIndex right = proxy_->mapFromSource(model_->index(row, HistoryModel::ColumnCount - 1));
+    selection.select(left, right);
+  }
+  table_->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
+  if (!selection.isEmpty()) table_->scrollTo(selection.indexes().first());
+}
+
+void HistoryView::update_actions() {
+  const auto ids = selected_ids();
+  pin_button_->setEnabled(ids.size() == 1);
+  rename_button_->setEnabled(ids.size() == 1);
+  delete_button_->setEnabled(!ids.empty());
+  csv_button_->setEnabled(!ids.empty());
+  if (ids.size() == 1) {
+    const RunRecord* r = model_->find(ids.front());
+    pin_button_->setEnabled(r && !model_->is_baseline(*r));
+  }
+}
+
+void HistoryView::pin_selected() {
+  const auto ids = selected_ids();
+  if (ids.size() != 1) return;
+  QString error;
+  if (!model_->pin_baseline(ids.front(), &error) && !error.isEmpty())
+    QMessageBox::warning(this, tr("Pin baseline"), tr("Could not save the baseline pin:\n%1").arg(error));
+  update_actions();
+}
+
+void HistoryView::rename_selected() {
+  const auto ids = selected_ids();
+  if (ids.size() != 1) return;
+  const int row = model_->row_of(ids.front());
+  table_->edit(proxy_->mapFromSource(model_->index(row, HistoryModel::Name)));
+}
+
+void HistoryView::delete_selected() {
+  const auto ids = selected_ids();
+  if (ids.empty()) return;
+  QString what = ids.size() == 1 ? tr("run “%1”").arg(run_label(*model_->find(ids.front())))
+                                 : tr("%1 runs").arg(ids.size());
+  if (QMessageBox::question(this, tr("Delete runs"),
+                            tr("Delete %1? Their run-record files are removed from disk.").arg(what)) !=
+      QMessageBox::Yes)
+    return;
+  model_->remove(ids);
+}
+
+void HistoryView::show_context_menu(const QPoint& pos) {
+  if (selected_ids().empty()) return;
+  QMenu menu(this);
+  menu.addAction(tr("Pin as baseline"), this, &HistoryView::pin_selected)->setEnabled(pin_button_->isEnabled());
+  menu.addAction(tr("Rename"), this, &HistoryView::rename_selected)->setEnabled(rename_button_->isEnabled());
+  menu.addAction(tr("Export CSV…"), this, &HistoryView::export_csv_requested);
+  menu.addSeparator();
+  menu.addAction(tr("Delete…"), this, &HistoryView::delete_selected);
+  menu.exec(table_->viewport()->mapToGlobal(pos));
+}
+
+}  // namespace mb

@@ -1,0 +1,114 @@
+// Data set group widget.
+#include "setup/data_picker.h"
+
+#include <QComboBox>
+#include <QDir>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include <filesystem>
+
+#include "data/dataset.h"
+#include "setup/note_label.h"
+
+namespace mb {
+
+DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
+  combo_ = new QComboBox(this);
+  combo_->setObjectName("data_combo");
+  combo_->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  combo_->setMinimumContentsLength(16);
+  combo_->addItem(tr("Fashion-MNIST (default)"), QString());
+  combo_->setItemData(0, QString::fromStdString(default_data_dir().string()), Qt::ToolTipRole);
+  browse_ = new QToolButton(this);
+  browse_->setText(tr("Other folder…"));
+  browse_->setToolTip(tr("Choose a folder with IDX files in the MNIST layout: train-images-idx3-ubyte, "
+                         "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each may be .gz)"));
+  status_ = note_label(this);
+  status_->setObjectName("data_status");
+  auto* row = new QHBoxLayout;
+  row->addWidget(combo_, 1);
+  row->addWidget(browse_);
+  auto* v = new QVBoxLayout(this);
+  v->addLayout(row);
+  v->addWidget(status_);
+  connect(combo_, &QComboBox::currentIndexChanged, this, [this] {
+    update_status();
+    emit changed();
+  });
+  connect(browse_, &QToolButton::clicked, this, &DataPicker::browse);
+  update_status();
+}
+
+QString DataPicker::dir() const { return combo_->currentData().toString(); }
+
+void DataPicker::set_dir(const QString& dir) {
+  if (dir.isEmpty()) combo_->setCurrentIndex(0);
+  else add_dir(dir, true);
+}
+
+void DataPicker::add_dir(const QString& dir, bool select) {
+  const QString clean = QDir::cleanPath(dir);
+  int index = combo_->findData(clean);
+  if (clean == QString::fromStdString(default_data_dir().string())) index = 0;
+  if (index < 0) {
+    combo_->addItem(QStringLiteral("%1 (%2)").arg(QFileInfo(clean).fileName(), clean), clean);
+    index = combo_->count() - 1;
+    combo_->setItemData(index, clean, Qt::ToolTipRole);
+  }
+  if (select) combo_->setCurrentIndex(index);
+}
+
+void DataPicker::browse() {
+  const QString start = dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir();
+  const QString chosen = QFileDialog::getExistingDirectory(this, tr("Choose an IDX data folder"), start);
+  if (!chosen.isEmpty()) add_dir(chosen, true);
+}
+
+QStringList DataPicker::recent_dirs() const {
+  QStringList dirs;
+  for (int i = 1; i < combo_->count(); ++i) dirs << combo_->itemData(i).toString();
+  return dirs;
+}
+
+void DataPicker::set_recent_dirs(const QStringList& dirs) {
+  for (const QString& d : dirs) {
+    if (!d.isEmpty() && QFileInfo(d).isDir()) add_dir(d, false);
+  }
+}
+
+QString DataPicker::problem() const {
+  const QString chosen = dir();
+  const std::filesystem::path folder =
+      chosen.isEmpty() ? default_data_dir() : std::filesystem::path(chosen.toStdString());
+  std::error_code ec;
+  if (!std::filesystem::is_directory(folder, ec)) {
+    return chosen.isEmpty() ? tr("Fashion-MNIST was not found in %1. Install the dataset-fashion-mnist package "
+                                 "or choose another IDX folder.")
+                                  .arg(QString::fromStdString(folder.string()))
+                            : tr("The folder %1 does not exist.").arg(chosen);
+  }
+  QStringList missing;
+  for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                           "t10k-labels-idx1-ubyte"}) {
+    if (!std::filesystem::exists(folder / base, ec) && !std::filesystem::exists(folder / (std::string(base) + ".gz"), ec))
+      missing << QString::fromLatin1(base);
+  }
+  if (!missing.isEmpty())
+    return tr("%1 is not an IDX data folder: missing %2 (raw or .gz).")
+        .arg(QString::fromStdString(folder.string()), missing.join(", "));
+  return {};
+}
+
+void DataPicker::update_status() {
+  // A problem is explained by the panel under all the fields; here only the good case.
+  const bool ok = problem().isEmpty();
+  status_->setText(ok ? tr("Folder: %1").arg(dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir())
+                      : QString());
+  status_->setVisible(ok);
+}
+
+}  // namespace mb

@@ -1,0 +1,310 @@
+// Run setup panel widget: the training group, the checks of the whole combination, the buttons.
+#include "setup/run_setup_panel.h"
+
+#include <QButtonGroup>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFormLayout>
+#include <QGridLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QPushButton>
+#include <QRadioButton>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <limits>
+
+#include "backends/backend.h"
+#include "setup/data_picker.h"
+#include "setup/device_picker.h"
+#include "setup/note_label.h"
+
+namespace mb {
+
+const int RunSetupPanel::kBatchPresets[4] = {64, 128, 256, 512};
+
+RunSetupPanel::RunSetupPanel(DeviceInventory inventory, QWidget* parent) : QWidget(parent) {
+  data_ = new DataPicker(this);
+  devices_ = new DevicePicker(std::move(inventory), this);
+  message_ = new QLabel(this);
+  message_->setObjectName("setup_message");
+  message_->setWordWrap(true);
+  message_->setTextFormat(Qt::RichText);
+
+  run_ = new QPushButton(tr("Run"), this);
+  run_->setObjectName("run_button");
+  run_->setDefault(true);
+  run_->setToolTip(tr("Train once with the settings above"));
+  compare_ = new QPushButton(tr("Compare"), this);
+  compare_->setObjectName("compare_button");
+  reference_ = new QPushButton(tr("Reference experiment"), this);
+  reference_->setObjectName("reference_button");
+  reference_->setToolTip(tr("The classic task in one click: the reference CNN, 5 epochs, batch 128, one device "
+                            "against all selected devices; judged on ≥ 40 % less time per epoch and > 80 % "
+                            "validation accuracy"));
+  stop_ = new QPushButton(tr("Stop"), this);
+  stop_->setObjectName("stop_button");
+  stop_->setToolTip(tr("Stop after the current step; the partial run is saved as “stopped”"));
+  stop_->setEnabled(false);
+
+  auto* buttons = new QGridLayout;
+  buttons->addWidget(run_, 0, 0);
+  buttons->addWidget(compare_, 0, 1);
+  buttons->addWidget(reference_, 1, 0);
+  buttons->addWidget(stop_, 1, 1);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addWidget(data_);
+  layout->addWidget(devices_);
+  layout->addWidget(build_training_group());
+  layout->addWidget(message_);
+  layout->addLayout(buttons);
+  layout->addStretch(1);
+
+  connect(run_, &QPushButton::clicked, this, &RunSetupPanel::run_clicked);
+  connect(compare_, &QPushButton::clicked, this, &RunSetupPanel::compare_clicked);
+  connect(reference_, &QPushButton::clicked, this, &RunSetupPanel::reference_clicked);
+  connect(stop_, &QPushButton::clicked, this, &RunSetupPanel::stop_clicked);
+  connect(data_, &DataPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
+  update_state();
+}
+
+QWidget* RunSetupPanel::build_training_group() {
+  auto* group = new QGroupBox(tr("Training"), this);
+  batch_preset_ = new QComboBox(group);
+  batch_preset_->setObjectName("batch_preset");
+  for (int b : kBatchPresets) batch_preset_->addItem(QString::number(b), b);
+  batch_preset_->addItem(tr("Custom"), 0);
+  batch_preset_->setCurrentIndex(1);
+  batch_custom_ = new QSpinBox(group);
+  batch_custom_->setObjectName("batch_custom");
+  batch_custom_->setRange(1, 65536);
+  batch_custom_->setValue(128);
+  batch_custom_->setEnabled(false);
+  batch_global_ = new QRadioButton(tr("global"), group);
+  batch_global_->setObjectName("batch_global");
+  batch_global_->setToolTip(tr("The batch is split across the replicas (MirroredStrategy's global batch)"));
+  batch_per_replica_ = new QRadioButton(tr("per replica"), group);
+  batch_per_replica_->setObjectName("batch_per_replica");
+  batch_per_replica_->setToolTip(tr("Every replica gets this batch: the global batch grows with the replicas"));
+  batch_global_->setChecked(true);
+  auto* mode = new QButtonGroup(group);
+  mode->addButton(batch_global_);
+  mode->addButton(batch_per_replica_);
+  batch_note_ = note_label(group);
+  batch_note_->setObjectName("batch_note");
+
+  epochs_ = new QSpinBox(group);
+  epochs_->setObjectName("epochs");
+  epochs_->setRange(1, 1000);
+  epochs_->setValue(5);
+  lr_ = new QDoubleSpinBox(group);
+  lr_->setObjectName("learning_rate");
+  lr_->setDecimals(5);
+  lr_->setRange(0.00001, 1.0);
+  lr_->setSingleStep(0.0001);
+  lr_->setValue(0.001);
+  lr_->setToolTip(tr("Adam learning rate (Keras default 0.001)"));
+  scale_lr_ = new QCheckBox(tr("scale with replicas"), group);
+  scale_lr_->setObjectName("scale_lr");
+  scale_lr_->setToolTip(tr("Linear scaling rule: learning rate × number of replicas"));
+  lr_note_ = note_label(group);
+  seed_ = new QSpinBox(group);
+  seed_->setObjectName("seed");
+  seed_->setRange(0, std::numeric_limits<int>::max());
+  seed_->setValue(1);
+  seed_->setToolTip(tr("Same seed, same weights and data order: runs differ only in the devices"));
+  limit_train_ = new QSpinBox(group);
+  limit_train_->setObjectName("limit_train");
+  limit_train_->setRange(0, 10'000'000);
+  limit_train_->setSingleStep(1024);
+  limit_train_->setSpecialValueText(tr("all"));
+  limit_train_->setGroupSeparatorShown(true);
+  limit_train_->setToolTip(tr("Train on the first N images only: quick runs for a classroom"));
+  limit_val_ = new QSpinBox(group);
+  limit_val_->setObjectName("limit_val");
+  limit_val_->setRange(0, 10'000'000);
+  limit_val_->setSingleStep(1000);
+  limit_val_->setSpecialValueText(tr("all"));
+  limit_val_->setGroupSeparatorShown(true);
+  limit_val_->setToolTip(tr("Validate on the first N images only"));
+  backend_ = new QComboBox(group);
+  backend_->setObjectName("backend");
+  backend_->addItem(tr("auto (fastest)"), QStringLiteral("auto"));
+  backend_->addItem(tr("oneDNN"), QString::fromUtf8(to_string(Backend::OneDnn)));
+  backend_->addItem(tr("reference loops"), QString::fromUtf8(to_string(Backend::Reference)));
+  backend_->setToolTip(tr("CPU kernels: oneDNN (fast) or the plain reference loops (slow, for checking); "
+                          "GPUs always use CUDA"));
+
+  auto* batch_row = new QHBoxLayout;
+  batch_row->addWidget(batch_preset_);
+  batch_row->addWidget(batch_custom_, 1);
+  auto* mode_row = new QHBoxLayout;
+  mode_row->addWidget(batch_global_);
+  mode_row->addWidget(batch_per_replica_);
+  mode_row->addStretch(1);
+  auto* form = new QFormLayout(group);
+  form->addRow(tr("Batch:"), batch_row);
+  form->addRow(QString(), mode_row);
+  form->addRow(QString(), batch_note_);
+  form->addRow(tr("Epochs:"), epochs_);
+  form->addRow(tr("Learning rate:"), lr_);
+  form->addRow(QString(), scale_lr_);
+  form->addRow(QString(), lr_note_);
+  form->addRow(tr("Seed:"), seed_);
+  form->addRow(tr("Training images:"), limit_train_);
+  form->addRow(tr("Validation images:"), limit_val_);
+  form->addRow(tr("CPU kernels:"), backend_);
+
+  connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
+    const int preset = batch_preset_->currentData().toInt();
+    batch_custom_->setEnabled(preset == 0 && !busy_);
+    if (preset > 0) {
+      const QSignalBlocker b(batch_custom_);
+      batch_custom_->setValue(preset);
+    }
+    on_changed();
+  });
+  connect(batch_custom_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(batch_global_, &QRadioButton::toggled, this, &RunSetupPanel::on_changed);
+  connect(epochs_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(lr_, &QDoubleSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(scale_lr_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
+  connect(seed_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(limit_train_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(limit_val_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
+  connect(backend_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
+  return group;
+}
+
+QStringList RunSetupPanel::recent_data_dirs() const { return data_->recent_dirs(); }
+void RunSetupPanel::set_recent_data_dirs(const QStringList& dirs) { data_->set_recent_dirs(dirs); }
+
+int64_t RunSetupPanel::batch_value() const { return batch_custom_->value(); }
+
+int RunSetupPanel::replicas() const { return devices_->replicas(); }
+QString RunSetupPanel::single_device() const { return devices_->single_device(); }
+QString RunSetupPanel::all_devices() const { return devices_->all_devices(); }
+
+int64_t RunSetupPanel::global_batch() const {
+  return batch_per_replica_->isChecked() ? batch_value() * std::max(1, replicas()) : batch_value();
+}
+
+TrainConfig RunSetupPanel::config() const {
+  TrainConfig c;
+  c.data_dir = data_->dir().toStdString();
+  c.devices = devices_->devices();
+  c.batch = batch_value();
+  c.per_replica_batch = batch_per_replica_->isChecked();
+  c.lr = lr_->value();
+  c.scale_lr = scale_lr_->isChecked();
+  c.epochs = epochs_->value();
+  c.seed = uint64_t(seed_->value());
+  c.limit_train = limit_train_->value();
+  c.limit_val = limit_val_->value();
+  c.backend = backend_->currentData().toString().toStdString();
+  return c;
+}
+
+void RunSetupPanel::set_config(const TrainConfig& c) {
+  data_->set_dir(QString::fromStdString(c.data_dir));
+  devices_->set_devices(c.devices);
+  const int preset = batch_preset_->findData(int(c.batch));
+  batch_preset_->setCurrentIndex(preset >= 0 ? preset : batch_preset_->count() - 1);
+  batch_custom_->setValue(int(std::clamp<int64_t>(c.batch, 1, 65536)));
+  batch_custom_->setEnabled(preset < 0 && !busy_);
+  (c.per_replica_batch ? batch_per_replica_ : batch_global_)->setChecked(true);
+  epochs_->setValue(c.epochs);
+  lr_->setValue(c.lr);
+  scale_lr_->setChecked(c.scale_lr);
+  seed_->setValue(int(std::min<uint64_t>(c.seed, uint64_t(std::numeric_limits<int>::max()))));
+  limit_train_->setValue(int(std::clamp<int64_t>(c.limit_train, 0, limit_train_->maximum())));
+  limit_val_->setValue(int(std::clamp<int64_t>(c.limit_val, 0, limit_val_->maximum())));
+  const int backend = backend_->findData(QString::fromStdString(c.backend));
+  backend_->setCurrentIndex(backend >= 0 ? backend : 0);
+  on_changed();
+}
+
+QStringList RunSetupPanel::problems() const {
+  QStringList p;
+  const int n = replicas();
+  if (n == 0) p << tr("Select at least one device.");
+  if (const QString d = data_->problem(); !d.isEmpty()) p << d;
+  const int64_t global = global_batch();
+  if (n > 0 && global < n)
+    p << tr("A global batch of %1 cannot be split over %2 replicas: each replica needs at least one image. "
+            "Use a batch of at least %2, or “per replica”.")
+             .arg(global)
+             .arg(n);
+  if (global > 65536) p << tr("The global batch %1 is larger than the supported 65,536.").arg(global);
+  return p;
+}
+
+QStringList RunSetupPanel::advice() const {
+  QStringList a = devices_->advice();
+  const int64_t global = global_batch();
+  if (limit_train_->value() > 0 && limit_train_->value() < global)
+    a << tr("The %1 training images are fewer than one global batch (%2): each epoch is a single step.")
+             .arg(limit_train_->value())
+             .arg(global);
+  return a;
+}
+
+void RunSetupPanel::on_changed() {
+  trainer_error_.clear();   // the user changed something: the old trainer message may no longer apply
+  update_state();
+}
+
+void RunSetupPanel::show_error(const QString& message) {
+  trainer_error_ = message;
+  update_state();
+}
+
+void RunSetupPanel::set_busy(bool busy) {
+  busy_ = busy;
+  for (QWidget* w : findChildren<QGroupBox*>()) w->setEnabled(!busy);
+  update_state();
+}
+
+void RunSetupPanel::update_state() {
+  const int n = replicas();
+  const int64_t b = batch_value();
+  if (batch_per_replica_->isChecked())
+    batch_note_->setText(tr("Global batch %1 = %2 × %n replica(s)", nullptr, std::max(1, n)).arg(b * std::max(1, n)).arg(b));
+  else if (n > 1)
+    batch_note_->setText(b % n == 0 ? tr("%1 images per replica on %2 replicas").arg(b / n).arg(n)
+                                    : tr("%1–%2 images per replica on %3 replicas").arg(b / n).arg(b / n + 1).arg(n));
+  else
+    batch_note_->setText(tr("All %1 images on one device").arg(b));
+  lr_note_->setText(scale_lr_->isChecked() && n > 1
+                        ? tr("Effective rate %1 (%2 × %3 replicas)").arg(lr_->value() * n).arg(lr_->value()).arg(n)
+                        : QString());
+  lr_note_->setVisible(!lr_note_->text().isEmpty());
+
+  const QStringList problems = this->problems();
+  QStringList lines;
+  for (const QString& p : problems) lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(p.toHtmlEscaped());
+  // A trainer message while the data folder is bad is about that folder (the worker could not
+  // load it): the problem above already says so, in the user's terms; show it once.
+  if (!trainer_error_.isEmpty() && data_->problem().isEmpty())
+    lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(trainer_error_.toHtmlEscaped());
+  for (const QString& a : advice()) lines << QStringLiteral("<span style='color:#8a5a00'>%1</span>").arg(a.toHtmlEscaped());
+  message_->setText(lines.join("<br>"));
+  message_->setVisible(!lines.isEmpty());
+
+  const bool ok = problems.isEmpty() && !busy_;
+  run_->setEnabled(ok);
+  compare_->setEnabled(ok && n > 1);
+  compare_->setToolTip(n > 1 ? tr("Run %1 (the single-device baseline), then %2, back to back")
+                                   .arg(single_device(), QString::fromStdString(devices_->devices()))
+                             : tr("Select two or more devices (or CPU replicas) to compare against one device"));
+  reference_->setEnabled(ok && devices_->reference_possible());
+  stop_->setEnabled(busy_);
+}
+
+}  // namespace mb
