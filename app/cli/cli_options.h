@@ -25,9 +25,9 @@ struct Options {
 };
 
 // One subcommand. Each commands/<name>.cpp defines one and registers it from a namespace-scope
-// initialiser (`const bool registered = register_command({...});`), so adding a subcommand is
-// adding a file. Those files are compiled into the executable itself: a static library would
-// let the linker drop them, registration and all.
+// initialiser (`[[maybe_unused]] const bool registered = register_command({...});`), so adding
+// a subcommand is adding a file. Those files are compiled into the executable itself: a static
+// library would let the linker drop them, registration and all.
 struct Command {
   std::string name;
   std::string summary;                                        // one line, for --help

@@ -17,7 +17,8 @@ int run_devices(const Options&) {
   return 0;
 }
 
-const bool registered = register_command({"devices", "list the devices this machine offers", 20, {}, run_devices});
+[[maybe_unused]] const bool registered =
+    register_command({"devices", "list the devices this machine offers", 20, {}, run_devices});
 
 }  // namespace
 }  // namespace mb::cli

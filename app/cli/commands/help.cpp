@@ -11,7 +11,7 @@ int run_help(const Options&) {
   return 0;
 }
 
-const bool registered = register_command({"help", "print this help", 90, {}, run_help});
+[[maybe_unused]] const bool registered = register_command({"help", "print this help", 90, {}, run_help});
 
 }  // namespace
 }  // namespace mb::cli

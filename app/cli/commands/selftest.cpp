@@ -22,7 +22,7 @@ int run_selftest_command(const Options&) {   // 0 when every check passes, 1 on 
   return failed == 0 ? 0 : 1;
 }
 
-const bool registered = register_command(
+[[maybe_unused]] const bool registered = register_command(
     {"selftest", "check every available backend against the reference", 30, {}, run_selftest_command});
 
 }  // namespace

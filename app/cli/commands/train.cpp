@@ -81,7 +81,7 @@ int run_train(const Options& o) {
   return failed_outputs == 0 ? 0 : 1;
 }
 
-const bool registered = register_command({"train", "train the reference CNN, one line per epoch", 10,
+[[maybe_unused]] const bool registered = register_command({"train", "train the reference CNN, one line per epoch", 10,
                                           add_train_options, run_train});
 
 }  // namespace

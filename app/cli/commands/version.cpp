@@ -13,7 +13,7 @@ int run_version(const Options&) {
   return 0;
 }
 
-const bool registered =
+[[maybe_unused]] const bool registered =
     register_command({"version", "print the version and the enabled components", 40, {}, run_version});
 
 }  // namespace
