@@ -77,7 +77,8 @@ SelftestCase compare(const Target& t, std::string what, std::span<const float> x
   const WorstElement worst = worst_element(x, ref, tol);
   judge(c, worst.ratio, tol);
   c.max_abs_err = worst.max_abs_err;
-  if (!c.pass) c.note = fmt::format("worst at [{}]: {} vs reference {}", worst.index, worst.x, worst.ref);
+  if (!c.pass)
+    c.note = fmt::format("worst at [{}]: {} vs reference {}", worst.index, float(worst.x), float(worst.ref));
   return c;
 }
 
