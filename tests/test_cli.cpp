@@ -132,6 +132,8 @@ class TestCli : public QObject {
     QTest::addRow("option of another command") << QStringList{"devices", "--epochs", "3"} << "for 'devices'";
     QTest::addRow("stray argument") << QStringList{"train", "extra"} << "unexpected argument 'extra'";
     QTest::addRow("unknown top-level option") << QStringList{"--bogus"} << "--bogus";
+    QTest::addRow("next option as a value") << QStringList{"train", "--csv", "--epochs", "3"}
+                                            << "--csv: needs a value, not the option '--epochs'";
   }
   void bad_arguments() {
     QFETCH(QStringList, args);

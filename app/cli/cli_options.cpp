@@ -179,6 +179,15 @@ CLI::Validator unsigned_integer() {
       description, "unsigned_integer");
 }
 
+CLI::Validator not_an_option() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.rfind("--", 0) == 0) return fmt::format("needs a value, not the option '{}'", text);
+        return {};
+      },
+      "", "not_an_option");
+}
+
 CLI::Validator positive_real_up_to(double hi) {
   const std::string range = fmt::format("(0, {}]", short_number(hi));
   return CLI::Validator(

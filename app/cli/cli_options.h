@@ -57,6 +57,9 @@ std::string usage();  // the top-level --help text
 // Messages: "--epochs: 2147483648 is out of range (1..100000)".
 CLI::Validator integer_in(int64_t lo, int64_t hi);
 CLI::Validator unsigned_integer();   // any uint64
+// For text options (paths, device lists): a value that starts with "--" is the next option,
+// which CLI11 would take as the value ("--json --epochs 3" writing a file named --epochs).
+CLI::Validator not_an_option();
 // (lo, hi] for a learning rate: finite, and at least the smallest normal float, since the
 // engines use it in single precision (1e-320 would be 0 there).
 CLI::Validator positive_real_up_to(double hi);

@@ -19,8 +19,11 @@ void add_train_options(CLI::App& sub, Options& o) {
   TrainConfig& t = o.train;
   constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
   sub.add_option("--data", t.data_dir, "IDX folder in the MNIST layout (default: $MIRRORBENCH_DATA or Fashion-MNIST)")
+      ->check(not_an_option())
       ->type_name("DIR");
-  sub.add_option("--devices", t.devices, "cpu:N (N CPU replicas, one core each) or cuda:0,cuda:1")->type_name("LIST");
+  sub.add_option("--devices", t.devices, "cpu:N (N CPU replicas, one core each) or cuda:0,cuda:1")
+      ->check(not_an_option())
+      ->type_name("LIST");
   sub.add_option("--batch", t.batch, "global batch size, split across replicas")
       ->transform(integer_in(1, 65536))
       ->type_name("B");
@@ -35,10 +38,13 @@ void add_train_options(CLI::App& sub, Options& o) {
   sub.add_option("--limit-val", t.limit_val, "use only the first N validation images (0: all)")
       ->transform(integer_in(0, kMaxI64))
       ->type_name("N");
-  sub.add_option("--backend", t.backend, "CPU kernels: auto, onednn, reference")->type_name("NAME");
-  sub.add_option("--json", o.json_out, "write the run record as JSON")->type_name("FILE");
-  sub.add_option("--csv", o.csv_out, "write the per-epoch metrics as CSV")->type_name("FILE");
+  sub.add_option("--backend", t.backend, "CPU kernels: auto, onednn, reference")
+      ->check(not_an_option())
+      ->type_name("NAME");
+  sub.add_option("--json", o.json_out, "write the run record as JSON")->check(not_an_option())->type_name("FILE");
+  sub.add_option("--csv", o.csv_out, "write the per-epoch metrics as CSV")->check(not_an_option())->type_name("FILE");
   sub.add_option("--save", o.save_out, "write the trained weights as safetensors (PyTorch names and layouts)")
+      ->check(not_an_option())
       ->type_name("FILE");
 }
 
