@@ -8,6 +8,7 @@
 #include "optim/adam.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "util/tolerance.h"
 
 using namespace mb;
 
@@ -43,7 +44,7 @@ class TestAdam : public QObject {
         cfg.lr * std::sqrt(1 - std::pow(b2, (long double)step)) / (1 - std::pow(b1, (long double)step));
     const float got = adam_step_size(cfg, step);
     // Computed in double and rounded once to float: within one float rounding of the exact value.
-    QVERIFY2(std::fabs(got - expected) <= 1.2e-7L * expected,
+    QVERIFY2(within(got, double(expected), {0, 1.2e-7}),
              qPrintable(QString("got %1, expected %2").arg(got, 0, 'g', 10).arg((double)expected, 0, 'g', 10)));
   }
 
@@ -51,7 +52,7 @@ class TestAdam : public QObject {
     // lr * sqrt(1 - b2) / (1 - b1) = 1e-3 * sqrt(1e-3) / 0.1 ~ 3.1623e-4 with the Keras defaults
     // (the config's float betas move it in the 6th digit: 0.999f is 0.99900001...).
     const float got = adam_step_size(AdamConfig{}, 1);
-    QVERIFY2(std::fabs(got - 3.16227766e-4) < 1e-8, qPrintable(QString::number(got, 'g', 10)));
+    QVERIFY2(within(got, 3.16227766e-4, {1e-8, 0}), qPrintable(QString::number(got, 'g', 10)));
   }
 
   void first_two_steps_data() {
@@ -82,13 +83,12 @@ class TestAdam : public QObject {
       adam_update_reference(cfg, t, w, g, m, v);
       ref.step(cfg, t, grads[t - 1]);
       // Float arithmetic vs long double: a few roundings of w and of the update.
-      const long double tol = 2e-7L * std::fabs(ref.w) + 1e-5L * lr + 1e-12L;
-      QVERIFY2(std::fabs(w[0] - ref.w) <= tol, qPrintable(QString("step %1: w %2, expected %3")
+      QVERIFY2(within(w[0], double(ref.w), {1e-5 * lr + 1e-12, 2e-7}), qPrintable(QString("step %1: w %2, expected %3")
                                                                .arg(t)
                                                                .arg(w[0], 0, 'g', 10)
                                                                .arg((double)ref.w, 0, 'g', 10)));
-      QVERIFY(std::fabs(m[0] - ref.m) <= 1e-6L * std::fabs(ref.m) + 1e-30L);
-      QVERIFY(std::fabs(v[0] - ref.v) <= 1e-6L * std::fabs(ref.v) + 1e-30L);
+      QVERIFY(within(m[0], double(ref.m), {1e-30, 1e-6}));
+      QVERIFY(within(v[0], double(ref.v), {1e-30, 1e-6}));
     }
   }
 
@@ -101,7 +101,7 @@ class TestAdam : public QObject {
     adam_update_reference(cfg, 1, w, g, m, v);
     for (std::size_t i = 0; i < g.size(); ++i) {
       const float expected = g[i] > 0 ? -cfg.lr : cfg.lr;
-      QVERIFY2(std::fabs(w[i] - expected) <= 1e-3f * cfg.lr,
+      QVERIFY2(within(w[i], expected, {1e-3 * cfg.lr, 0}),
                qPrintable(QString("g=%1: moved %2").arg(g[i]).arg(w[i], 0, 'g', 8)));
     }
   }
@@ -113,7 +113,7 @@ class TestAdam : public QObject {
     for (int t = 1; t <= 20; ++t) {
       const float before = w[0];
       adam_update_reference(cfg, t, w, g, m, v);
-      QVERIFY2(std::fabs((before - w[0]) - cfg.lr) <= 2e-3f * cfg.lr,
+      QVERIFY2(within(before - w[0], cfg.lr, {2e-3 * cfg.lr, 0}),
                qPrintable(QString("step %1 moved %2").arg(t).arg(before - w[0], 0, 'g', 8)));
     }
   }
@@ -151,7 +151,7 @@ class TestAdam : public QObject {
     const double final_loss = loss();
     qInfo("convex problem: loss %.3g -> %.3g after 2000 steps", initial, final_loss);
     QVERIFY(final_loss < 1e-4 * initial);
-    for (std::size_t i = 0; i < n; ++i) QVERIFY(std::fabs(w[i] - c[i]) < 1e-2f);
+    for (std::size_t i = 0; i < n; ++i) QVERIFY(within(w[i], c[i], {1e-2, 0}));
   }
 
   void rejects_bad_arguments() {

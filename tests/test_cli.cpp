@@ -1,11 +1,19 @@
 // mirrorbench-cli as a user meets it: runs the real binary. Bad input gives one clear line
 // on stderr and a non-zero exit, and never touches files already stored; a good run writes
-// a JSON record, a CSV and a loadable checkpoint.
+// a JSON record, a CSV and a loadable checkpoint that carry the same run id; SIGINT, SIGTERM
+// and SIGHUP stop a run with its outputs written (unless they were ignored at start); one
+// output that cannot be written costs only itself.
 #include <QtTest>
 
 #include <signal.h>
+#include <sys/resource.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include <nlohmann/json.hpp>
+
+#include <map>
 
 #include "model/cnn_spec.h"
 #include "records/checkpoint.h"
@@ -27,18 +35,54 @@ Result run_cli(const QStringList& args) {
           QString::fromUtf8(p.readAllStandardError())};
 }
 
+// A checkpoint's __metadata__ (the safetensors header's string map).
+std::map<std::string, std::string> checkpoint_metadata(const QString& file) {
+  const std::string bytes = mb::test::read_bytes(file.toStdString());
+  uint64_t n = 0;
+  for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes.at(std::size_t(i)));
+  return nlohmann::json::parse(bytes.substr(8, n)).at("__metadata__").get<std::map<std::string, std::string>>();
+}
+
+// The run_id column of every data row of a CSV export.
+QStringList csv_run_ids(const QString& file) {
+  const QStringList lines = QString::fromStdString(mb::test::read_bytes(file.toStdString())).trimmed().split('\n');
+  QStringList ids;
+  for (qsizetype i = 1; i < lines.size(); ++i) ids << lines[i].section(',', 0, 0);
+  return ids;
+}
+
+// A long training run (1000 epochs of a tiny set, each a few steps) to be stopped by a signal.
+QStringList long_run(const QString& data_dir) {
+  return {"train", "--data", data_dir, "--devices", "cpu:2", "--batch", "8", "--epochs", "1000"};
+}
+
+// Reads the child's output until it contains `text`, for up to a minute.
+bool wait_for_output(QProcess& p, QByteArray& out, const QByteArray& text) {
+  QElapsedTimer t;
+  t.start();
+  while (!out.contains(text) && t.elapsed() < 60000) {
+    p.waitForReadyRead(200);
+    out += p.readAllStandardOutput();
+    if (p.state() == QProcess::NotRunning) break;
+  }
+  return out.contains(text);
+}
+
 }  // namespace
 
 class TestCli : public QObject {
   Q_OBJECT
   QTemporaryDir tmp_;
   QString data_dir_;
+  QString small_dir_;   // 48 images: epochs of a few steps, for runs stopped by a signal
 
  private slots:
   void initTestCase() {
     QVERIFY(tmp_.isValid());
     data_dir_ = tmp_.filePath("data");
     mb::test::write_synthetic_idx_dir(data_dir_.toStdString(), 300, 60);
+    small_dir_ = tmp_.filePath("small");
+    mb::test::write_synthetic_idx_dir(small_dir_.toStdString(), 48, 16);
   }
 
   void version_lists_components() {
@@ -70,6 +114,26 @@ class TestCli : public QObject {
     QTest::addRow("output under a file") << QStringList{"train", "--csv", MB_CLI_PATH "/x.csv"} << "not a folder";
     QTest::addRow("output is a folder") << QStringList{"train", "--save", "/tmp"} << "is a folder";
     QTest::addRow("missing data") << QStringList{"train", "--data", "/nonexistent/mnist"} << "/nonexistent/mnist";
+    // Numbers out of range say so, with the range.
+    QTest::addRow("epochs past int") << QStringList{"train", "--epochs", "2147483648"}
+                                     << "--epochs: 2147483648 is out of range (must be in 1..100000)";
+    QTest::addRow("epochs past the range") << QStringList{"train", "--epochs", "100001"} << "in 1..100000";
+    QTest::addRow("subnormal lr") << QStringList{"train", "--lr", "1e-320"} << "--lr: 1e-320 is out of range";
+    QTest::addRow("huge lr") << QStringList{"train", "--lr", "1e7"} << "(0, 1e6]";
+    QTest::addRow("zero lr") << QStringList{"train", "--lr", "0"} << "--lr: 0 is out of range";
+    QTest::addRow("lr not a number") << QStringList{"train", "--lr", "fast"} << "expects a number";
+    QTest::addRow("cpu count past int") << QStringList{"train", "--devices", "cpu:99999999999"}
+                                        << "replica count is out of range (1..1024)";
+    QTest::addRow("batch past the range") << QStringList{"train", "--batch", "65537"} << "--batch: 65537 is out of range";
+    QTest::addRow("hex batch") << QStringList{"train", "--batch", "0x40"} << "expects an integer";
+    QTest::addRow("negative seed") << QStringList{"train", "--seed", "-1"} << "--seed: -1 is out of range";
+    QTest::addRow("seed past uint64") << QStringList{"train", "--seed", "18446744073709551616"} << "--seed";
+    QTest::addRow("negative limit") << QStringList{"train", "--limit-train", "-5"} << "must be >= 0";
+    QTest::addRow("option of another command") << QStringList{"devices", "--epochs", "3"} << "for 'devices'";
+    QTest::addRow("stray argument") << QStringList{"train", "extra"} << "unexpected argument 'extra'";
+    QTest::addRow("unknown top-level option") << QStringList{"--bogus"} << "--bogus";
+    QTest::addRow("next option as a value") << QStringList{"train", "--csv", "--epochs", "3"}
+                                            << "--csv: needs a value, not the option '--epochs'";
   }
   void bad_arguments() {
     QFETCH(QStringList, args);
@@ -90,6 +154,70 @@ class TestCli : public QObject {
     QCOMPARE(f.readAll(), QByteArray("precious"));
   }
 
+  void help_per_subcommand_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("mentions");
+    QTest::addRow("top") << QStringList{"--help"} << "train";
+    QTest::addRow("help command") << QStringList{"help"} << "selftest";
+    QTest::addRow("train") << QStringList{"train", "--help"} << "--epochs E:1..100000";
+    QTest::addRow("train -h") << QStringList{"train", "-h"} << "--save FILE";
+    QTest::addRow("devices") << QStringList{"devices", "--help"} << "list the devices";
+    QTest::addRow("selftest") << QStringList{"selftest", "--help"} << "against the reference";
+    QTest::addRow("version command") << QStringList{"version"} << "components:";
+  }
+  void help_per_subcommand() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, mentions);
+    const Result r = run_cli(args);
+    QCOMPARE(r.exit_code, 0);
+    QVERIFY2(r.out.contains(mentions), qPrintable(r.out));
+    QVERIFY2(r.err.isEmpty(), qPrintable(r.err));
+  }
+
+  void no_command_shows_the_usage() {
+    const Result r = run_cli({});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.out.contains("Subcommands:") && r.out.contains("train"), qPrintable(r.out));
+  }
+
+  void out_of_memory_while_loading_names_the_file() {
+#if defined(__SANITIZE_ADDRESS__) || (defined(__has_feature) && __has_feature(address_sanitizer))
+    QSKIP("under AddressSanitizer a failed allocation aborts instead of throwing std::bad_alloc");
+#endif
+    // A valid set of 1M training images (784 MB in sparse files: no disk used) under a 512 MB
+    // address-space limit: the allocation fails, and the error names the file (exit 2, data).
+    const QString dir = tmp_.filePath("huge");
+    QVERIFY(QDir().mkpath(dir));
+    auto sparse = [&](const char* name, std::string header, uint64_t data_bytes) {
+      const std::filesystem::path f = (dir + "/" + name).toStdString();
+      mb::test::write_bytes(f, header);
+      std::filesystem::resize_file(f, header.size() + data_bytes);
+    };
+    auto be32 = [](std::initializer_list<uint32_t> values) {
+      std::string out;
+      for (uint32_t v : values)
+        for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((v >> s) & 0xFF);
+      return out;
+    };
+    sparse("train-images-idx3-ubyte", be32({0x803, 1'000'000, 28, 28}), 784'000'000);
+    sparse("train-labels-idx1-ubyte", be32({0x801, 1'000'000}), 1'000'000);
+    sparse("t10k-images-idx3-ubyte", be32({0x803, 10, 28, 28}), 7840);
+    sparse("t10k-labels-idx1-ubyte", be32({0x801, 10}), 10);
+    QProcess p;
+    p.setChildProcessModifier([] {
+      // RLIMIT_DATA, not RLIMIT_AS: it caps the heap and anonymous mappings, not the address
+      // space that mapping the CUDA and MPI libraries takes before main.
+      const rlimit cap{rlim_t(512) << 20, rlim_t(512) << 20};
+      setrlimit(RLIMIT_DATA, &cap);
+    });
+    p.start(MB_CLI_PATH, {"train", "--data", dir, "--epochs", "1"});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains(dir + "/train-images-idx3-ubyte") && err.contains("out of memory"), qPrintable(err));
+    QDir(dir).removeRecursively();
+  }
+
   void corrupt_data_file_is_named() {
     const QString dir = tmp_.filePath("corrupt");
     mb::test::write_synthetic_idx_dir(dir.toStdString(), 50, 10);
@@ -102,29 +230,98 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("train-labels-idx1-ubyte"), qPrintable(r.err));
   }
 
-  void ctrl_c_stops_and_keeps_the_record() {
-    const QString json = tmp_.filePath("interrupted.json");
+  void signal_stops_and_keeps_the_outputs_data() {
+    QTest::addColumn<int>("signal");
+    QTest::addColumn<QString>("said");
+    QTest::addRow("SIGINT (Ctrl-C)") << int(SIGINT) << "stopped by the user";
+    QTest::addRow("SIGTERM") << int(SIGTERM) << "stopped by SIGTERM";
+    QTest::addRow("SIGHUP") << int(SIGHUP) << "stopped by SIGHUP";
+  }
+  void signal_stops_and_keeps_the_outputs() {
+    QFETCH(int, signal);
+    QFETCH(QString, said);
+    const QString tag = QString::number(signal);
+    const QString json = tmp_.filePath("stopped" + tag + ".json"), ckpt = tmp_.filePath("stopped" + tag + ".safetensors");
     QProcess p;
-    p.start(MB_CLI_PATH, {"train", "--data", data_dir_, "--devices", "cpu:2", "--batch", "8", "--epochs", "1000",
-                          "--backend", "reference", "--json", json});
+    p.start(MB_CLI_PATH, long_run(small_dir_) + QStringList{"--json", json, "--save", ckpt});
     QVERIFY(p.waitForStarted());
-    // Wait for the first finished epoch, then interrupt as a user would.
+    // Wait for the first finished epoch, then stop it as a user, a scheduler or a closed terminal would.
     QByteArray out;
-    auto seen_epoch = [&] { return out.append(p.readAllStandardOutput()).contains("epoch 1/1000"); };
-    QTRY_VERIFY_WITH_TIMEOUT(seen_epoch(), 60000);
+    QVERIFY2(wait_for_output(p, out, "epoch 1/1000"), out.constData());
+    ::kill(static_cast<pid_t>(p.processId()), signal);
+    QVERIFY(p.waitForFinished(60000));
+    out += p.readAllStandardOutput();
+    QCOMPARE(p.exitStatus(), QProcess::NormalExit);
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY2(out.contains(said.toUtf8()), out.constData());
+    const mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QCOMPARE(rec.status, mb::RunStatus::Stopped);
+    QVERIFY(!rec.epochs.empty() && rec.epochs.size() < 1000);
+    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).size(), mb::cnn::kParamCount);
+    QCOMPARE(checkpoint_metadata(ckpt).at("status"), std::string("stopped"));
+  }
+
+  void ignored_sigterm_stays_ignored() {
+    // As nohup does for SIGHUP: a signal ignored at start must not become a stop request.
+    // The shell ignores SIGTERM and execs the CLI, which inherits that.
+    const QString json = tmp_.filePath("nohup.json");
+    QStringList cmd{MB_CLI_PATH};
+    cmd << long_run(small_dir_) << "--json" << json;
+    QProcess p;
+    p.start("/bin/sh", QStringList{"-c", "trap '' TERM; exec \"$@\"", "sh"} + cmd);
+    QVERIFY(p.waitForStarted());
+    QByteArray out;
+    QVERIFY2(wait_for_output(p, out, "epoch 1/1000"), out.constData());
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    // Still training two epochs later; then Ctrl-C stops it as usual.
+    QVERIFY2(wait_for_output(p, out, "epoch 3/1000"), out.constData());
+    QCOMPARE(p.state(), QProcess::Running);
     ::kill(static_cast<pid_t>(p.processId()), SIGINT);
     QVERIFY(p.waitForFinished(60000));
     QCOMPARE(p.exitCode(), 0);
     mb::RunRecord rec = mb::read_run_json(json.toStdString());
     QCOMPARE(rec.status, mb::RunStatus::Stopped);
-    QVERIFY(!rec.epochs.empty() && rec.epochs.size() < 1000);
+    QVERIFY(rec.epochs.size() >= 3 && rec.epochs.size() < 1000);
+  }
+
+  void one_failed_output_loses_nothing_else() {
+    // --json's folder becomes a file during the run (after the start-up check passed), so
+    // only that write fails; the checkpoint and the CSV must still be written, the failure
+    // reported on its own line, and the exit code non-zero.
+    const QString dir = tmp_.filePath("vanishing");
+    QVERIFY(QDir().mkpath(dir));
+    const QString json = dir + "/run.json", csv = tmp_.filePath("kept.csv"), ckpt = tmp_.filePath("kept.safetensors");
+    QProcess p;
+    p.start(MB_CLI_PATH, long_run(small_dir_) + QStringList{"--json", json, "--csv", csv, "--save", ckpt});
+    QVERIFY(p.waitForStarted());
+    QByteArray out;
+    QVERIFY2(wait_for_output(p, out, "epoch 1/1000"), out.constData());
+    QVERIFY(QDir(dir).removeRecursively());
+    mb::test::write_bytes(dir.toStdString(), "now a file");
+    ::kill(static_cast<pid_t>(p.processId()), SIGTERM);
+    QVERIFY(p.waitForFinished(60000));
+    out += p.readAllStandardOutput();
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 1);
+    QVERIFY2(err.contains("--json " + json + " was not written"), qPrintable(err));
+    QCOMPARE(err.trimmed().count('\n'), 0);   // that one line only
+    QVERIFY(!QFileInfo(json).exists());
+    // The others, with one run id between them.
+    const std::string id = checkpoint_metadata(ckpt).at("run_id");
+    QVERIFY(!id.empty());
+    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).size(), mb::cnn::kParamCount);
+    const QStringList ids = csv_run_ids(csv);
+    QVERIFY(!ids.isEmpty());
+    for (const QString& row_id : ids) QCOMPARE(row_id.toStdString(), id);
+    QVERIFY2(out.contains(QByteArray("run ") + id.c_str() + ": wrote"), out.constData());
   }
 
   void train_writes_record_csv_and_checkpoint() {
     const QString json = tmp_.filePath("run.json"), csv = tmp_.filePath("run.csv"),
                   ckpt = tmp_.filePath("w.safetensors");
+    // Numbers are decimal whatever their spelling ("010" is ten, not eight) and exact.
     Result r = run_cli({"train", "--data", data_dir_, "--devices", "cpu:2", "--batch", "32", "--epochs", "2",
-                        "--json", json, "--csv", csv, "--save", ckpt});
+                        "--seed", "010", "--lr", "0.003", "--json", json, "--csv", csv, "--save", ckpt});
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
     QCOMPARE(r.out.count("epoch 1/2"), 1);  // plain lines when stdout is not a terminal
     QVERIFY(r.out.contains("epoch 2/2"));
@@ -135,6 +332,8 @@ class TestCli : public QObject {
     QCOMPARE(rec.config.replicas, 2);
     QCOMPARE(rec.config.global_batch, int64_t(32));
     QCOMPARE(rec.config.train_size, int64_t(300));
+    QCOMPARE(rec.config.seed, uint64_t(10));
+    QCOMPARE(rec.config.base_learning_rate, 0.003);
     QVERIFY(rec.replicas_in_sync);
 
     QFile c(csv);
@@ -143,6 +342,15 @@ class TestCli : public QObject {
 
     std::vector<float> w = mb::load_checkpoint(ckpt.toStdString());
     QCOMPARE(w.size(), mb::cnn::kParamCount);
+
+    // One run id in all three outputs, so a set mixed from two runs shows.
+    const auto meta = checkpoint_metadata(ckpt);
+    QCOMPARE(meta.at("run_id"), rec.id);
+    QCOMPARE(meta.at("status"), std::string("completed"));
+    QCOMPARE(meta.at("epochs"), std::string("2"));
+    QCOMPARE(csv_run_ids(csv), (QStringList{QString::fromStdString(rec.id), QString::fromStdString(rec.id)}));
+    QVERIFY2(r.out.contains(QString("run %1: wrote %2, %3, %4").arg(QString::fromStdString(rec.id), ckpt, json, csv)),
+             qPrintable(r.out));
   }
 };
 

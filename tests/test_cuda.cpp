@@ -36,22 +36,6 @@ using namespace mb;
 namespace {
 
 #ifdef MB_HAVE_CUDA
-// Largest |got - want| / (atol + rtol |want|) over a range, with where it happened.
-struct Worst {
-  double ratio = 0;
-  std::size_t at = 0;
-  float got = 0, want = 0;
-};
-
-Worst compare(std::span<const float> got, std::span<const float> want, double atol, double rtol) {
-  Worst w;
-  for (std::size_t i = 0; i < want.size(); ++i) {
-    const double r = std::fabs(double(got[i]) - double(want[i])) / (atol + rtol * std::fabs(double(want[i])));
-    if (!(r <= w.ratio)) w = {r, i, got[i], want[i]};  // also catches NaN
-  }
-  return w;
-}
-
 double max_abs(std::span<const float> v) {
   double m = 0;
   for (float x : v) m = std::max(m, double(std::fabs(x)));
@@ -64,12 +48,12 @@ void verify_tensors(const std::vector<float>& got, const std::vector<float>& wan
   for (const auto& t : cnn::param_tensors()) {
     std::span<const float> g(got.data() + t.offset, t.size), w(want.data() + t.offset, t.size);
     const double atol = atol_scale * std::max(1e-12, max_abs(w));
-    const Worst worst = compare(g, w, atol, rtol);
+    const WorstElement worst = worst_element(g, w, {atol, rtol});
     QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("%1 %2[%3]: cuda %4 vs reference %5 (%6x the tolerance)")
                                                 .arg(what, QString::fromUtf8(t.name.data(), int(t.name.size())))
-                                                .arg(worst.at)
-                                                .arg(double(worst.got), 0, 'g', 9)
-                                                .arg(double(worst.want), 0, 'g', 9)
+                                                .arg(worst.index)
+                                                .arg(worst.x, 0, 'g', 9)
+                                                .arg(worst.ref, 0, 'g', 9)
                                                 .arg(worst.ratio, 0, 'g', 3)));
   }
 }
@@ -220,21 +204,12 @@ class TestCuda : public QObject {
     if (have_gpu()) {
       // The same refusal for an ordinal that does not exist.
       const int missing = static_cast<int>(gpus_.size());
-      try {
-        cuda::make_cuda_engine(missing, 8);
-        QFAIL("an engine on a missing GPU was created");
-      } catch (const DeviceError& e) {
-        QVERIFY2(QString(e.what()).contains(QString("cuda:%1").arg(missing)), e.what());
-      }
+      QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(missing, 8); },
+                                              QString("cuda:%1").arg(missing)));
       return;
     }
-    try {
-      cuda::make_cuda_engine(0, 8);
-      QFAIL("a CUDA engine was created on a machine without a usable GPU");
-    } catch (const DeviceError& e) {
-      QVERIFY2(QString(e.what()).contains("cuda:0"), e.what());
-      QVERIFY2(QString(e.what()).contains(QString::fromStdString(why_none_)), e.what());
-    }
+    QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(0, 8); },
+                                            {"cuda:0", QString::fromStdString(why_none_)}));
 #endif
   }
 
@@ -338,7 +313,7 @@ class TestCuda : public QObject {
     const float scale = 1.0f / 64;
     const BatchStats g = gpu->forward_backward(idx, scale), r = ref->forward_backward(idx, scale);
     QCOMPARE(g.samples, int64_t(64));
-    QVERIFY2(test::close(g.loss_sum, r.loss_sum, 1e-4, 1e-4),
+    QVERIFY2(within(g.loss_sum, r.loss_sum, {1e-4, 1e-4}),
              qPrintable(QString("loss sum %1 vs %2").arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
     QVERIFY2(std::abs(g.correct - r.correct) <= 1, qPrintable(QString("correct %1 vs %2").arg(g.correct).arg(r.correct)));
 
@@ -354,10 +329,10 @@ class TestCuda : public QObject {
     std::iota(vidx.begin(), vidx.end(), 0);
     const BatchStats ge = gpu->evaluate(vidx), re = ref->evaluate(vidx);
     QCOMPARE(ge.samples, val.count);
-    QVERIFY(test::close(ge.loss_sum, re.loss_sum, 1e-4, 1e-4));
+    QVERIFY(within(ge.loss_sum, re.loss_sum, {1e-4, 1e-4}));
     QVERIFY(std::abs(ge.correct - re.correct) <= 1);
     const BatchStats gt = gpu->evaluate_train(idx);
-    QVERIFY(test::close(gt.loss_sum, g.loss_sum, 1e-5, 1e-5));  // same samples, same weights
+    QVERIFY(within(gt.loss_sum, g.loss_sum, {1e-5, 1e-5}));  // same samples, same weights
 
     // An empty batch gives zero gradients; a bad index is refused before reaching the GPU.
     const BatchStats empty = gpu->forward_backward({}, scale);
@@ -371,7 +346,7 @@ class TestCuda : public QObject {
     const auto big = batch_indices(100, 3, train.count);
     const BatchStats gb = gpu->forward_backward(big, 1.0f / 100), rb = ref->forward_backward(big, 1.0f / 100);
     QCOMPARE(gb.samples, int64_t(100));
-    QVERIFY(test::close(gb.loss_sum, rb.loss_sum, 1e-4, 1e-4));
+    QVERIFY(within(gb.loss_sum, rb.loss_sum, {1e-4, 1e-4}));
     gpu->get_grads(gg);
     ref->get_grads(rg);
     verify_tensors(gg, rg, 5e-4, 5e-3, "chunked gradient");
@@ -412,11 +387,11 @@ class TestCuda : public QObject {
     }
     std::vector<float> got(cnn::kParamCount);
     gpu->get_params(got);
-    const Worst worst = compare(got, w, 1e-7, 1e-6);
+    const WorstElement worst = worst_element(got, w, {1e-7, 1e-6});
     QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("parameter %1: cuda %2 vs reference %3")
-                                                .arg(worst.at)
-                                                .arg(double(worst.got), 0, 'g', 9)
-                                                .arg(double(worst.want), 0, 'g', 9)));
+                                                .arg(worst.index)
+                                                .arg(worst.x, 0, 'g', 9)
+                                                .arg(worst.ref, 0, 'g', 9)));
 #endif
   }
 
@@ -489,7 +464,7 @@ class TestCuda : public QObject {
       verify_tensors(gg, rg, 2e-3, 2e-2, qPrintable(QString("step %1 gradient").arg(step)));
       ref->apply_adam(cfg, step);
       QCOMPARE(g.samples, int64_t(n));
-      QVERIFY2(test::close(g.loss_sum, r.loss_sum, 1e-4, 1e-3),
+      QVERIFY2(within(g.loss_sum, r.loss_sum, {1e-4, 1e-3}),
                qPrintable(QString("step %1: loss sum %2 vs %3").arg(step).arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
       QVERIFY(std::abs(g.correct - r.correct) <= 1);
     }
@@ -541,7 +516,7 @@ class TestCuda : public QObject {
       single->train_step(step_of(idx, step), *one[0], cfg, single_timing);
       const BatchStats s = single->take_train_stats();
       QCOMPARE(stats[0].samples + stats[1].samples, int64_t(total));
-      QVERIFY(test::close(stats[0].loss_sum + stats[1].loss_sum, s.loss_sum, 1e-4, 1e-4));
+      QVERIFY(within(stats[0].loss_sum + stats[1].loss_sum, s.loss_sum, {1e-4, 1e-4}));
       QVERIFY(std::abs(stats[0].correct + stats[1].correct - s.correct) <= 1);
       // Every rank holds the same summed gradient, and it is the whole batch's gradient.
       replicas[0]->get_grads(g0);

@@ -7,6 +7,7 @@
 
 #include "model/cnn_spec.h"
 #include "util/error.h"
+#include "util/tolerance.h"
 
 using namespace mb;
 
@@ -14,19 +15,19 @@ class TestModelSpec : public QObject {
   Q_OBJECT
 
  private slots:
-  void parameterCount();
+  void parameter_count();
   void layout_data();
   void layout();
-  void offsetsContiguous();
-  void initDeterministic();
-  void biasesZero();
-  void glorotLimits_data();
-  void glorotLimits();
-  void initRejectsWrongSize();
-  void flopsPerImage();
+  void offsets_contiguous();
+  void init_deterministic();
+  void biases_zero();
+  void glorot_limits_data();
+  void glorot_limits();
+  void init_rejects_wrong_size();
+  void flops_per_image();
 };
 
-void TestModelSpec::parameterCount() {
+void TestModelSpec::parameter_count() {
   std::size_t total = 0;
   for (const auto& p : cnn::param_tensors()) total += p.size;
   QCOMPARE(total, std::size_t(121930));
@@ -71,7 +72,7 @@ void TestModelSpec::layout() {
   QCOMPARE(p.fan_out, fanOut);
 }
 
-void TestModelSpec::offsetsContiguous() {
+void TestModelSpec::offsets_contiguous() {
   std::size_t expected = 0;
   for (const auto& p : cnn::param_tensors()) {
     QCOMPARE(p.offset, expected);
@@ -80,7 +81,7 @@ void TestModelSpec::offsetsContiguous() {
   QCOMPARE(expected, cnn::kParamCount);
 }
 
-void TestModelSpec::initDeterministic() {
+void TestModelSpec::init_deterministic() {
   std::vector<float> a(cnn::kParamCount), b(cnn::kParamCount, 123.0f), c(cnn::kParamCount);
   cnn::init_params(a, 42);
   cnn::init_params(b, 42);
@@ -96,7 +97,7 @@ void TestModelSpec::initDeterministic() {
   QVERIFY2(same < kernel / 1000, qPrintable(QString("%1 of %2 kernel weights equal across seeds").arg(same).arg(kernel)));
 }
 
-void TestModelSpec::biasesZero() {
+void TestModelSpec::biases_zero() {
   std::vector<float> w(cnn::kParamCount, 7.0f);   // init must overwrite, not assume zeroed memory
   cnn::init_params(w, 5);
   for (const auto& p : cnn::param_tensors()) {
@@ -108,13 +109,13 @@ void TestModelSpec::biasesZero() {
   }
 }
 
-void TestModelSpec::glorotLimits_data() {
+void TestModelSpec::glorot_limits_data() {
   QTest::addColumn<int>("id");
   for (int id : {cnn::kConv1W, cnn::kConv2W, cnn::kFc1W, cnn::kFc2W})
     QTest::newRow(std::string(cnn::param_tensors()[std::size_t(id)].name).c_str()) << id;
 }
 
-void TestModelSpec::glorotLimits() {
+void TestModelSpec::glorot_limits() {
   QFETCH(int, id);
   const auto& p = cnn::param_tensors()[std::size_t(id)];
   std::vector<float> w(cnn::kParamCount);
@@ -136,19 +137,19 @@ void TestModelSpec::glorotLimits() {
   // tensors get a looser bound (conv1: 288 values, sigma ~5%).
   const double expected_var = limit * limit / 3.0;
   const double tol = p.size >= 10000 ? 0.05 : 0.25;
-  QVERIFY2(std::fabs(var / expected_var - 1.0) < tol,
+  QVERIFY2(within(var, expected_var, {0, tol}),
            qPrintable(QString("variance %1, expected %2").arg(var).arg(expected_var)));
   QVERIFY2(std::fabs(mean) < (p.size >= 10000 ? 0.05 : 0.2) * limit, qPrintable(QString("mean %1").arg(mean)));
   // The values fill the range rather than clustering: the largest is near the limit.
   QVERIFY(max_abs > 0.9 * limit);
 }
 
-void TestModelSpec::initRejectsWrongSize() {
+void TestModelSpec::init_rejects_wrong_size() {
   std::vector<float> w(cnn::kParamCount - 1);
   QVERIFY_THROWS_EXCEPTION(mb::Error, cnn::init_params(w, 1));
 }
 
-void TestModelSpec::flopsPerImage() {
+void TestModelSpec::flops_per_image() {
   // By hand: conv1 2*26*26*32*9 = 389,376; conv2 2*11*11*64*32*9 = 4,460,544; fc1 2*1600*64
   // = 204,800; fc2 2*64*10 = 1,280. Backward is 2x forward except conv1 (no grad-input).
   QCOMPARE(cnn::train_flops_per_image(), 389376.0 * 2 + (4460544.0 + 204800.0 + 1280.0) * 3);

@@ -13,6 +13,7 @@
 #include "model/cnn_spec.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "util/tolerance.h"
 
 using namespace mb;
 
@@ -289,7 +290,7 @@ class TestReferenceGrad : public QObject {
     double worst_ratio = -1.0, max_abs = 0.0;
     for (std::size_t i = 0; i < c.numeric.size(); ++i) {
       const double diff = std::fabs(c.analytic[i] - c.numeric[i]);
-      const double ratio = diff / (atol + rtol * std::fabs(c.numeric[i]));
+      const double ratio = tolerance_ratio(c.analytic[i], c.numeric[i], {atol, rtol});
       if (!(ratio <= 1.0)) ++failures;
       max_abs = std::max(max_abs, diff);
       if (!(ratio <= worst_ratio)) {
@@ -396,7 +397,7 @@ class TestReferenceGrad : public QObject {
       for (int k = 0; k < classes; ++k) sum += std::exp(double(z[i * classes + k]));
       expected += std::log(sum) - z[i * classes + labels[i]];
     }
-    QVERIFY(std::fabs(st.loss_sum - expected) < 1e-12);
+    QVERIFY(within(st.loss_sum, expected, {1e-12, 0}));
   }
 
   void rejects_bad_labels() {
@@ -436,7 +437,7 @@ class TestReferenceGrad : public QObject {
     const BatchStats st =
         reference_forward_backward(params.data(), images.data(), labels.data(), n, scale, grads.data(), ws);
     QCOMPARE(st.samples, int64_t{n});
-    QVERIFY(std::fabs(st.loss_sum - n * std::log(10.0)) < 1e-9);
+    QVERIFY(within(st.loss_sum, n * std::log(10.0), {1e-9, 0}));
     QCOMPARE(st.correct, int64_t(std::count(labels.begin(), labels.end(), uint8_t{0})));
 
     const auto& fc2b = cnn::param_tensors()[cnn::kFc2B];
@@ -446,7 +447,7 @@ class TestReferenceGrad : public QObject {
     }
     for (int k = 0; k < cnn::kClasses; ++k) {
       const double expected = scale * (0.1 * n - std::count(labels.begin(), labels.end(), uint8_t(k)));
-      QVERIFY(std::fabs(grads[fc2b.offset + k] - expected) < 1e-6);
+      QVERIFY(within(grads[fc2b.offset + k], expected, {1e-6, 0}));
     }
     const BatchStats fwd = reference_forward(params.data(), images.data(), labels.data(), n, ws);
     QCOMPARE(fwd.loss_sum, st.loss_sum);
@@ -474,7 +475,7 @@ class TestReferenceGrad : public QObject {
                   .loss_sum;
       for (std::size_t k = 0; k < sum.size(); ++k) sum[k] += one[k];
     }
-    QVERIFY(std::fabs(loss - all.loss_sum) < 1e-9 * std::fabs(loss));
+    QVERIFY(within(all.loss_sum, loss, {0, 1e-9}));
     double max_diff = 0, max_grad = 0;
     for (std::size_t k = 0; k < sum.size(); ++k) {
       max_diff = std::max(max_diff, std::fabs(sum[k] - batch[k]));
@@ -496,7 +497,7 @@ class TestReferenceGrad : public QObject {
     const BatchStats f = reference_forward(params.data(), images.data(), labels.data(), n, ws);
     const std::vector<double> pd(params.begin(), params.end()), id(images.begin(), images.end());
     const BatchStats d = reference_forward_double(pd.data(), id.data(), labels.data(), n);
-    QVERIFY(std::fabs(f.loss_sum - d.loss_sum) < 1e-5 * d.loss_sum);
+    QVERIFY(within(f.loss_sum, d.loss_sum, {0, 1e-5}));
     QCOMPARE(f.correct, d.correct);
   }
 };

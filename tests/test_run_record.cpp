@@ -2,6 +2,7 @@
 // file for corrupt records, atomic writes, run ids, and the CSV export parsed back exactly.
 #include <QtTest>
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -184,18 +185,20 @@ class TestRunRecord : public QObject {
 
  private slots:
   void initTestCase() { QVERIFY(tmp_.isValid()); }
-  void jsonRoundTrip();
-  void fileRoundTrip();
-  void nanReadsBack();
-  void nonUtf8TextIsWritten();
-  void badField_data();
-  void badField();
-  void garbageFile();
-  void missingFile();
-  void atomicWrite();
-  void atomicWriteFailureLeavesNothing();
-  void csvRows();
-  void runId();
+  void json_round_trip();
+  void file_round_trip();
+  void nan_reads_back();
+  void non_utf8_text_is_written();
+  void bad_field_data();
+  void bad_field();
+  void garbage_file();
+  void missing_file();
+  void atomic_write();
+  void atomic_write_failure_leaves_nothing();
+  void stale_temporaries_are_removed();
+  void parse_run_record_reads_text();
+  void csv_rows();
+  void run_id_form();
   void summaries();
   void status_words_data();
   void status_words();
@@ -206,7 +209,7 @@ class TestRunRecord : public QObject {
   QTemporaryDir tmp_;
 };
 
-void TestRunRecord::jsonRoundTrip() {
+void TestRunRecord::json_round_trip() {
   const RunRecord r = full_record();
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
@@ -218,14 +221,14 @@ void TestRunRecord::jsonRoundTrip() {
   check_equal(run_record_from_json(json::parse(j.dump())), r);
 }
 
-void TestRunRecord::fileRoundTrip() {
+void TestRunRecord::file_round_trip() {
   const RunRecord r = full_record();
   const fs::path file = dir() / "runs" / "nested" / (r.id + ".json");   // folders are created
   write_run_json(r, file);
   check_equal(read_run_json(file), r);
 }
 
-void TestRunRecord::nanReadsBack() {
+void TestRunRecord::nan_reads_back() {
   RunRecord r = full_record();
   r.epochs[1].train_loss = std::numeric_limits<double>::quiet_NaN();   // a diverged run
   const fs::path file = dir() / "nan.json";
@@ -234,7 +237,7 @@ void TestRunRecord::nanReadsBack() {
   QVERIFY(std::isnan(back.epochs[1].train_loss));
 }
 
-void TestRunRecord::nonUtf8TextIsWritten() {
+void TestRunRecord::non_utf8_text_is_written() {
   // A Latin-1 folder name or an error quoting one must not make the record unwritable
   // (nlohmann's dump throws on invalid UTF-8 unless told to replace it).
   RunRecord r = full_record();
@@ -249,7 +252,7 @@ void TestRunRecord::nonUtf8TextIsWritten() {
 
 // Each row: a JSON pointer into a valid record, the replacement (absent: remove the field),
 // and the field name the message must contain.
-void TestRunRecord::badField_data() {
+void TestRunRecord::bad_field_data() {
   QTest::addColumn<QString>("pointer");
   QTest::addColumn<QString>("replacement");   // JSON text; empty: remove
   QTest::addColumn<QString>("field");
@@ -273,7 +276,7 @@ void TestRunRecord::badField_data() {
   QTest::newRow("record not object") << "" << "[1, 2]" << "object";
 }
 
-void TestRunRecord::badField() {
+void TestRunRecord::bad_field() {
   QFETCH(QString, pointer);
   QFETCH(QString, replacement);
   QFETCH(QString, field);
@@ -284,47 +287,34 @@ void TestRunRecord::badField() {
   else
     j[ptr] = json::parse(replacement.toStdString());
 
-  try {
-    run_record_from_json(j);
-    QFAIL("run_record_from_json accepted it");
-  } catch (const DataError& e) {
-    QVERIFY2(QString(e.what()).contains(field), e.what());
-  }
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(j); }, field));
+  QVERIFY(test::expect_error<DataError>([&] { parse_run_record(j.dump()); }, field));
   const fs::path file = dir() / "bad.json";
   test::write_bytes(file, j.dump(1));
-  try {
-    read_run_json(file);
-    QFAIL("read_run_json accepted it");
-  } catch (const DataError& e) {
-    QVERIFY2(QString(e.what()).contains(field), e.what());
-    QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
-  }
+  QVERIFY(test::expect_error<DataError>([&] { read_run_json(file); }, {field, test::text_of(file)}));
 }
 
-void TestRunRecord::garbageFile() {
+void TestRunRecord::garbage_file() {
   for (const char* text : {"", "{\"id\": ", "\x89PNG\r\n\x1a\n", "not json at all"}) {
     const fs::path file = dir() / "garbage.json";
     test::write_bytes(file, text);
-    try {
-      read_run_json(file);
-      QFAIL("garbage accepted");
-    } catch (const DataError& e) {
-      QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
-    }
+    QVERIFY(test::expect_error<DataError>([&] { read_run_json(file); }, {test::text_of(file), "not valid JSON"}));
+    QVERIFY(test::expect_error<DataError>([&] { parse_run_record(text); }, "not valid JSON"));
   }
+  // Larger than any record can be (a sparse file, no disk used): refused before it is read.
+  const fs::path huge = dir() / "huge.json";
+  test::write_bytes(huge, "{");
+  fs::resize_file(huge, 65u << 20);
+  QVERIFY(test::expect_error<DataError>([&] { read_run_json(huge); }, {test::text_of(huge), "more than"}));
+  fs::remove(huge);
 }
 
-void TestRunRecord::missingFile() {
+void TestRunRecord::missing_file() {
   const fs::path file = dir() / "absent.json";
-  try {
-    read_run_json(file);
-    QFAIL("missing file accepted");
-  } catch (const DataError& e) {
-    QVERIFY2(QString(e.what()).contains(QString::fromStdString(file.string())), e.what());
-  }
+  QVERIFY(test::expect_error<DataError>([&] { read_run_json(file); }, test::text_of(file)));
 }
 
-void TestRunRecord::atomicWrite() {
+void TestRunRecord::atomic_write() {
   const fs::path d = dir() / "atomic";
   const fs::path file = d / "target.txt";
   write_file_atomic(file, "first version, rather long so a shorter rewrite would show leftovers");
@@ -340,17 +330,12 @@ void TestRunRecord::atomicWrite() {
   QCOMPARE(listing(d), std::set<std::string>{"target.txt"});   // no temporaries left behind
 }
 
-void TestRunRecord::atomicWriteFailureLeavesNothing() {
+void TestRunRecord::atomic_write_failure_leaves_nothing() {
   const fs::path d = dir() / "failing";
   fs::create_directories(d / "a-folder");
   // Renaming a file over a non-empty folder fails after the temporary was written.
   test::write_bytes(d / "a-folder" / "keep", "x");
-  try {
-    write_file_atomic(d / "a-folder", "data");
-    QFAIL("writing over a folder succeeded");
-  } catch (const Error& e) {
-    QVERIFY2(QString(e.what()).contains(QString::fromStdString((d / "a-folder").string())), e.what());
-  }
+  QVERIFY(test::expect_error<Error>([&] { write_file_atomic(d / "a-folder", "data"); }, test::text_of(d / "a-folder")));
   QCOMPARE(listing(d), std::set<std::string>{"a-folder"});
   // A parent that is a file cannot be created.
   test::write_bytes(d / "plain", "x");
@@ -358,7 +343,42 @@ void TestRunRecord::atomicWriteFailureLeavesNothing() {
   QCOMPARE(listing(d), (std::set<std::string>{"a-folder", "plain"}));
 }
 
-void TestRunRecord::csvRows() {
+// A writer killed between mkstemp and rename leaves "<target>.tmp.XXXXXX"; the next write of
+// the same target removes those old enough to be orphans, and only those.
+void TestRunRecord::stale_temporaries_are_removed() {
+  const fs::path d = dir() / "stale";
+  fs::create_directories(d);
+  const auto age = [&](const std::string& name, std::chrono::minutes by) {
+    test::write_bytes(d / name, "partial");
+    fs::last_write_time(d / name, fs::file_time_type::clock::now() - by);
+  };
+  age("run.json.tmp.Ab12Cd", std::chrono::minutes(11));   // an orphan of this target
+  age("run.json.tmp.zzzzzz", std::chrono::minutes(60));   // another one
+  test::write_bytes(d / "run.json.tmp.Fresh1", "in progress");   // a live writer's, just written
+  age("other.json.tmp.Ab12Cd", std::chrono::minutes(11));  // another target's orphan
+  age("run.json.tmp.toolong1", std::chrono::minutes(11));  // not mkstemp's form: not ours
+  age("run.json.bak", std::chrono::minutes(11));
+  QVERIFY(is_atomic_temporary("run.json.tmp.Ab12Cd"));
+  QVERIFY(!is_atomic_temporary("run.json.tmp.Ab12C-"));
+  QVERIFY(!is_atomic_temporary(".tmp.Ab12Cd"));
+
+  write_file_atomic(d / "run.json", "new");
+  QCOMPARE(listing(d), (std::set<std::string>{"run.json", "run.json.tmp.Fresh1", "other.json.tmp.Ab12Cd",
+                                              "run.json.tmp.toolong1", "run.json.bak"}));
+  // The history's sweep: every target's orphans in the folder, still not the fresh one.
+  QCOMPARE(remove_stale_temporaries(d), 1);
+  QCOMPARE(listing(d), (std::set<std::string>{"run.json", "run.json.tmp.Fresh1", "run.json.tmp.toolong1",
+                                              "run.json.bak"}));
+  QCOMPARE(remove_stale_temporaries(d / "absent"), 0);   // a missing folder is not an error
+}
+
+void TestRunRecord::parse_run_record_reads_text() {
+  const RunRecord r = full_record();
+  check_equal(parse_run_record(to_json(r).dump()), r);
+  QVERIFY(test::expect_error<DataError>([&] { parse_run_record("[]"); }, "must be a JSON object"));
+}
+
+void TestRunRecord::csv_rows() {
   RunRecord a = full_record();
   a.name = "fast, \"big\" batch";
   RunRecord b = full_record();
@@ -415,7 +435,7 @@ void TestRunRecord::csvRows() {
   QCOMPARE(test::read_bytes(file), text);
 }
 
-void TestRunRecord::runId() {
+void TestRunRecord::run_id_form() {
   RunConfig c;
   c.devices = "cpu:2";
   c.start_time = "2026-11-30T06:32:21Z";

@@ -1,19 +1,31 @@
 // Shared helpers for the test executables (header-only, small).
 #pragma once
+#include <QDebug>
+#include <QString>
+#include <QStringList>
+
+#include <cxxabi.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <cstdint>
+#include <exception>
 #include <fstream>
+#include <initializer_list>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <typeinfo>
+#include <utility>
 #include <vector>
 
 #include "data/dataset.h"
 #include "util/random.h"
+#include "util/tolerance.h"
 
 namespace mb::test {
 
@@ -73,8 +85,62 @@ inline void write_synthetic_idx_dir(const std::filesystem::path& dir, int64_t n_
   write_idx(dir, "t10k", split->val);
 }
 
-// llm.c-style closeness: |a - b| <= atol + rtol * |b|.
-inline bool close(double a, double b, double atol, double rtol) { return std::fabs(a - b) <= atol + rtol * std::fabs(b); }
+// A type's readable name ("mb::DataError"), for messages.
+inline QString type_name(const std::type_info& t) {
+  int status = 0;
+  char* name = abi::__cxa_demangle(t.name(), nullptr, nullptr, &status);
+  const QString out = QString::fromUtf8(status == 0 && name != nullptr ? name : t.name());
+  std::free(name);
+  return out;
+}
+
+// The outcome of expect_error: true when the right error came with every expected text; the
+// message either way (empty when nothing was thrown), for further checks or qInfo.
+struct ErrorCheck {
+  bool ok = false;
+  QString message;
+  explicit operator bool() const { return ok; }
+};
+
+// Runs fn(), which must throw E (or a subclass) whose what() contains each of `texts`.
+// On a mismatch it says what happened instead (nothing thrown, another exception, a message
+// lacking a text) through qWarning, so one line at the call site states the whole check:
+//   QVERIFY(test::expect_error<DataError>([&] { load(file); }, {file_name, "truncated"}));
+template <typename E, typename Fn>
+ErrorCheck expect_error(Fn&& fn, std::initializer_list<QString> texts) {
+  ErrorCheck check;
+  const QString expected = type_name(typeid(E));
+  try {
+    fn();
+    qWarning().noquote() << "expected an exception" << expected << "containing" << QStringList(texts)
+                         << "but nothing was thrown";
+    return check;
+  } catch (const E& e) {
+    check.message = QString::fromUtf8(e.what());
+  } catch (const std::exception& e) {
+    qWarning().noquote() << "expected an exception" << expected << "but got" << type_name(typeid(e)) << ":" << e.what();
+    return check;
+  } catch (...) {
+    qWarning().noquote() << "expected an exception" << expected << "but got a non-std exception";
+    return check;
+  }
+  check.ok = true;
+  for (const QString& text : texts) {
+    if (!check.message.contains(text)) {
+      qWarning().noquote() << "the message lacks" << ("'" + text + "'") << ":" << check.message;
+      check.ok = false;
+    }
+  }
+  return check;
+}
+
+template <typename E, typename Fn>
+ErrorCheck expect_error(Fn&& fn, const QString& text) {
+  return expect_error<E>(std::forward<Fn>(fn), {text});
+}
+
+// The file-name form of a path, for expected texts.
+inline QString text_of(const std::filesystem::path& p) { return QString::fromStdString(p.string()); }
 
 // Whole-file byte I/O for tests that craft or inspect files (IDX, JSON, safetensors).
 inline void write_bytes(const std::filesystem::path& file, std::string_view bytes) {

@@ -1,107 +1,213 @@
-// Strict argument parsing for mirrorbench-cli.
+// mirrorbench-cli's command line on CLI11: the subcommand registry, the checked number
+// transforms, and the translation of every parse failure into one line that names the flag.
 #include "cli_options.h"
 
+#include <algorithm>
+#include <cfloat>
 #include <charconv>
 #include <cmath>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "util/error.h"
 
 namespace mb::cli {
 namespace {
 
-template <typename T>
-T parse_number(const std::string& flag, const std::string& text) {
-  T value{};
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data(), end, value);
-  MB_CHECK(ec == std::errc() && ptr == end && !text.empty(), ConfigError,
-           "{} expects a number, got '{}'", flag, text);
-  return value;
+constexpr const char* kProgram = "mirrorbench-cli";
+
+std::vector<Command>& registry() {
+  static std::vector<Command> commands;
+  return commands;
 }
 
-double parse_double(const std::string& flag, const std::string& text) {
-  std::size_t used = 0;
-  double v = 0;
-  try {
-    v = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  MB_CHECK(used == text.size() && !text.empty() && std::isfinite(v), ConfigError,
-           "{} expects a number, got '{}'", flag, text);
-  return v;
+// "in 1..100000" or ">= 0", to follow "an integer" or "must be".
+std::string range_phrase(int64_t lo, int64_t hi) {
+  if (hi == std::numeric_limits<int64_t>::max()) return fmt::format(">= {}", lo);
+  return fmt::format("in {}..{}", lo, hi);
 }
+
+// 1e6 as "1e6", not fmt's "1e+06".
+std::string short_number(double x) {
+  std::string s = fmt::format("{:g}", x);
+  const auto e = s.find("e+");
+  if (e != std::string::npos) {
+    std::size_t digits = e + 2;
+    while (digits + 1 < s.size() && s[digits] == '0') ++digits;
+    s = s.substr(0, e + 1) + s.substr(digits);
+  }
+  return s;
+}
+
+bool is_decimal(std::string_view s) {
+  if (!s.empty() && s.front() == '-') s.remove_prefix(1);
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+}
+
+// The subcommands, and the options every command line shares.
+void build(CLI::App& app, Options& options, bool& version_flag) {
+  app.description("data-parallel (\"mirrored\") CNN training on CPU replicas and GPUs");
+  app.name(kProgram);
+  app.add_flag("--version", version_flag, "print the version and the enabled components");
+  app.add_flag("--verbose", options.verbose, "log details to stderr (also after the subcommand)");
+  app.require_subcommand(0, 1);
+  // Unknown arguments are collected rather than thrown, so the message can say which
+  // command did not expect them (CLI11's own says only "not expected").
+  app.allow_extras();
+  app.fallthrough();   // --verbose after the subcommand reaches this level
+  app.option_defaults()->always_capture_default()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.footer(fmt::format("'{} <command> --help' describes a command's options.", kProgram));
+  for (const Command& c : registered_commands()) {
+    CLI::App* sub = app.add_subcommand(c.name, c.summary);
+    sub->allow_extras();
+    if (c.add_options) c.add_options(*sub, options);
+  }
+}
+
+std::string command_list() {
+  std::vector<std::string> names;
+  for (const Command& c : registered_commands()) names.push_back(c.name);
+  return fmt::format("{}", fmt::join(names, ", "));
+}
+
+// "--epochs: 1 required INT missing" -> "--epochs"
+std::string option_name(const std::string& message) { return message.substr(0, message.find(':')); }
 
 }  // namespace
 
-std::string usage() {
-  return R"(mirrorbench-cli: data-parallel ("mirrored") CNN training on CPU replicas and GPUs
-
-usage:
-  mirrorbench-cli train [options]     train the reference CNN, one line per epoch
-  mirrorbench-cli devices             list the devices this machine offers
-  mirrorbench-cli selftest            check every available backend against the reference
-  mirrorbench-cli --version           version and enabled components
-
-train options:
-  --data DIR            IDX folder (default: Fashion-MNIST, /usr/share/datasets/fashion-mnist)
-  --devices LIST        cpu:N (N CPU replicas, one core each) or cuda:0,cuda:1 (default cpu:1)
-  --batch B             global batch size, split across replicas (default 128)
-  --per-replica-batch   B is per replica: global batch = B x replicas
-  --lr X                Adam learning rate (default 0.001)
-  --scale-lr            multiply the learning rate by the replica count
-  --epochs E            epochs (default 5)
-  --seed S              seed for weights and data order (default 1)
-  --limit-train N       use only the first N training images
-  --limit-val N         use only the first N validation images
-  --backend NAME        CPU kernels: auto, onednn, reference (default auto)
-  --json FILE           write the run record as JSON
-  --csv FILE            write the per-epoch metrics as CSV
-  --save FILE           write the trained weights as safetensors (PyTorch names and layouts)
-  --verbose             log details to stderr
-)";
+bool register_command(Command command) {
+  auto& r = registry();
+  r.push_back(std::move(command));
+  std::stable_sort(r.begin(), r.end(), [](const Command& a, const Command& b) { return a.order < b.order; });
+  return true;
 }
 
-Options parse(const std::vector<std::string>& args) {
-  Options o;
-  if (args.empty()) return o;
-  std::size_t i = 0;
-  const std::string& first = args[0];
-  if (first == "train") o.command = Command::Train;
-  else if (first == "devices") o.command = Command::Devices;
-  else if (first == "selftest") o.command = Command::Selftest;
-  else if (first == "--version" || first == "version") o.command = Command::Version;
-  else if (first == "--help" || first == "-h" || first == "help") o.command = Command::Help;
-  else throw ConfigError("unknown command '" + first + "' (try: train, devices, selftest, --version, --help)");
-  ++i;
+const std::vector<Command>& registered_commands() { return registry(); }
 
-  auto value = [&](const std::string& flag) -> const std::string& {
-    MB_CHECK(i + 1 < args.size(), ConfigError, "{} needs a value", flag);
-    return args[++i];
-  };
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    TrainConfig& t = o.train;
-    const bool train = o.command == Command::Train;
-    if (a == "--verbose") o.verbose = true;
-    else if (a == "--help" || a == "-h") o.command = Command::Help;
-    else if (train && a == "--data") t.data_dir = value(a);
-    else if (train && a == "--devices") t.devices = value(a);
-    else if (train && a == "--batch") t.batch = parse_number<int64_t>(a, value(a));
-    else if (train && a == "--per-replica-batch") t.per_replica_batch = true;
-    else if (train && a == "--lr") t.lr = parse_double(a, value(a));
-    else if (train && a == "--scale-lr") t.scale_lr = true;
-    else if (train && a == "--epochs") t.epochs = parse_number<int>(a, value(a));
-    else if (train && a == "--seed") t.seed = parse_number<uint64_t>(a, value(a));
-    else if (train && a == "--limit-train") t.limit_train = parse_number<int64_t>(a, value(a));
-    else if (train && a == "--limit-val") t.limit_val = parse_number<int64_t>(a, value(a));
-    else if (train && a == "--backend") t.backend = value(a);
-    else if (train && a == "--json") o.json_out = value(a);
-    else if (train && a == "--csv") o.csv_out = value(a);
-    else if (train && a == "--save") o.save_out = value(a);
-    else throw ConfigError("unknown option '" + a + "' for '" + first + "' (see --help)");
+Parsed parse(const std::vector<std::string>& args) {
+  Parsed p;
+  CLI::App app;
+  bool version_flag = false;
+  build(app, p.options, version_flag);
+  std::vector<std::string> reversed(args.rbegin(), args.rend());   // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::CallForHelp&) {
+    fmt::print("{}", app.help());
+    p.help_shown = true;
+    return p;
+  } catch (const CLI::CallForAllHelp&) {
+    fmt::print("{}", app.help("", CLI::AppFormatMode::All));
+    p.help_shown = true;
+    return p;
+  } catch (const CLI::ArgumentMismatch& e) {
+    // The only mismatch left with TakeLast: an option at the end without its value.
+    throw ConfigError(fmt::format("{} needs a value", option_name(e.what())));
+  } catch (const CLI::ParseError& e) {
+    // ValidationError: "--epochs: 2147483648 is out of range (1..100000)" from the transforms.
+    throw ConfigError(e.what());
   }
-  return o;
+
+  const CLI::App* sub = nullptr;
+  for (const CLI::App* s : app.get_subcommands()) sub = s;
+  for (const Command& c : registered_commands())
+    if (sub != nullptr && c.name == sub->get_name()) p.command = &c;
+
+  const auto extras = app.remaining(true);
+  if (!extras.empty()) {
+    const std::string& first = extras.front();
+    const bool is_option = !first.empty() && first.front() == '-';
+    if (sub == nullptr && is_option)
+      throw ConfigError(fmt::format("unknown option '{}' (see {} --help)", first, kProgram));
+    if (sub == nullptr)
+      throw ConfigError(fmt::format("unknown command '{}' (try: {}, --version, --help)", first, command_list()));
+    if (is_option)
+      throw ConfigError(fmt::format("unknown option '{}' for '{}' (see {} {} --help)", first, sub->get_name(),
+                                    kProgram, sub->get_name()));
+    throw ConfigError(fmt::format("unexpected argument '{}' for '{}' (see {} {} --help)", first, sub->get_name(),
+                                  kProgram, sub->get_name()));
+  }
+  if (version_flag && p.command == nullptr)
+    for (const Command& c : registered_commands())
+      if (c.name == "version") p.command = &c;
+  return p;
+}
+
+std::string usage() {
+  CLI::App app;
+  Options options;
+  bool version_flag = false;
+  build(app, options, version_flag);
+  return app.help();
+}
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  const std::string phrase = range_phrase(lo, hi);
+  const std::string description =
+      hi == std::numeric_limits<int64_t>::max() ? fmt::format(">={}", lo) : fmt::format("{}..{}", lo, hi);
+  return CLI::Validator(
+      [lo, hi, phrase](std::string& text) -> std::string {
+        if (!is_decimal(text)) return fmt::format("expects an integer {}, got '{}'", phrase, text);
+        int64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (ec == std::errc::result_out_of_range || v < lo || v > hi)
+          return fmt::format("{} is out of range (must be {})", text, phrase);
+        if (ec != std::errc() || end != text.data() + text.size())
+          return fmt::format("expects an integer {}, got '{}'", phrase, text);
+        text = std::to_string(v);
+        return {};
+      },
+      description, "integer_in");
+}
+
+CLI::Validator unsigned_integer() {
+  const std::string range = fmt::format("0..{}", std::numeric_limits<uint64_t>::max());
+  const std::string description = "0..2^64-1";
+  return CLI::Validator(
+      [range](std::string& text) -> std::string {
+        if (!is_decimal(text)) return fmt::format("expects an integer in {}, got '{}'", range, text);
+        uint64_t v = 0;
+        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+        if (text.front() == '-' || ec == std::errc::result_out_of_range)
+          return fmt::format("{} is out of range (must be in {})", text, range);
+        if (ec != std::errc() || end != text.data() + text.size())
+          return fmt::format("expects an integer in {}, got '{}'", range, text);
+        text = std::to_string(v);
+        return {};
+      },
+      description, "unsigned_integer");
+}
+
+CLI::Validator not_an_option() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (text.rfind("--", 0) == 0) return fmt::format("needs a value, not the option '{}'", text);
+        return {};
+      },
+      "", "not_an_option");
+}
+
+CLI::Validator positive_real_up_to(double hi) {
+  const std::string range = fmt::format("(0, {}]", short_number(hi));
+  return CLI::Validator(
+      [hi, range](std::string& text) -> std::string {
+        double v = 0;
+        const char* end = text.data() + text.size();
+        const auto [stop, ec] = std::from_chars(text.data(), end, v);
+        if (text.empty() || stop != end || (ec != std::errc() && ec != std::errc::result_out_of_range))
+          return fmt::format("expects a number in {}, got '{}'", range, text);
+        if (ec == std::errc::result_out_of_range || !std::isfinite(v) || v <= 0 || v > hi)
+          return fmt::format("{} is out of range (must be in {})", text, range);
+        if (v < FLT_MIN)
+          return fmt::format("{} is out of range: below {:.2g}, the smallest normal float (the engines use it in "
+                             "single precision); the range is {}",
+                             text, double(FLT_MIN), range);
+        // Hexadecimal: CLI11 reads it back with strtold without any decimal rounding.
+        text = fmt::format("{:a}", v);
+        return {};
+      },
+      range, "positive_real_up_to");
 }
 
 }  // namespace mb::cli

@@ -1,26 +1,67 @@
-// Command-line parsing for mirrorbench-cli: strict (unknown flags, malformed numbers and
-// missing values are errors that name the flag), no dependencies.
+// Command-line parsing for mirrorbench-cli on CLI11: subcommands registered by the files in
+// commands/, typed and range-checked options, and one clear line for every mistake
+// (the flag, the value, what is wrong), thrown as ConfigError.
 #pragma once
-#include <optional>
+#include <cstdint>
+#include <functional>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "trainer/train_config.h"
 
+namespace CLI {
+class App;
+class Validator;
+}  // namespace CLI
+
 namespace mb::cli {
 
-enum class Command { Train, Devices, Selftest, Version, Help };
-
+// The values the subcommands' options fill.
 struct Options {
-  Command command = Command::Help;
   TrainConfig train;
   std::string json_out, csv_out, save_out;
   bool verbose = false;
 };
 
-// Throws ConfigError with a one-line message on any problem.
-Options parse(const std::vector<std::string>& args);
+// One subcommand. Each commands/<name>.cpp defines one and registers it from a namespace-scope
+// initialiser (`[[maybe_unused]] const bool registered = register_command({...});`), so adding
+// a subcommand is adding a file. Those files are compiled into the executable itself: a static
+// library would let the linker drop them, registration and all.
+struct Command {
+  std::string name;
+  std::string summary;                                        // one line, for --help
+  int order = 100;                                            // position in --help
+  std::function<void(CLI::App& sub, Options& options)> add_options;   // may be empty
+  std::function<int(const Options& options)> run;             // returns the exit code
+};
 
-std::string usage();
+bool register_command(Command command);
+const std::vector<Command>& registered_commands();  // in --help order
+
+// What the command line asks for: the command to run (null: none, print the usage) and the
+// values its options filled.
+struct Parsed {
+  const Command* command = nullptr;
+  Options options;
+  bool help_shown = false;   // --help (or help): the text is printed, nothing else to do
+};
+
+// Throws ConfigError with a one-line message naming the flag and the problem.
+Parsed parse(const std::vector<std::string>& args);
+
+std::string usage();  // the top-level --help text
+
+// Transforms for typed options: each checks the whole text as a decimal number of its type
+// within [lo, hi] and rewrites it canonically (CLI11 itself would read "010" as octal).
+// Messages: "--epochs: 2147483648 is out of range (1..100000)".
+CLI::Validator integer_in(int64_t lo, int64_t hi);
+CLI::Validator unsigned_integer();   // any uint64
+// For text options (paths, device lists): a value that starts with "--" is the next option,
+// which CLI11 would take as the value ("--json --epochs 3" writing a file named --epochs).
+CLI::Validator not_an_option();
+// (lo, hi] for a learning rate: finite, and at least the smallest normal float, since the
+// engines use it in single precision (1e-320 would be 0 there).
+CLI::Validator positive_real_up_to(double hi);
 
 }  // namespace mb::cli

@@ -32,12 +32,16 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-// A whole-string non-negative decimal, or -1 (signs, spaces, junk and overflow all fail).
+constexpr int kOutOfRange = -2;
+
+// A whole-string non-negative decimal; -1 for anything else (signs, spaces, junk), and
+// kOutOfRange for digits too many for an int, so the message can say which it was.
 int parse_count(std::string_view s) {
   int value = -1;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (s.empty() || s.front() == '-' || s.front() == '+' || ec != std::errc() || end != s.data() + s.size()) return -1;
-  return value;
+  if (s.empty() || s.front() == '-' || s.front() == '+' || end != s.data() + s.size()) return -1;
+  if (ec == std::errc::result_out_of_range) return kOutOfRange;
+  return ec == std::errc() ? value : -1;
 }
 
 #ifndef MB_HAVE_CUDA
@@ -79,6 +83,8 @@ std::vector<DeviceSpec> parse_devices(std::string_view text) {
     if (kind == "cpu") {
       // "cpu" = one replica; "cpu:N" = N replicas, one core each.
       const int replicas = has_index ? number : 1;
+      MB_CHECK(replicas != kOutOfRange, ConfigError, "device '{}': the replica count is out of range (1..{})", entry,
+               kMaxCpuReplicas);
       MB_CHECK(replicas >= 1, ConfigError, "device '{}': cpu:N needs a replica count N >= 1", entry);
       MB_CHECK(replicas <= kMaxCpuReplicas, ConfigError, "device '{}': at most {} CPU replicas are supported", entry,
                kMaxCpuReplicas);
@@ -93,6 +99,7 @@ std::vector<DeviceSpec> parse_devices(std::string_view text) {
       MB_CHECK(!any_local && !(local && any_cuda), ConfigError,
                "device list '{}': cuda:local stands alone (one GPU per process, picked by the local rank)", all);
       any_local = local;
+      MB_CHECK(ordinal != kOutOfRange, ConfigError, "device '{}': the GPU ordinal is out of range", entry);
       MB_CHECK(local || ordinal >= 0, ConfigError, "device '{}': cuda:I needs a GPU ordinal I >= 0 (or cuda:local)",
                entry);
       any_cuda = true;

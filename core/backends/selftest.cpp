@@ -18,14 +18,10 @@
 #include "optim/adam.h"
 #include "util/error.h"
 #include "util/random.h"
+#include "util/tolerance.h"
 
 namespace mb {
 namespace {
-
-// |x - ref| <= atol + rtol * |ref|, per element.
-struct Tolerance {
-  double atol, rtol;
-};
 
 // FP32 engines sum in float, in their own order (blocked GEMM, Winograd transforms), while the
 // reference sums in double, so each element differs by a few float ulps of the sum of the
@@ -60,41 +56,36 @@ SelftestCase make_case(const Target& t, std::string what) {
   return c;
 }
 
+// The case's fields from the shared rule (util/tolerance.h): max_rel_err = ratio x rtol is
+// |x - ref| / (|ref| + atol/rtol) at the worst element, so pass is max_rel_err <= rtol.
+void judge(SelftestCase& c, double ratio, Tolerance tol) {
+  c.tol = tol.rtol;
+  c.abs_floor = tol.atol / tol.rtol;
+  c.max_rel_err = ratio * tol.rtol;
+  c.pass = ratio <= 1.0;
+}
+
 SelftestCase compare(const Target& t, std::string what, std::span<const float> x, std::span<const float> ref,
                      Tolerance tol) {
   SelftestCase c = make_case(t, std::move(what));
-  c.tol = tol.rtol;
-  c.abs_floor = tol.atol / tol.rtol;
   if (x.size() != ref.size()) {
+    judge(c, std::numeric_limits<double>::infinity(), tol);
     c.note = fmt::format("size {} vs reference {}", x.size(), ref.size());
-    c.max_abs_err = c.max_rel_err = std::numeric_limits<double>::infinity();
+    c.max_abs_err = std::numeric_limits<double>::infinity();
     return c;
   }
-  std::size_t worst = 0;
-  for (std::size_t i = 0; i < x.size(); ++i) {
-    const double d = std::fabs(double(x[i]) - double(ref[i]));
-    const double rel = d / (std::fabs(double(ref[i])) + c.abs_floor);
-    // NaN never compares greater: count it as infinitely wrong.
-    const double rel_or_inf = std::isnan(d) ? std::numeric_limits<double>::infinity() : rel;
-    c.max_abs_err = std::max(c.max_abs_err, std::isnan(d) ? rel_or_inf : d);
-    if (rel_or_inf > c.max_rel_err) {
-      c.max_rel_err = rel_or_inf;
-      worst = i;
-    }
-  }
-  c.pass = c.max_rel_err <= c.tol;
-  if (!c.pass) c.note = fmt::format("worst at [{}]: {} vs reference {}", worst, x[worst], ref[worst]);
+  const WorstElement worst = worst_element(x, ref, tol);
+  judge(c, worst.ratio, tol);
+  c.max_abs_err = worst.max_abs_err;
+  if (!c.pass)
+    c.note = fmt::format("worst at [{}]: {} vs reference {}", worst.index, float(worst.x), float(worst.ref));
   return c;
 }
 
 SelftestCase compare_scalar(const Target& t, std::string what, double x, double ref, Tolerance tol) {
   SelftestCase c = make_case(t, std::move(what));
-  c.tol = tol.rtol;
-  c.abs_floor = tol.atol / tol.rtol;
+  judge(c, tolerance_ratio(x, ref, tol), tol);
   c.max_abs_err = std::fabs(x - ref);
-  c.max_rel_err = std::isnan(c.max_abs_err) ? std::numeric_limits<double>::infinity()
-                                            : c.max_abs_err / (std::fabs(ref) + c.abs_floor);
-  c.pass = c.max_rel_err <= c.tol;
   if (!c.pass) c.note = fmt::format("{} vs reference {}", x, ref);
   return c;
 }

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mb {
@@ -26,13 +27,26 @@ struct DataSplit {
   Dataset val;                      // t10k-images-idx3-ubyte[.gz] + t10k-labels-idx1-ubyte[.gz]
 };
 
+// The most images (and labels) one IDX pair may declare: 2^31-1 bytes of 28x28 pixels. The
+// engines address samples with 32-bit indices and every device keeps the whole set resident
+// (each GPU its own copy), so a larger set could not be trained on anyway; the cap also keeps
+// a hostile header from sizing an allocation. 2,739,137 images: 45x Fashion-MNIST's training set.
+constexpr int64_t kMaxIdxImages = ((int64_t(1) << 31) - 1) / (28 * 28);
+
 // Debian's dataset-fashion-mnist location.
 std::filesystem::path default_data_dir();
 
 // Reads one IDX images file and its labels file (raw or .gz). Throws DataError naming the
-// file and the problem: missing, truncated, bad magic, absurd sizes, count mismatch, label >= 10.
+// file and the problem: missing, truncated, bad magic, absurd sizes, count mismatch, label >= 10,
+// out of memory. Checks both headers and sizes before reading data, and the labels before the images.
 Dataset load_idx_pair(const std::filesystem::path& images, const std::filesystem::path& labels,
                       std::string name);
+
+// The same reader on bytes held in memory (each raw or gzip, told apart by the gzip magic), for
+// the fuzz targets and for callers that have the files already; the names stand for the files
+// in messages.
+Dataset parse_idx_pair(std::string_view images, std::string_view labels, std::string name,
+                       const std::string& images_name = "images", const std::string& labels_name = "labels");
 
 // Reads the four files of the MNIST layout from `dir` (each raw or .gz; raw preferred).
 DataSplit load_idx_dir(const std::filesystem::path& dir);

@@ -28,6 +28,8 @@ RunStore::Loaded RunStore::load_runs() const {
   Loaded out;
   std::error_code ec;
   if (!fs::is_directory(runs_dir(), ec)) return out;
+  // Leftovers of writes killed before their rename ("<id>.json.tmp.XXXXXX", not listed below).
+  remove_stale_temporaries(runs_dir());
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(runs_dir(), ec)) {
     if (entry.is_regular_file(ec) && entry.path().extension() == ".json") files.push_back(entry.path());

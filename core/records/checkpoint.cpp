@@ -2,6 +2,7 @@
 // cnn::param_tensors(), written atomically, read back with every header field checked.
 #include "records/checkpoint.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <fstream>
@@ -41,6 +42,71 @@ json shape_json(const cnn::ParamTensor& p) {
   return shape;
 }
 
+// A header value for a message: short scalars and flat arrays as JSON, anything else by its
+// type. dump() recurses, so a hostile header nested a million levels deep would overflow the
+// stack while the error is being written.
+std::string describe(const json& v) {
+  const bool flat = !v.is_structured() ||
+                    (v.is_array() && v.size() <= 8 && std::none_of(v.begin(), v.end(), [](const json& e) {
+                       return e.is_structured();
+                     }));
+  if (!flat) return fmt::format("({} of {} entries)", v.type_name(), v.size());
+  std::string text = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (text.size() > 80) text = text.substr(0, 77) + "...";
+  return text;
+}
+
+// The whole check, on a file of `size` bytes whose ranges `read(offset, dst, n)` fetches
+// (false on a short read): shared by the file and the in-memory entry points.
+template <typename Read>
+std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::string& name) {
+  if (size < 8) throw DataError(fmt::format("checkpoint '{}' is truncated: {} bytes, less than the 8-byte header length", name, size));
+  unsigned char len_bytes[8];
+  if (!read(0, len_bytes, 8)) throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in the header length", name));
+  const uint64_t header_len = get_u64_le(len_bytes);
+  if (header_len >= kMaxHeaderBytes || header_len > size - 8)
+    throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: header length {} does not fit a {}-byte file "
+                                "(and must be below {})",
+                                name, header_len, size, kMaxHeaderBytes));
+  std::string text(header_len, '\0');
+  if (!read(8, text.data(), header_len))
+    throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in the header", name));
+  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (header.is_discarded() || !header.is_object())
+    throw DataError(fmt::format("checkpoint '{}' is corrupt: its header is not a JSON object", name));
+
+  const uint64_t data_size = size - 8 - header_len;
+  std::vector<float> params(cnn::kParamCount);
+  for (const auto& p : cnn::param_tensors()) {
+    const std::string tname(p.name);
+    auto it = header.find(tname);
+    if (it == header.end()) throw DataError(fmt::format("checkpoint '{}' has no tensor '{}'", name, tname));
+    if (!it->is_object())
+      throw DataError(fmt::format("checkpoint '{}' is corrupt: the entry of tensor '{}' is not an object", name, tname));
+    const json& t = *it;
+    auto dtype = t.find("dtype");
+    if (dtype == t.end() || !dtype->is_string() || dtype->get<std::string>() != "F32")
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has dtype {}, expected F32", name, tname,
+                                  dtype == t.end() ? std::string("(none)") : describe(*dtype)));
+    auto shape = t.find("shape");
+    if (shape == t.end() || *shape != shape_json(p))
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", name, tname,
+                                  shape == t.end() ? std::string("(none)") : describe(*shape), shape_json(p).dump()));
+    auto offsets = t.find("data_offsets");
+    if (offsets == t.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
+        !(*offsets)[1].is_number_unsigned())
+      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has no valid data_offsets", name, tname));
+    const auto begin = (*offsets)[0].get<uint64_t>(), end = (*offsets)[1].get<uint64_t>();
+    if (begin > end || end > data_size || end - begin != p.size * sizeof(float))
+      throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: tensor '{}' data_offsets [{}, {}] "
+                                  "do not hold {} bytes within its {}-byte data section",
+                                  name, tname, begin, end, p.size * sizeof(float), data_size));
+    if (!read(8 + header_len + begin, params.data() + p.offset, end - begin))
+      throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in tensor '{}'", name, tname));
+  }
+  return params;
+}
+
 }  // namespace
 
 void save_checkpoint(const std::filesystem::path& file, std::span<const float> params,
@@ -72,54 +138,23 @@ std::vector<float> load_checkpoint(const std::filesystem::path& file) {
     throw DataError(fmt::format("checkpoint '{}' is missing or not a file", name));
   const uint64_t size = std::filesystem::file_size(file, ec);
   if (ec) throw DataError(fmt::format("checkpoint '{}' is unreadable: {}", name, ec.message()));
-  if (size < 8) throw DataError(fmt::format("checkpoint '{}' is truncated: {} bytes, less than the 8-byte header length", name, size));
-
   std::ifstream in(file, std::ios::binary);
   if (!in) throw DataError(fmt::format("checkpoint '{}' is unreadable", name));
-  unsigned char len_bytes[8];
-  in.read(reinterpret_cast<char*>(len_bytes), 8);
-  const uint64_t header_len = get_u64_le(len_bytes);
-  if (header_len >= kMaxHeaderBytes || header_len > size - 8)
-    throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: header length {} does not fit a {}-byte file",
-                                name, header_len, size));
-  std::string text(header_len, '\0');
-  if (!in.read(text.data(), static_cast<std::streamsize>(header_len)))
-    throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in the header", name));
-  json header = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (header.is_discarded() || !header.is_object())
-    throw DataError(fmt::format("checkpoint '{}' is corrupt: its header is not a JSON object", name));
+  // Only the header and the model's tensors are read: extra tensors cost nothing.
+  auto read = [&](uint64_t offset, void* dst, std::size_t n) {
+    in.seekg(static_cast<std::streamoff>(offset));
+    return static_cast<bool>(in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
+  };
+  return parse_checkpoint(size, read, name);
+}
 
-  const uint64_t data_size = size - 8 - header_len;
-  std::vector<float> params(cnn::kParamCount);
-  for (const auto& p : cnn::param_tensors()) {
-    const std::string tname(p.name);
-    auto it = header.find(tname);
-    if (it == header.end()) throw DataError(fmt::format("checkpoint '{}' has no tensor '{}'", name, tname));
-    if (!it->is_object())
-      throw DataError(fmt::format("checkpoint '{}' is corrupt: the entry of tensor '{}' is not an object", name, tname));
-    const json& t = *it;
-    auto dtype = t.find("dtype");
-    if (dtype == t.end() || !dtype->is_string() || dtype->get<std::string>() != "F32")
-      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has dtype {}, expected F32", name, tname,
-                                  dtype == t.end() ? std::string("(none)") : dtype->dump()));
-    auto shape = t.find("shape");
-    if (shape == t.end() || *shape != shape_json(p))
-      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has shape {}, expected {}", name, tname,
-                                  shape == t.end() ? std::string("(none)") : shape->dump(), shape_json(p).dump()));
-    auto offsets = t.find("data_offsets");
-    if (offsets == t.end() || !offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
-        !(*offsets)[1].is_number_unsigned())
-      throw DataError(fmt::format("checkpoint '{}': tensor '{}' has no valid data_offsets", name, tname));
-    const auto begin = (*offsets)[0].get<uint64_t>(), end = (*offsets)[1].get<uint64_t>();
-    if (begin > end || end > data_size || end - begin != p.size * sizeof(float))
-      throw DataError(fmt::format("checkpoint '{}' is corrupt or truncated: tensor '{}' data_offsets [{}, {}] "
-                                  "do not hold {} bytes within its {}-byte data section",
-                                  name, tname, begin, end, p.size * sizeof(float), data_size));
-    in.seekg(static_cast<std::streamoff>(8 + header_len + begin));
-    if (!in.read(reinterpret_cast<char*>(params.data() + p.offset), static_cast<std::streamsize>(end - begin)))
-      throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in tensor '{}'", name, tname));
-  }
-  return params;
+std::vector<float> load_checkpoint_bytes(std::string_view bytes, const std::string& name) {
+  auto read = [&](uint64_t offset, void* dst, std::size_t n) {
+    if (offset > bytes.size() || n > bytes.size() - offset) return false;
+    std::memcpy(dst, bytes.data() + offset, n);
+    return true;
+  };
+  return parse_checkpoint(bytes.size(), read, name);
 }
 
 }  // namespace mb

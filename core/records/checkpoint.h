@@ -8,6 +8,7 @@
 #include <map>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace mb {
@@ -19,5 +20,9 @@ void save_checkpoint(const std::filesystem::path& file, std::span<const float> p
 // Reads a checkpoint written by save_checkpoint (or by PyTorch for the same model).
 // Throws DataError if a tensor is missing, mis-shaped, not F32, or the file is corrupt.
 std::vector<float> load_checkpoint(const std::filesystem::path& file);
+
+// The same checks on a checkpoint's bytes held in memory (the fuzz target's entry point);
+// `name` stands for the file in messages.
+std::vector<float> load_checkpoint_bytes(std::string_view bytes, const std::string& name = "checkpoint");
 
 }  // namespace mb

@@ -9,7 +9,6 @@
 #include <fstream>
 #include <limits>
 #include <random>
-#include <sstream>
 #include <system_error>
 
 #include <nlohmann/json.hpp>
@@ -23,6 +22,8 @@ namespace {
 using nlohmann::json;
 
 constexpr int kFormatVersion = 1;
+// A record is ~250 bytes per epoch; 100,000 epochs (the CLI's maximum) make ~25 MB.
+constexpr std::uintmax_t kMaxRunRecordBytes = 64u << 20;
 
 // ---- JSON field access with errors that name the field --------------------------------
 
@@ -367,18 +368,30 @@ void write_run_json(const RunRecord& record, const std::filesystem::path& file) 
   write_file_atomic(file, to_json(record).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
 }
 
+RunRecord parse_run_record(std::string_view text) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw DataError("the file is not valid JSON");
+  return run_record_from_json(j);
+}
+
 RunRecord read_run_json(const std::filesystem::path& file) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
     throw DataError(fmt::format("run record '{}' is missing or not a file", file.string()));
+  // The history reads every file in its folder: a stray huge file must not be read whole.
+  const auto size = std::filesystem::file_size(file, ec);
+  if (!ec && size > kMaxRunRecordBytes)
+    throw DataError(fmt::format("run record '{}' is {} bytes, more than the {} a run record can be", file.string(),
+                                size, kMaxRunRecordBytes));
   std::ifstream in(file, std::ios::binary);
   if (!in) throw DataError(fmt::format("run record '{}' is unreadable", file.string()));
-  std::ostringstream text;
-  text << in.rdbuf();
-  json j = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) throw DataError(fmt::format("run record '{}' is not valid JSON", file.string()));
+  std::string text;
+  text.resize(static_cast<std::size_t>(ec ? 0 : size));
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.gcount() != static_cast<std::streamsize>(text.size()))
+    throw DataError(fmt::format("run record '{}' is unreadable: short read", file.string()));
   try {
-    return run_record_from_json(j);
+    return parse_run_record(text);
   } catch (const DataError& e) {
     throw DataError(fmt::format("run record '{}': {}", file.string(), e.what()));
   }

@@ -82,6 +82,8 @@ RunRecord run_record_from_json(const nlohmann::json& j);   // throws DataError o
 
 void write_run_json(const RunRecord& record, const std::filesystem::path& file);  // atomic
 RunRecord read_run_json(const std::filesystem::path& file);                       // throws DataError
+// A record's JSON text (what read_run_json reads from the file; the fuzz target's entry point).
+RunRecord parse_run_record(std::string_view text);                                 // throws DataError
 
 // One row per run x epoch, with the run's configuration columns.
 std::string runs_to_csv(std::span<const RunRecord> runs);

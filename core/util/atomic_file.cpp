@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <string>
@@ -55,11 +56,45 @@ class TempFile {
   bool committed_ = false;
 };
 
+constexpr std::string_view kTempInfix = ".tmp.";
+constexpr std::size_t kTempSuffix = 6;   // mkstemp's XXXXXX
+
+bool is_temp_char(char ch) {
+  return (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9');
+}
+
 [[noreturn]] void fail(const std::filesystem::path& file, const char* what, int err) {
   throw Error(fmt::format("cannot write '{}': {} failed: {}", file.string(), what, std::strerror(err)));
 }
 
 }  // namespace
+
+bool is_atomic_temporary(std::string_view name) {
+  if (name.size() < kTempInfix.size() + kTempSuffix + 1) return false;
+  const std::string_view suffix = name.substr(name.size() - kTempSuffix);
+  const std::string_view infix = name.substr(name.size() - kTempSuffix - kTempInfix.size(), kTempInfix.size());
+  return infix == kTempInfix && std::all_of(suffix.begin(), suffix.end(), is_temp_char);
+}
+
+int remove_stale_temporaries(const std::filesystem::path& dir, std::string_view target_name,
+                             std::chrono::seconds min_age) {
+  namespace fs = std::filesystem;
+  int removed = 0;
+  std::error_code ec;
+  const auto now = fs::file_time_type::clock::now();
+  for (fs::directory_iterator it(dir.empty() ? fs::path(".") : dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!is_atomic_temporary(name)) continue;
+    const std::string_view target = std::string_view(name).substr(0, name.size() - kTempSuffix - kTempInfix.size());
+    if (!target_name.empty() && target != target_name) continue;
+    std::error_code file_ec;
+    if (!it->is_regular_file(file_ec) || file_ec) continue;
+    const auto mtime = fs::last_write_time(it->path(), file_ec);
+    if (file_ec || now - mtime < min_age) continue;
+    if (fs::remove(it->path(), file_ec) && !file_ec) ++removed;
+  }
+  return removed;
+}
 
 void write_file_atomic(const std::filesystem::path& file, std::string_view bytes) {
   MB_CHECK(!file.empty(), Error, "cannot write a file with an empty path");
@@ -72,6 +107,7 @@ void write_file_atomic(const std::filesystem::path& file, std::string_view bytes
                               parent.string(), ec.message()));
   }
 
+  remove_stale_temporaries(parent, file.filename().string());
   TempFile tmp(file);
   // mkstemp creates 0600; records and checkpoints are meant to be shared like any other
   // output. 0644 rather than the umask default: reading the umask means setting it, which

@@ -1,14 +1,14 @@
 // `mirrorbench-cli selftest`: runs the op-consistency check on every engine this build and
 // machine offer and prints one line per comparison; for GPU machines after installation.
-#include "selftest_command.h"
-
 #include <fmt/format.h>
 
 #include "backends/selftest.h"
+#include "cli_options.h"
 
 namespace mb::cli {
+namespace {
 
-int cmd_selftest() {
+int run_selftest_command(const Options&) {   // 0 when every check passes, 1 on any mismatch
   const auto targets = selftest_targets();
   fmt::print("selftest: {} against the reference engine\n", fmt::join(targets, ", "));
   const auto cases = run_selftest();
@@ -22,4 +22,8 @@ int cmd_selftest() {
   return failed == 0 ? 0 : 1;
 }
 
+[[maybe_unused]] const bool registered = register_command(
+    {"selftest", "check every available backend against the reference", 30, {}, run_selftest_command});
+
+}  // namespace
 }  // namespace mb::cli

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Writes the hand-made seed inputs of the fuzz corpora (tests/fuzz/<target>/seed-*).
+
+Input formats are those of fuzz_entry.h. Files the fuzzers found are kept beside these
+under other names (crash-*, regress-*) and are not touched here. Deterministic: gzip
+streams carry mtime 0. Run from anywhere: python3 tests/fuzz/make_seeds.py
+"""
+import gzip
+import json
+import pathlib
+import struct
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+def write(target, name, data):
+    d = HERE / target
+    d.mkdir(exist_ok=True)
+    (d / ("seed-" + name)).write_bytes(data)
+
+
+def gz(b):
+    return gzip.compress(b, compresslevel=9, mtime=0)
+
+
+# ---- IDX: [u16 LE n][n bytes images][labels] ----
+def images(count, pixels, magic=0x803, rows=28, cols=28):
+    return struct.pack(">IIII", magic, count, rows, cols) + pixels
+
+
+def labels(count, values, magic=0x801):
+    return struct.pack(">II", magic, count) + bytes(values)
+
+
+def idx_input(img, lab):
+    return struct.pack("<H", len(img)) + img + lab
+
+
+pattern = bytes((i * 7 + i // 28) & 0xFF for i in range(784))
+img1, lab1 = images(1, pattern), labels(1, [3])
+write("idx", "valid-raw-pair", idx_input(img1, lab1))
+write("idx", "valid-gz-pair", idx_input(gz(img1), gz(lab1)))
+write("idx", "valid-gz-two-members", idx_input(gz(img1[:300]) + gz(img1[300:]), gz(lab1)))
+write("idx", "truncated-gz", idx_input(gz(img1)[:40], lab1))
+write("idx", "count-over-the-cap", idx_input(images(0x7FFFFFFF, b""), labels(0x7FFFFFFF, [])))
+write("idx", "label-out-of-range", idx_input(img1, labels(1, [10])))
+write("idx", "count-mismatch", idx_input(img1, labels(2, [1, 2])))
+
+# ---- safetensors: [mode byte][file]; odd mode appends zero data for every tensor ----
+TENSORS = [("conv1.weight", [32, 1, 3, 3]), ("conv1.bias", [32]), ("conv2.weight", [64, 32, 3, 3]),
+           ("conv2.bias", [64]), ("fc1.weight", [64, 1600]), ("fc1.bias", [64]), ("fc2.weight", [10, 64]),
+           ("fc2.bias", [10])]
+
+
+def header(metadata=None, override=None):
+    h, offset = {}, 0
+    for name, shape in TENSORS:
+        n = 4
+        for s in shape:
+            n *= s
+        h[name] = {"dtype": "F32", "shape": shape, "data_offsets": [offset, offset + n]}
+        offset += n
+    if metadata:
+        h["__metadata__"] = metadata
+    if override:
+        override(h)
+    return h
+
+
+def file_of(h_text):
+    h_text += " " * ((8 - len(h_text) % 8) % 8)
+    return struct.pack("<Q", len(h_text)) + h_text.encode()
+
+
+def text(h):
+    return json.dumps(h, separators=(",", ":"))
+
+
+write("checkpoint", "valid-header-padded", b"\x01" + file_of(text(header({"run_id": "20261130T063221Z-cpu2-1a2b"}))))
+write("checkpoint", "header-without-data", b"\x00" + file_of(text(header())))
+write("checkpoint", "f16-dtype", b"\x01" + file_of(text(header(override=lambda h: h["fc1.weight"].update(dtype="F16")))))
+write("checkpoint", "offsets-reversed",
+      b"\x01" + file_of(text(header(override=lambda h: h["fc1.bias"].update(data_offsets=[256, 0])))))
+write("checkpoint", "header-not-json", b"\x01" + file_of('{"conv1.weight": {"dtype": "F32",'))
+nested = "[" * 300 + "]" * 300
+write("checkpoint", "nested-shape",
+      b"\x01" + file_of(text(header()).replace('"shape":[32,1,3,3]', '"shape":' + nested, 1)))
+
+# ---- run records: the JSON text ----
+record = {
+    "format_version": 1, "id": "20261130T063221Z-cpu2-1a2b", "name": "seed",
+    "config": {"model": "cnn-reference", "devices": "cpu:2", "replicas": 2, "simulated": False,
+               "global_batch": 128, "per_replica_batch": 64, "per_replica_batch_mode": False, "epochs": 1,
+               "base_learning_rate": 0.001, "learning_rate": 0.001, "scale_lr": False,
+               "seed": 18446744073709551610, "dataset": "fashion-mnist",
+               "data_dir": "/usr/share/datasets/fashion-mnist", "train_size": 60000, "val_size": 10000,
+               "backend": "onednn", "communicator": "threads", "version": "0.1.0", "cpu_model": "cpu",
+               "gpu_models": [], "start_time": "2026-11-30T06:32:21Z"},
+    "epochs": [{"epoch": 1, "time_s": 9.5, "allreduce_s": 0.25, "train_loss": 0.51, "train_acc": 0.81,
+                "val_loss": 0.42, "val_acc": 0.85, "images_per_s": 6315.8}],
+    "replicas_in_sync": True, "status": "completed", "error": ""}
+write("run_record", "valid", text(record).encode())
+failed = json.loads(text(record))
+failed.update(status="failed", error="diverged", replicas_in_sync=False)
+failed["epochs"][0]["train_loss"] = None
+failed["config"]["gpu_models"] = ["NVIDIA H200"]
+write("run_record", "valid-failed-nan-loss", text(failed).encode())
+broken = json.loads(text(record))
+del broken["config"]["global_batch"]
+write("run_record", "missing-field", text(broken).encode())
+broken = json.loads(text(record))
+broken["config"]["replicas"] = 2.5
+write("run_record", "float-replicas", text(broken).encode())
+write("run_record", "not-json", text(record).encode()[:120])
