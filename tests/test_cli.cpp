@@ -19,6 +19,7 @@
 #include "records/checkpoint.h"
 #include "records/run_record.h"
 #include "test_support.h"
+#include "trainer/progress_events.h"
 
 namespace {
 
@@ -314,6 +315,42 @@ class TestCli : public QObject {
     QVERIFY(!ids.isEmpty());
     for (const QString& row_id : ids) QCOMPARE(row_id.toStdString(), id);
     QVERIFY2(out.contains(QByteArray("run ") + id.c_str() + ": wrote"), out.constData());
+  }
+
+  void json_progress_is_a_stream_of_events() {
+    // What the workbench reads from a run it started as a child process (mpirun ...): every
+    // stdout line an event, in order, the last one the whole record, as written to --json.
+    const QString json = tmp_.filePath("streamed.json");
+    Result r = run_cli({"train", "--data", data_dir_, "--devices", "cpu:2", "--batch", "32", "--epochs", "2",
+                        "--progress", "json", "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    std::vector<mb::ProgressEvent> events;
+    for (const QString& line : r.out.split('\n', Qt::SkipEmptyParts)) {
+      auto e = mb::parse_progress_line(line.toStdString());
+      QVERIFY2(e.has_value(), qPrintable("not an event: " + line));
+      events.push_back(*e);
+    }
+    using Kind = mb::ProgressEvent::Kind;
+    QVERIFY(events.size() >= 5);
+    QVERIFY(events.front().kind == Kind::Log);   // the trainer's first line, then start
+    int starts = 0, epochs = 0, steps = 0;
+    for (const auto& e : events) {
+      starts += e.kind == Kind::Start;
+      epochs += e.kind == Kind::Epoch;
+      steps += e.kind == Kind::Step;
+    }
+    QCOMPARE(starts, 1);
+    QCOMPARE(epochs, 2);
+    QVERIFY(steps >= 2);
+    QVERIFY(events.back().kind == Kind::End);
+    const mb::RunRecord& streamed = events.back().record;
+    const mb::RunRecord stored = mb::read_run_json(json.toStdString());
+    QCOMPARE(streamed.id, stored.id);
+    QCOMPARE(streamed.epochs.size(), std::size_t(2));
+    QCOMPARE(streamed.epochs[1].val_acc, stored.epochs[1].val_acc);
+    QVERIFY(r.err.contains("wrote"));   // the human lines went to stderr
+    QVERIFY_THROWS_EXCEPTION(mb::DataError, mb::parse_progress_line(R"({"event":"epoch","metrics":1})"));
+    QVERIFY(!mb::parse_progress_line("mpirun: some launcher message").has_value());
   }
 
   void train_writes_record_csv_and_checkpoint() {

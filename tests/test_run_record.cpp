@@ -451,6 +451,12 @@ void TestRunRecord::run_id_form() {
   c.devices = "cuda:0,cuda:1";
   const std::string gpu = make_run_id(c);
   QVERIFY2(gpu.find("cuda0_1") != std::string::npos, gpu.c_str());
+  // Several processes: 2 x cpu:1 is not a cpu:1 run, and the id says so.
+  c.devices = "cpu:1";
+  c.processes = 2;
+  const std::string np = make_run_id(c);
+  QVERIFY2(np.find("-np2-cpu1-") != std::string::npos, np.c_str());
+  c.processes = 1;
   // Odd inputs still give a file-name-safe id, timestamped now.
   c.devices = "../we ird/dev:0";
   c.start_time.clear();

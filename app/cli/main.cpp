@@ -1,14 +1,13 @@
 // mirrorbench-cli: train, list devices, self-test (one file per subcommand in commands/).
 // Errors: one line on stderr; exit 2 for bad arguments or data, 1 for a failed run.
 #include <cstdio>
-#include <new>
 
 #include <fmt/format.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli_options.h"
-#include "util/error.h"
+#include "errors.h"
 
 int main(int argc, char** argv) {
   using namespace mb::cli;
@@ -26,18 +25,7 @@ int main(int argc, char** argv) {
     }
     if (p.options.verbose) spdlog::set_level(spdlog::level::debug);
     return p.command->run(p.options);
-  } catch (const mb::ConfigError& e) {
-    fmt::print(stderr, "mirrorbench-cli: {}\n", e.what());
-    return 2;
-  } catch (const mb::DataError& e) {
-    // Includes running out of memory while reading a data file: the message names the file.
-    fmt::print(stderr, "mirrorbench-cli: {}\n", e.what());
-    return 2;
-  } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "mirrorbench-cli: out of memory\n");
-    return 1;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "mirrorbench-cli: {}\n", e.what());
-    return 1;
+    return report_error(e);
   }
 }

@@ -12,8 +12,10 @@ namespace mb::cli {
 ProgressPrinter::ProgressPrinter(std::FILE* out) : out_(out), tty_(isatty(fileno(out)) != 0) {}
 
 void ProgressPrinter::start(const RunConfig& c) {
-  fmt::print(out_, "mirrorbench {}: {} on {} replica(s) [{}{}], backend {}, comm {}\n", c.version, c.dataset,
-             c.replicas, c.devices, c.simulated ? ", simulated" : "", c.backend, c.communicator);
+  const std::string where =
+      c.processes > 1 ? fmt::format(" in each of {} processes on {}", c.processes, fmt::join(c.hosts, ", ")) : "";
+  fmt::print(out_, "mirrorbench {}: {} on {} replica(s) [{}{}{}], backend {}, comm {}\n", c.version, c.dataset,
+             c.replicas, c.devices, where, c.simulated ? ", simulated" : "", c.backend, c.communicator);
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
   std::fflush(out_);

@@ -7,6 +7,8 @@
 #include <csignal>
 #include <stdexcept>
 
+#include "util/termination.h"
+
 namespace mb::cli {
 namespace {
 
@@ -28,6 +30,9 @@ Saved g_saved[sizeof(kSignals) / sizeof(kSignals[0])];
 extern "C" void on_stop_signal(int sig) {
   if (g_received != 0) _exit(128 + sig);   // a second signal: the user does not want to wait
   g_received = sig;
+  // Also for waits on other processes: when a launcher ends a run because one process died,
+  // the survivors must notice while they wait on the dead one (comm/mpi/mpi_link.cpp).
+  note_termination_signal(sig);
   if (StopOnSignals::StopFn fn = g_stop.load()) fn(g_context.load());
 }
 

@@ -319,9 +319,17 @@ std::string make_run_id(const RunConfig& config) {
   } catch (const std::exception&) {
   }
   salt ^= static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  return fmt::format("{}-{}-{:04x}", compact_utc(config.start_time), compact_devices(config.devices),
+  // "np2-cpu1": a run of 2 processes x cpu:1 is not a cpu:1 run.
+  const std::string devices = (config.processes > 1 ? fmt::format("np{}-", config.processes) : std::string()) +
+                              compact_devices(config.devices);
+  return fmt::format("{}-{}-{:04x}", compact_utc(config.start_time), devices,
                      (salt ^ (salt >> 16)) & 0xFFFFu);
 }
+
+nlohmann::json to_json(const RunConfig& config) { return config_to_json(config); }
+RunConfig run_config_from_json(const nlohmann::json& j) { return config_from_json(j); }
+nlohmann::json to_json(const EpochMetrics& epoch) { return epoch_to_json(epoch); }
+EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_from_json(j, 0); }
 
 nlohmann::json to_json(const RunRecord& r) {
   json epochs = json::array();

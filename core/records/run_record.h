@@ -79,6 +79,11 @@ std::string make_run_id(const RunConfig& config);
 
 nlohmann::json to_json(const RunRecord& record);
 RunRecord run_record_from_json(const nlohmann::json& j);   // throws DataError on missing/mistyped fields
+// The parts, for streams that carry them one by one (trainer/progress_events.h).
+nlohmann::json to_json(const RunConfig& config);
+RunConfig run_config_from_json(const nlohmann::json& j);   // throws DataError
+nlohmann::json to_json(const EpochMetrics& epoch);
+EpochMetrics epoch_metrics_from_json(const nlohmann::json& j);   // throws DataError
 
 void write_run_json(const RunRecord& record, const std::filesystem::path& file);  // atomic
 RunRecord read_run_json(const std::filesystem::path& file);                       // throws DataError

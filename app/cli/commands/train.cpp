@@ -1,16 +1,20 @@
 // `mirrorbench-cli train`: trains the reference CNN with mirrored replicas, one line per
 // epoch, and writes the requested outputs; SIGINT, SIGTERM and SIGHUP stop it at the next
-// step with every output still written.
+// step with every output still written. Started by mpirun or srun, it is one process of a
+// run across processes: process 0 prints and writes; a failure anywhere ends every process.
 #include <csignal>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
 #include "cli_options.h"
+#include "errors.h"
+#include "launch.h"
 #include "outputs.h"
 #include "progress_printer.h"
 #include "signals.h"
 #include "trainer/mirrored_trainer.h"
+#include "trainer/progress_events.h"
 
 namespace mb::cli {
 namespace {
@@ -46,45 +50,85 @@ void add_train_options(CLI::App& sub, Options& o) {
   sub.add_option("--save", o.save_out, "write the trained weights as safetensors (PyTorch names and layouts)")
       ->check(not_an_option())
       ->type_name("FILE");
+  sub.add_option("--progress", o.progress,
+                 "text: a progress bar and one line per epoch; json: one JSON event per line (start, step, epoch, "
+                 "log, end) for programs that follow the run")
+      ->check(CLI::IsMember({"text", "json"}))
+      ->type_name("FORMAT");
+  sub.add_option("--timeout", o.timeout_s,
+                 "runs across processes (mpirun, srun): seconds a process may wait for the others before the run "
+                 "fails naming the ones that did not answer")
+      ->transform(positive_real_up_to(86400))
+      ->type_name("S");
 }
 
-int run_train(const Options& o) {
-  check_train_config(o.train);   // argument mistakes are reported before seconds of data loading
+// What the JSON stream's end event and the outputs need, from process 0 only.
+void finish_primary(const Options& o, const RunRecord& record, std::span<const float> params, int stopped_by,
+                    int& exit_code) {
+  const bool json = o.progress == "json";
+  std::FILE* info = json ? stderr : stdout;   // the JSON stream carries events only
+  if (!record.epochs.empty())
+    fmt::print(info, "mean epoch time {:.2f} s, best val_acc {:.4f}, replicas in sync: {}\n", record.mean_epoch_time(),
+               record.best_val_acc(), record.replicas_in_sync ? "yes" : "NO");
+  if (record.status == RunStatus::Stopped)
+    fmt::print(info, "stopped by {} after {} epoch(s)\n",
+               stopped_by == SIGINT ? "the user" : StopOnSignals::name(stopped_by), record.epochs.size());
+  std::fflush(info);
   const RunOutputs outputs{o.save_out, o.json_out, o.csv_out};
-  check_writable(outputs);
+  const int failed_outputs = report_outputs(write_outputs(outputs, record, params), record.id, info, stderr);
+  if (json) {
+    ProgressEvent end;
+    end.kind = ProgressEvent::Kind::End;
+    end.record = record;
+    fmt::print("{}\n", to_json_line(end));
+    std::fflush(stdout);
+  }
+  if (failed_outputs > 0) exit_code = 1;
+}
+
+int train(const Options& o, const Launch& launch) {
+  check_train_config(o.train, launch.processes());   // argument mistakes before seconds of data loading
+  // Only process 0 writes, so only it checks the paths (they may not exist on other hosts).
+  if (launch.primary()) check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
   const std::filesystem::path dir =
       o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
-  MirroredTrainer trainer(o.train, data);
+  MirroredTrainer trainer(o.train, data, launch.link());   // collective: same options and data everywhere
 
   ProgressPrinter printer(stdout);
   TrainObserver observer;
-  observer.on_start = [&](const RunConfig& c) { printer.start(c); };
-  observer.on_step = [&](const StepProgress& p) { printer.step(p); };
-  observer.on_epoch = [&](const EpochMetrics& m) { printer.epoch(m, o.train.epochs); };
+  if (o.progress == "json") {
+    observer = json_progress_observer(stdout);
+  } else {
+    observer.on_start = [&](const RunConfig& c) { printer.start(c); };
+    observer.on_step = [&](const StepProgress& p) { printer.step(p); };
+    observer.on_epoch = [&](const EpochMetrics& m) { printer.epoch(m, o.train.epochs); };
+  }
 
   // The guard stays up while the outputs are written: a signal then does not cut them short
   // (only a second one ends the process).
   StopOnSignals stop([](void* t) { static_cast<MirroredTrainer*>(t)->request_stop(); }, &trainer);
   const RunRecord record = trainer.run(observer);
-  const int stopped_by = stop.received();
+  int exit_code = record.status == RunStatus::Failed ? 1 : 0;
+  if (trainer.is_primary()) finish_primary(o, record, trainer.final_params(), stop.received(), exit_code);
+  if (record.status == RunStatus::Failed)
+    fmt::print(stderr, "mirrorbench-cli: {}training failed: {}\n",
+               launch.primary() ? "" : launch.describe() + ": ", record.error);
+  return exit_code;
+}
 
-  if (!record.epochs.empty()) {
-    fmt::print("mean epoch time {:.2f} s, best val_acc {:.4f}, replicas in sync: {}\n", record.mean_epoch_time(),
-               record.best_val_acc(), record.replicas_in_sync ? "yes" : "NO");
+int run_train(const Options& o) {
+  Launch launch = Launch::join(o.timeout_s);
+  int exit_code = 1;
+  try {
+    exit_code = train(o, launch);
+  } catch (const std::exception& e) {
+    // Bad data on this host, a device that would not start: say so here, and tell the other
+    // processes, which would otherwise wait for this one until --timeout.
+    exit_code = report_error(e, launch.primary() ? "" : launch.describe());
+    launch.fail(e.what());
   }
-  if (record.status == RunStatus::Stopped) {
-    fmt::print("stopped by {} after {} epoch(s)\n", stopped_by == SIGINT ? "the user" : StopOnSignals::name(stopped_by),
-               record.epochs.size());
-  }
-  std::fflush(stdout);
-  const int failed_outputs = report_outputs(write_outputs(outputs, record, trainer.final_params()), record.id,
-                                            stdout, stderr);
-  if (record.status == RunStatus::Failed) {
-    fmt::print(stderr, "mirrorbench-cli: training failed: {}\n", record.error);
-    return 1;
-  }
-  return failed_outputs == 0 ? 0 : 1;
+  return launch.finish(exit_code);
 }
 
 [[maybe_unused]] const bool registered = register_command({"train", "train the reference CNN, one line per epoch", 10,

@@ -3,13 +3,14 @@
 
 #include "backends/devices.h"
 #include "cli_options.h"
+#include "launch.h"
 #include "util/system_info.h"
 
 namespace mb::cli {
 namespace {
 
 int run_version(const Options&) {
-  fmt::print("mirrorbench {}\ncomponents: {}\n", version(), components_summary());
+  fmt::print("mirrorbench {}\ncomponents: {}; {}\n", version(), components_summary(), mpi_summary());
   return 0;
 }
 

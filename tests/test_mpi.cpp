@@ -1,0 +1,224 @@
+// Runs across processes as users start them: the real mirrorbench-cli under the real
+// `mpirun` (Open MPI), over shared memory and loopback only (--mca btl self,vader --mca
+// oob_tcp_if_include lo). 2 processes x 1 replica train bit for bit what the in-process
+// cpu:2 trains; 2 x 2 is hierarchical (threads, then MPI) and close to cpu:4; a process that
+// dies (kill -9) or stops (SIGSTOP) ends the run in bounded time with a message naming it,
+// leaves no process behind and still gets a record from process 0; processes that load
+// different data refuse to train. Skipped, with the reason, where mpirun is absent.
+#include <QtTest>
+
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "records/run_record.h"
+#include "test_support.h"
+
+namespace {
+
+struct Result {
+  int exit_code = -1;
+  QString out, err;
+  double seconds = 0;
+};
+
+QString mpirun_path() { return QStandardPaths::findExecutable("mpirun"); }
+
+QStringList mpirun_args(int processes) {
+  return {"--allow-run-as-root", "--mca",         "btl", "self,vader", "--mca", "oob_tcp_if_include",
+          "lo",                  "--oversubscribe", "-np", QString::number(processes)};
+}
+
+Result finish(QProcess& p, QElapsedTimer& t, int timeout_ms) {
+  Result r;
+  if (!p.waitForFinished(timeout_ms)) {
+    p.kill();
+    p.waitForFinished(5000);
+  }
+  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  r.seconds = t.elapsed() / 1000.0;
+  return r;
+}
+
+Result run(const QString& program, const QStringList& args, int timeout_ms = 300000) {
+  QProcess p;
+  QElapsedTimer t;
+  t.start();
+  p.start(program, args);
+  return finish(p, t, timeout_ms);
+}
+
+// The children of `parent` (mpirun starts the local ranks itself) and their MPI ranks.
+std::map<int, pid_t> ranks_of(pid_t parent) {
+  std::map<int, pid_t> out;
+  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
+    const std::string name = e.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(e.path() / "stat");
+    std::string line;
+    if (!std::getline(stat, line)) continue;
+    const auto close = line.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(line.substr(close + 2));
+    char state;
+    pid_t ppid;
+    rest >> state >> ppid;
+    if (ppid != parent) continue;
+    std::ifstream env(e.path() / "environ", std::ios::binary);
+    std::string var;
+    while (std::getline(env, var, '\0'))
+      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) out[std::stoi(var.substr(21))] = std::stoi(name);
+  }
+  return out;
+}
+
+bool alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const auto close = line.rfind(')');
+  return close != std::string::npos && line[close + 2] != 'Z';
+}
+
+}  // namespace
+
+class TestMpi : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  QString data_, mpirun_;
+
+  QStringList train(const QStringList& more) const {
+    return QStringList{MB_CLI_PATH, "train", "--data", data_, "--seed", "4"} + more;
+  }
+  mb::RunRecord record(const QString& name) const { return mb::read_run_json(tmp_.filePath(name).toStdString()); }
+
+ private slots:
+  void initTestCase() {
+    mpirun_ = mpirun_path();
+    if (mpirun_.isEmpty()) QSKIP("mpirun is not installed (Debian: openmpi-bin): multi-process runs untested here");
+    QVERIFY(tmp_.isValid());
+    data_ = tmp_.filePath("data");
+    mb::test::write_synthetic_idx_dir(data_.toStdString(), 1024, 200);
+  }
+
+  void two_processes_train_what_two_threads_train() {
+    const QStringList opts{"--epochs", "2", "--batch", "64"};
+    const Result threads = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:2", "--json", tmp_.filePath("t2.json")}).mid(1));
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    const Result procs = run(mpirun_, mpirun_args(2) + train(opts + QStringList{"--devices", "cpu:1", "--json",
+                                                                                   tmp_.filePath("p2.json")}));
+    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
+    const mb::RunRecord t = record("t2.json"), p = record("p2.json");
+    QCOMPARE(p.config.processes, 2);
+    QCOMPARE(p.config.replicas, 2);
+    QCOMPARE(QString::fromStdString(p.config.communicator), QString("mpi+threads"));
+    QVERIFY(p.replicas_in_sync);
+    QCOMPARE(p.epochs.size(), std::size_t(2));
+    // One replica per process: the very same bits as the threads, after every epoch.
+    for (std::size_t e = 0; e < 2; ++e) {
+      QCOMPARE(QString::fromStdString(p.epochs[e].param_digest), QString::fromStdString(t.epochs[e].param_digest));
+      QCOMPARE(p.epochs[e].val_acc, t.epochs[e].val_acc);
+    }
+    // Only process 0 printed (mpirun gives the ranks a terminal, hence the progress bar too).
+    QCOMPARE(procs.out.count("epoch 2/2  time"), 1);
+    QCOMPARE(procs.out.count("mean epoch time"), 1);
+  }
+
+  void two_processes_of_two_threads_are_hierarchical() {
+    const QStringList opts{"--epochs", "2", "--batch", "64"};
+    const Result flat = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:4", "--json", tmp_.filePath("t4.json")}).mid(1));
+    QVERIFY2(flat.exit_code == 0, qPrintable(flat.err));
+    const Result procs = run(mpirun_, mpirun_args(2) + train(opts + QStringList{"--devices", "cpu:2", "--json",
+                                                                                   tmp_.filePath("p4.json")}));
+    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
+    const mb::RunRecord t = record("t4.json"), p = record("p4.json");
+    QCOMPARE(p.config.replicas, 4);
+    QCOMPARE(p.config.replicas_per_process, 2);
+    QVERIFY(p.replicas_in_sync);
+    QCOMPARE(int(p.epochs.back().replica_times.size()), 4);
+    // Another order of additions (per-process sums first): the same model to float rounding.
+    QVERIFY2(std::fabs(p.epochs.back().val_acc - t.epochs.back().val_acc) <= 1.0 / 200 + 1e-4,
+             qPrintable(QString("%1 vs %2").arg(p.epochs.back().val_acc).arg(t.epochs.back().val_acc)));
+  }
+
+  void a_killed_process_ends_the_run_data() {
+    QTest::addColumn<int>("signal");
+    QTest::addColumn<QString>("says");
+    QTest::addRow("kill -9") << int(SIGKILL) << "has died";
+    QTest::addRow("SIGSTOP") << int(SIGSTOP) << "is stopped (SIGSTOP)";
+  }
+  void a_killed_process_ends_the_run() {
+    QFETCH(int, signal);
+    QFETCH(QString, says);
+    const QString json = tmp_.filePath(QString("killed-%1.json").arg(signal));
+    QProcess p;
+    QElapsedTimer t;
+    t.start();
+    p.start(mpirun_, mpirun_args(2) + train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--timeout",
+                                             "3", "--json", json}));
+    QVERIFY(p.waitForStarted());
+    QByteArray out;
+    const QByteArray two_epochs = "epoch 2/1000  time";   // the epoch line, not the progress bar
+    while (!out.contains(two_epochs) && t.elapsed() < 120000 && p.state() == QProcess::Running) {
+      p.waitForReadyRead(200);
+      out += p.readAllStandardOutput();
+    }
+    QVERIFY2(out.contains(two_epochs), out.constData());
+    const auto ranks = ranks_of(static_cast<pid_t>(p.processId()));
+    QCOMPARE(int(ranks.size()), 2);
+    QElapsedTimer since_kill;
+    since_kill.start();
+    QCOMPARE(::kill(ranks.at(1), signal), 0);
+    const Result r = finish(p, since_kill, 60000);
+    const double seconds = since_kill.elapsed() / 1000.0;
+    // Bounded: mpirun notices a death at once; a stopped process costs --timeout (3 s).
+    QVERIFY2(seconds < 30, qPrintable(QString::number(seconds)));
+    QVERIFY(r.exit_code != 0);
+    QVERIFY2(r.err.contains("MPI rank 1") && r.err.contains(says), qPrintable(r.err));
+    // mpirun reaps its ranks as it exits; give the kernel a moment to finish them.
+    for (const auto& [rank, pid] : ranks) {
+      QElapsedTimer gone;
+      gone.start();
+      while (alive(pid) && gone.elapsed() < 5000) QThread::msleep(50);
+      QVERIFY2(!alive(pid), qPrintable(QString("rank %1 left running").arg(rank)));
+    }
+    const mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QCOMPARE(rec.status, mb::RunStatus::Failed);
+    QVERIFY2(QString::fromStdString(rec.error).contains(says), rec.error.c_str());
+    QVERIFY(rec.epochs.size() >= 2);
+  }
+
+  void processes_with_different_data_refuse_to_train() {
+    // One process reads another folder (MPMD: two command lines in one mpirun).
+    const QString other = tmp_.filePath("other");
+    mb::test::write_synthetic_idx_dir(other.toStdString(), 1024, 201);   // a different validation set
+    QStringList args = mpirun_args(1) + train({"--devices", "cpu:1", "--epochs", "1"});
+    args << ":" << mpirun_args(1).mid(8) << MB_CLI_PATH << "train" << "--data" << other << "--seed" << "4"
+         << "--devices" << "cpu:1" << "--epochs" << "1";
+    const Result r = run(mpirun_, args);
+    QVERIFY(r.exit_code != 0);
+    QVERIFY2(r.err.contains("data set of process 1 on host") && r.err.contains("same files"), qPrintable(r.err));
+    QVERIFY2(r.seconds < 60, qPrintable(QString::number(r.seconds)));
+  }
+
+  void a_launcher_that_mpi_cannot_see_is_named() {
+    // srun without --mpi=pmix: every task is an MPI singleton; training alone would be wrong.
+    QProcess p;
+    auto env = QProcessEnvironment::systemEnvironment();
+    env.insert("SLURM_STEP_NUM_TASKS", "2");
+    env.insert("SLURM_PROCID", "0");
+    p.setProcessEnvironment(env);
+    QElapsedTimer t;
+    t.start();
+    p.start(MB_CLI_PATH, train({"--epochs", "1"}).mid(1));
+    const Result r = finish(p, t, 60000);
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("srun (Slurm)") && r.err.contains("--mpi=pmix"), qPrintable(r.err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestMpi)
+#include "test_mpi.moc"
