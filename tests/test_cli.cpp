@@ -237,6 +237,7 @@ class TestCli : public QObject {
     QTest::addRow("SIGINT (Ctrl-C)") << int(SIGINT) << "stopped by the user";
     QTest::addRow("SIGTERM") << int(SIGTERM) << "stopped by SIGTERM";
     QTest::addRow("SIGHUP") << int(SIGHUP) << "stopped by SIGHUP";
+    QTest::addRow("SIGUSR1 (mpirun forwards it)") << int(SIGUSR1) << "stopped by SIGUSR1";
   }
   void signal_stops_and_keeps_the_outputs() {
     QFETCH(int, signal);

@@ -191,6 +191,28 @@ class TestMpi : public QObject {
     QVERIFY(rec.epochs.size() >= 2);
   }
 
+  void sigusr1_to_mpirun_stops_every_process() {
+    // How the workbench stops a run it started: mpirun forwards SIGUSR1 to every process,
+    // which stop at the same step; process 0 writes a "stopped" record; exit 0.
+    const QString json = tmp_.filePath("usr1.json");
+    QProcess p;
+    QElapsedTimer t;
+    t.start();
+    p.start(mpirun_, mpirun_args(2) + train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--json", json}));
+    QVERIFY(p.waitForStarted());
+    QByteArray out;
+    while (!out.contains("epoch 1/1000  time") && t.elapsed() < 120000 && p.state() == QProcess::Running) {
+      p.waitForReadyRead(200);
+      out += p.readAllStandardOutput();
+    }
+    QCOMPARE(::kill(static_cast<pid_t>(p.processId()), SIGUSR1), 0);
+    const Result r = finish(p, t, 60000);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QCOMPARE(rec.status, mb::RunStatus::Stopped);
+    QVERIFY(!rec.epochs.empty());
+  }
+
   void processes_with_different_data_refuse_to_train() {
     // One process reads another folder (MPMD: two command lines in one mpirun).
     const QString other = tmp_.filePath("other");

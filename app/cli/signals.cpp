@@ -12,7 +12,9 @@
 namespace mb::cli {
 namespace {
 
-constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+// SIGUSR1: a stop request from the program that started the run; mpirun forwards it to
+// every process (it turns SIGINT and SIGTERM into a kill of the whole job instead).
+constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGUSR1};
 
 std::atomic<StopOnSignals::StopFn> g_stop{nullptr};
 std::atomic<void*> g_context{nullptr};
@@ -72,6 +74,7 @@ const char* StopOnSignals::name(int signal) {
     case SIGINT: return "SIGINT";
     case SIGTERM: return "SIGTERM";
     case SIGHUP: return "SIGHUP";
+    case SIGUSR1: return "SIGUSR1";
     default: return "a signal";
   }
 }

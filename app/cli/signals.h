@@ -1,6 +1,7 @@
 // Stop requests from signals: SIGINT (Ctrl-C), SIGTERM (kill, systemd, a scheduler ending a
-// job) and SIGHUP (the terminal closed) all stop a run at its next step, so its outputs are
-// still written, like the first Ctrl-C always did. Kept apart from the train command so that
+// job), SIGHUP (the terminal closed) and SIGUSR1 (the program that started the run, through
+// mpirun, which forwards it to every process) all stop a run at its next step, so its
+// outputs are still written, like the first Ctrl-C always did. Kept apart from the train command so that
 // other launchers (MPI ranks) can stop the same way.
 #pragma once
 
