@@ -11,6 +11,10 @@
 #include "model/cnn_spec.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
+
+#include <set>
+
+#include <nlohmann/json.hpp>
 #include "util/error.h"
 
 using namespace mb;
@@ -240,6 +244,90 @@ class TestTrainer : public QObject {
     c.epochs = epochs;
     c.lr = lr;
     QVERIFY(test::expect_error<ConfigError>([&] { MirroredTrainer t(c, data); }, message));
+  }
+
+  // ---- where the time goes (the per-replica breakdown, the trace, the straggler) ----------
+
+  void phases_add_up_to_the_epoch() {
+    // Every replica's phases cover its epoch: the step is forward + backward + wait +
+    // all-reduce + optimizer, so their sum is the epoch's training time less only what lies
+    // outside any phase (the shuffle, timer gaps): within 10 % here, typically < 1 %.
+    auto data = test::make_synthetic_split(1024, 32);
+    MirroredTrainer t(small_config("cpu:2", "onednn", 64), data);
+    const RunRecord r = t.run();
+    QCOMPARE(r.status, RunStatus::Completed);
+    const EpochMetrics& e = r.epochs.at(0);
+    QCOMPARE(e.replica_times.size(), std::size_t(2));
+    for (const PhaseTimes& p : e.replica_times) {
+      for (double v : {p.forward_s, p.backward_s, p.allreduce_s, p.optimizer_s, p.wait_s}) QVERIFY(v >= 0);
+      QVERIFY(p.forward_s > 0 && p.backward_s > 0 && p.optimizer_s > 0);
+      QVERIFY2(std::fabs(p.total() - e.time_s) <= 0.10 * e.time_s,
+               qPrintable(QString("phases %1 s, epoch %2 s").arg(p.total()).arg(e.time_s)));
+    }
+    // The record's all-reduce share is replica 0's exchange plus waiting.
+    QCOMPARE(e.allreduce_s, e.replica_times[0].allreduce_s + e.replica_times[0].wait_s);
+    QCOMPARE(QString::fromStdString(e.param_digest).size(), 16);
+  }
+
+  void no_breakdown_leaves_the_phases_empty() {
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:1", "onednn", 64);
+    c.time_phases = false;
+    MirroredTrainer t(c, data);
+    const RunRecord r = t.run();
+    const PhaseTimes& p = r.epochs.at(0).replica_times.at(0);
+    QCOMPARE(p.forward_s + p.backward_s + p.optimizer_s, 0.0);
+  }
+
+  void a_straggler_makes_the_others_wait() {
+    // Replica 1 computes 3x slower: lock-step training runs at its pace, so replica 0 spends
+    // most of its step waiting for it, and the straggler almost none.
+    auto data = test::make_synthetic_split(512, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    c.slow_replica = 1;
+    c.slow_factor = 3.0;
+    MirroredTrainer t(c, data);
+    QCOMPARE(t.run_config().slow_replica, 1);
+    const RunRecord r = t.run();
+    QCOMPARE(r.status, RunStatus::Completed);
+    QVERIFY(r.replicas_in_sync);   // slower, not different
+    const auto& times = r.epochs.at(0).replica_times;
+    QVERIFY2(times[0].wait_s > 4 * times[1].wait_s,
+             qPrintable(QString("wait %1 s vs the straggler's %2 s").arg(times[0].wait_s).arg(times[1].wait_s)));
+    QVERIFY(times[1].compute_s() > 2 * times[0].compute_s());
+    QVERIFY_THROWS_EXCEPTION(ConfigError, [] {
+      TrainConfig bad = small_config("cpu:2", "onednn", 64);
+      bad.slow_replica = 2;   // no such replica
+      check_train_config(bad);
+    }());
+  }
+
+  void the_trace_has_every_replica_and_phase() {
+    auto data = test::make_synthetic_split(640, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    c.epochs = 2;
+    c.trace = true;
+    MirroredTrainer t(c, data);
+    const RunRecord r = t.run();
+    const auto& traces = t.trace();
+    QCOMPARE(traces.size(), std::size_t(2));
+    for (const auto& steps : traces) {
+      QCOMPARE(steps.size(), std::size_t(20));   // 10 steps x 2 epochs, all of them (few enough)
+      for (std::size_t k = 1; k < steps.size(); ++k) QVERIFY(steps[k].start_s >= steps[k - 1].start_s);
+    }
+    const nlohmann::json j = nlohmann::json::parse(chrome_trace_json(r, traces));
+    std::set<std::pair<int, std::string>> seen;
+    std::set<int> named_tracks;
+    for (const auto& ev : j.at("traceEvents")) {
+      if (ev.at("ph") == "M" && ev.at("name") == "thread_name") named_tracks.insert(ev.at("tid").get<int>());
+      if (ev.at("ph") != "X") continue;
+      QVERIFY(ev.at("dur").get<double>() > 0 && ev.at("ts").get<double>() >= 0);
+      seen.insert({ev.at("tid").get<int>(), ev.at("name").get<std::string>()});
+    }
+    QCOMPARE(named_tracks, (std::set<int>{0, 1}));
+    for (int tid : {0, 1})
+      for (const char* phase : {"forward", "backward", "all-reduce", "optimizer"})
+        QVERIFY2(seen.count({tid, phase}), phase);
   }
 };
 

@@ -20,7 +20,7 @@ namespace mb::cli {
 // The values the subcommands' options fill.
 struct Options {
   TrainConfig train;
-  std::string json_out, csv_out, save_out;
+  std::string json_out, csv_out, save_out, trace_out;
   std::string progress = "text";   // text: a bar and epoch lines; json: progress_events.h lines
   double timeout_s = 60;           // multi-process runs: how long a peer may stay silent
   bool verbose = false;

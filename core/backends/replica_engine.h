@@ -34,6 +34,7 @@ struct TrainStep {
   int64_t global_batch = 0;           // samples of this step over all replicas
   float grad_scale = 1.0f;            // 1 / global_batch: each replica's loss is its sum / global
   int64_t adam_step = 0;              // counts from 1
+  bool time_phases = true;            // false: leave PhaseTimes alone (to measure their cost)
 };
 
 class ReplicaEngine {
@@ -87,13 +88,14 @@ class ReplicaEngine {
   // take_train_stats(); its phase times are added to `times`. Backends may override to
   // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
-    pending_ += forward_backward(step.indices, step.grad_scale, &times);
+    pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
     if (comm.size() > 1) {
       comm.all_reduce_sum(grad_buffer(), cnn::kParamCount);
       const CollectiveTimes ct = comm.take_times();
       times.wait_s += ct.wait_s;
       times.allreduce_s += ct.transfer_s;
     }
+    if (!step.time_phases) return apply_adam(cfg, step.adam_step);
     const auto t0 = Clock::now();
     apply_adam(cfg, step.adam_step);
     times.optimizer_s += std::chrono::duration<double>(Clock::now() - t0).count();

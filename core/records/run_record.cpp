@@ -122,6 +122,8 @@ json config_to_json(const RunConfig& c) {
       {"replicas_per_process", c.replicas_per_process},
       {"hosts", c.hosts},
       {"simulated", c.simulated},
+      {"slow_replica", c.slow_replica},
+      {"slow_factor", c.slow_factor},
       {"global_batch", c.global_batch},
       {"per_replica_batch", c.per_replica_batch},
       {"per_replica_batch_mode", c.per_replica_batch_mode},
@@ -154,6 +156,8 @@ RunConfig config_from_json(const json& j) {
   c.processes = has(j, "processes") ? get_int(j, "processes", w, 1) : 1;
   c.replicas_per_process = has(j, "replicas_per_process") ? get_int(j, "replicas_per_process", w, 1) : c.replicas;
   if (has(j, "hosts")) c.hosts = get_strings(j, "hosts", w);
+  if (has(j, "slow_replica")) c.slow_replica = get_int(j, "slow_replica", w, -1);
+  if (has(j, "slow_factor")) c.slow_factor = get_double(j, "slow_factor", w);
   c.simulated = get_bool(j, "simulated", w);
   c.global_batch = get_int64(j, "global_batch", w, 1, kMaxI64);
   c.per_replica_batch = get_int64(j, "per_replica_batch", w, 1, kMaxI64);
@@ -327,6 +331,8 @@ std::string make_run_id(const RunConfig& config) {
 }
 
 nlohmann::json to_json(const RunConfig& config) { return config_to_json(config); }
+nlohmann::json to_json(const PhaseTimes& times) { return phases_to_json(times); }
+PhaseTimes phase_times_from_json(const nlohmann::json& j) { return phases_from_json(j, "phases"); }
 RunConfig run_config_from_json(const nlohmann::json& j) { return config_from_json(j); }
 nlohmann::json to_json(const EpochMetrics& epoch) { return epoch_to_json(epoch); }
 EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_from_json(j, 0); }

@@ -36,6 +36,8 @@ struct RunConfig {
   int replicas_per_process = 1;
   std::vector<std::string> hosts;        // the processes' hosts, distinct, in process order
   bool simulated = false;                // several replicas on one GPU
+  int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
+  double slow_factor = 1.0;              // ... computing this many times slower
   int64_t global_batch = 128;
   int64_t per_replica_batch = 128;       // largest replica share of the global batch
   bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N
@@ -84,6 +86,8 @@ nlohmann::json to_json(const RunConfig& config);
 RunConfig run_config_from_json(const nlohmann::json& j);   // throws DataError
 nlohmann::json to_json(const EpochMetrics& epoch);
 EpochMetrics epoch_metrics_from_json(const nlohmann::json& j);   // throws DataError
+nlohmann::json to_json(const PhaseTimes& times);
+PhaseTimes phase_times_from_json(const nlohmann::json& j);       // throws DataError
 
 void write_run_json(const RunRecord& record, const std::filesystem::path& file);  // atomic
 RunRecord read_run_json(const std::filesystem::path& file);                       // throws DataError

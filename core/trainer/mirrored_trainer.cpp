@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "backends/straggler_engine.h"
 #include "comm/communicator.h"
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
@@ -35,6 +36,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMaxGlobalBatch = 65536;
+constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
+constexpr std::size_t kRecentReports = 6;  // the live timeline's steps
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Training order for one epoch: a seeded shuffle that every replica derives identically.
@@ -99,8 +102,11 @@ std::string host_name() {
 
 // The settings every process must agree on (the data path may differ between machines).
 uint64_t config_digest(const TrainConfig& c) {
-  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr,
-                                       c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend);
+  // --trace too: every process samples its steps for the gather at the end.
+  const std::string text =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr, c.scale_lr,
+                  c.epochs, c.seed, c.limit_train, c.limit_val, c.backend, c.time_phases, c.trace, c.slow_replica,
+                  c.slow_factor);
   return digest64(text.data(), text.size());
 }
 
@@ -120,12 +126,18 @@ struct PrimaryBook {
     epoch_start = Clock::now();
   }
 
+  void set_steps_per_report(int every) { steps_per_report = every; }
+
   // After `steps_done` steps of this epoch, `images_done` images.
   void add(const std::vector<StepReport>& all, int64_t steps_done, int64_t images_done) {
+    std::vector<PhaseTimes> report(all.size());
     for (std::size_t r = 0; r < all.size(); ++r) {
       running += all[r].stats;
       replica_times[r] += all[r].times;
+      report[r] = all[r].times;
     }
+    if (recent.size() == kRecentReports) recent.erase(recent.begin());
+    recent.push_back(std::move(report));
     const double elapsed = seconds_since(epoch_start);
     if (!observer.on_step || (elapsed - last_report < 0.05 && steps_done != steps)) return;
     last_report = elapsed;
@@ -137,6 +149,8 @@ struct PrimaryBook {
     p.eta_s = p.images_per_s > 0 ? (rc.train_size - images_done) / p.images_per_s : 0;
     p.running_loss = running.loss_sum / std::max<int64_t>(1, running.samples);
     p.running_acc = double(running.correct) / std::max<int64_t>(1, running.samples);
+    p.recent = recent;
+    p.steps_per_report = steps_per_report;
     observer.on_step(p);
   }
 
@@ -171,8 +185,10 @@ struct PrimaryBook {
   int epoch = 0;
   Clock::time_point epoch_start;
   double last_report = -1;
+  int steps_per_report = 1;
   BatchStats running;
   std::vector<PhaseTimes> replica_times;
+  std::vector<std::vector<PhaseTimes>> recent;   // the last reports, oldest first
 };
 
 // MirroredStrategy's invariant, checked on every rank from the same gathered digests (so
@@ -217,6 +233,14 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int proces
            global, n, n);
   MB_CHECK(global <= kMaxGlobalBatch, ConfigError, "global batch {} is larger than the supported {}", global,
            kMaxGlobalBatch);
+  if (config.slow_replica >= 0) {
+    MB_CHECK(config.slow_replica < n, ConfigError, "--slow-replica {}: the run has replicas 0..{}",
+             config.slow_replica, n - 1);
+    MB_CHECK(std::isfinite(config.slow_factor) && config.slow_factor >= 1.0 && config.slow_factor <= 100.0,
+             ConfigError, "--slow-replica: the factor must be in 1..100 (got {})", config.slow_factor);
+    MB_CHECK(devices.front().kind == DeviceKind::Cpu, ConfigError,
+             "--slow-replica simulates a straggler on CPU replicas only (a GPU step runs ahead of the host)");
+  }
   return devices;
 }
 
@@ -292,6 +316,8 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
   rc.processes = world.processes;
   rc.replicas_per_process = local;
   rc.simulated = is_simulated(devices_);
+  rc.slow_replica = config_.slow_replica;
+  rc.slow_factor = config_.slow_replica >= 0 ? config_.slow_factor : 1.0;
   rc.global_batch = global;
   rc.per_replica_batch = (global + n - 1) / n;
   rc.per_replica_batch_mode = config_.per_replica_batch;
@@ -390,7 +416,9 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     std::string who = fmt::format("replica {}", rank);
     try {
       if (cpu_run && cpu_for(l) >= 0) pin_current_thread(cpu_for(l));
-      engines[std::size_t(l)] = make_engine(devices_[std::size_t(l)], config_.backend, static_cast<int>(rc.per_replica_batch));
+      auto engine_ptr = make_engine(devices_[std::size_t(l)], config_.backend, static_cast<int>(rc.per_replica_batch));
+      if (rank == rc.slow_replica) engine_ptr = make_straggler(std::move(engine_ptr), rc.slow_factor);
+      engines[std::size_t(l)] = std::move(engine_ptr);
       ReplicaEngine& engine = *engines[std::size_t(l)];
       who = fmt::format("replica {} ({})", rank, engine.device_name());
       comm.connect();
@@ -413,8 +441,17 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       comm.barrier();
       comm.take_times();
       if (rank == 0) record.warmup_s = seconds_since(warm_start);
+      const auto run_start = Clock::now();   // the traces' common zero: everyone just left the barrier
 
       const int every = std::max(1, engine.steps_per_report());
+      if (rank == 0) book.set_steps_per_report(every);
+      // Sampled steps for the trace: every `stride`-th step of the run, at most kMaxTraceSteps.
+      const int64_t total_steps = steps * rc.epochs;
+      const int64_t stride = std::max<int64_t>(1, (total_steps + kMaxTraceSteps - 1) / kMaxTraceSteps);
+      const std::size_t trace_capacity = config_.trace ? std::size_t(total_steps / stride + 1) : 0;
+      std::vector<TraceStep> trace;
+      trace.reserve(trace_capacity);
+      int64_t run_step = 0;
       int64_t adam_step = 0;
       bool stop = false;
       for (int e = 1; e <= rc.epochs && !stop; ++e) {
@@ -432,8 +469,13 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
           step.global_batch = b;
           step.grad_scale = 1.0f / static_cast<float>(b);
           step.adam_step = ++adam_step;
+          step.time_phases = config_.time_phases;
+          const bool traced = config_.trace && run_step++ % stride == 0 && trace.size() < trace_capacity;
+          const PhaseTimes before = since;
+          const double started = traced ? std::chrono::duration<double>(Clock::now() - run_start).count() : 0.0;
           engine.train_step(step, comm, adam, since);
           ++s;
+          if (traced) trace.push_back({started, since - before, e, static_cast<int32_t>(s)});
           if (s % every != 0 && s != steps) continue;
           StepReport mine;
           mine.stats = engine.take_train_stats();
@@ -473,6 +515,20 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
         }
         stop = stop || !sync_error.empty() ||
                std::any_of(all.begin(), all.end(), [](const EpochReport& r) { return r.stop != 0; });
+      }
+      if (config_.trace) {
+        // Fixed-size blocks (every rank computed the same capacity); step 0 marks the end.
+        trace.resize(trace_capacity);
+        std::vector<TraceStep> all(trace_capacity * std::size_t(n));
+        comm.all_gather_bytes(trace.data(), trace_capacity * sizeof(TraceStep), all.data());
+        if (rank == 0) {
+          trace_.assign(std::size_t(n), {});
+          for (int r = 0; r < n; ++r)
+            for (std::size_t k = 0; k < trace_capacity; ++k) {
+              const TraceStep& t = all[std::size_t(r) * trace_capacity + k];
+              if (t.step > 0) trace_[std::size_t(r)].push_back(t);
+            }
+        }
       }
       std::lock_guard lock(error_mutex);
       if (l == 0) stopped = stop;      // the same decision on every rank

@@ -18,6 +18,7 @@
 #include "backends/devices.h"
 #include "comm/process_link.h"
 #include "data/dataset.h"
+#include "records/chrome_trace.h"
 #include "records/run_record.h"
 #include "trainer/train_config.h"
 
@@ -31,6 +32,10 @@ struct StepProgress {
   double images_per_s = 0;
   double eta_s = 0;                   // rest of this epoch
   double running_loss = 0, running_acc = 0;
+  // Where the last reported steps went, per replica (recent[k][r]: the k-th of the last few
+  // reports, oldest first; a report covers steps_per_report steps): the live timeline.
+  std::vector<std::vector<PhaseTimes>> recent;
+  int steps_per_report = 1;
 };
 
 enum class LogLevel { Info, Warning, Error };
@@ -79,6 +84,9 @@ class MirroredTrainer {
   const RunConfig& run_config() const { return run_config_; }
   bool is_primary() const { return process_ == 0; }   // writes records, prints progress
   const std::vector<float>& final_params() const { return final_params_; }  // process 0, after run()
+  // With TrainConfig::trace: every replica's sampled steps (process 0, after run(); empty when
+  // the run failed, since a failed run cannot gather them).
+  const std::vector<std::vector<TraceStep>>& trace() const { return trace_; }
 
  private:
   struct Impl;
@@ -89,6 +97,7 @@ class MirroredTrainer {
   int process_ = 0;
   RunConfig run_config_;
   std::vector<float> final_params_;
+  std::vector<std::vector<TraceStep>> trace_;
   std::atomic<bool> stop_{false};
 };
 

@@ -28,7 +28,15 @@ LogLevel parse_level(const std::string& s) {
 }
 
 json step_json(const StepProgress& p) {
+  json recent = json::array();
+  for (const auto& report : p.recent) {
+    json replicas = json::array();
+    for (const auto& t : report) replicas.push_back(to_json(t));
+    recent.push_back(std::move(replicas));
+  }
   return json{{"epoch", p.epoch},
+              {"recent", std::move(recent)},
+              {"steps_per_report", p.steps_per_report},
               {"epochs", p.epochs},
               {"step", p.step},
               {"steps", p.steps},
@@ -53,6 +61,13 @@ StepProgress step_from(const json& j) {
   // NaN travels as null (JSON has no spelling for it): a diverged run's running loss.
   p.running_loss = j.at("running_loss").is_null() ? std::nan("") : j.at("running_loss").get<double>();
   p.running_acc = j.at("running_acc").get<double>();
+  p.steps_per_report = j.value("steps_per_report", 1);
+  if (j.contains("recent"))
+    for (const auto& report : j.at("recent")) {
+      std::vector<PhaseTimes> replicas;
+      for (const auto& t : report) replicas.push_back(phase_times_from_json(t));
+      p.recent.push_back(std::move(replicas));
+    }
   return p;
 }
 

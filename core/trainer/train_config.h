@@ -17,6 +17,12 @@ struct TrainConfig {
   int64_t limit_train = 0;           // 0: whole training set
   int64_t limit_val = 0;             // 0: whole validation set
   std::string backend = "auto";      // auto | onednn | reference
+
+  // Insight and demonstration.
+  bool time_phases = true;           // the per-replica breakdown (off only to measure its cost)
+  bool trace = false;                // keep sampled per-step phase events (a Chrome trace)
+  int slow_replica = -1;             // a simulated straggler: this rank ...
+  double slow_factor = 1.0;          // ... computes this many times slower (>= 1)
 };
 
 }  // namespace mb

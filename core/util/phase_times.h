@@ -16,6 +16,11 @@ struct PhaseTimes {
     optimizer_s += o.optimizer_s, wait_s += o.wait_s;
     return *this;
   }
+  friend PhaseTimes operator-(PhaseTimes a, const PhaseTimes& b) {
+    a.forward_s -= b.forward_s, a.backward_s -= b.backward_s, a.allreduce_s -= b.allreduce_s;
+    a.optimizer_s -= b.optimizer_s, a.wait_s -= b.wait_s;
+    return a;
+  }
 };
 
 }  // namespace mb

@@ -2,6 +2,8 @@
 // epoch, and writes the requested outputs; SIGINT, SIGTERM and SIGHUP stop it at the next
 // step with every output still written. Started by mpirun or srun, it is one process of a
 // run across processes: process 0 prints and writes; a failure anywhere ends every process.
+#include <charconv>
+#include <cmath>
 #include <csignal>
 
 #include <CLI/CLI.hpp>
@@ -11,6 +13,8 @@
 #include "errors.h"
 #include "launch.h"
 #include "outputs.h"
+#include "records/chrome_trace.h"
+#include "util/error.h"
 #include "progress_printer.h"
 #include "signals.h"
 #include "trainer/mirrored_trainer.h"
@@ -50,6 +54,39 @@ void add_train_options(CLI::App& sub, Options& o) {
   sub.add_option("--save", o.save_out, "write the trained weights as safetensors (PyTorch names and layouts)")
       ->check(not_an_option())
       ->type_name("FILE");
+  sub.add_option("--trace", o.trace_out,
+                 "write a Chrome trace of sampled steps (open in chrome://tracing or ui.perfetto.dev): one track "
+                 "per replica, forward/backward/wait/all-reduce/optimizer")
+      ->check(not_an_option())
+      ->type_name("FILE");
+  sub.add_option_function<std::string>(
+         "--slow-replica",
+         [&t](const std::string& spec) {
+           const auto colon = spec.find(':');
+           MB_CHECK(colon != std::string::npos, ConfigError,
+                    "--slow-replica expects RANK:FACTOR (e.g. 1:2 makes replica 1 twice as slow), got '{}'", spec);
+           const std::string rank = spec.substr(0, colon), factor = spec.substr(colon + 1);
+           int r = -1;
+           const auto [end, ec] = std::from_chars(rank.data(), rank.data() + rank.size(), r);
+           MB_CHECK(ec == std::errc() && end == rank.data() + rank.size() && r >= 0, ConfigError,
+                    "--slow-replica: '{}' is not a replica number", rank);
+           std::size_t used = 0;
+           double f = 0;
+           try {
+             f = std::stod(factor, &used);
+           } catch (const std::exception&) {
+             used = 0;
+           }
+           MB_CHECK(used == factor.size() && !factor.empty() && std::isfinite(f) && f >= 1 && f <= 100, ConfigError,
+                    "--slow-replica: the factor must be a number in 1..100, got '{}'", factor);
+           t.slow_replica = r;
+           t.slow_factor = f;
+         },
+         "simulated straggler for demonstrations: replica RANK computes FACTOR times slower (CPU replicas)")
+      ->type_name("RANK:FACTOR");
+  sub.add_flag_function(
+         "--no-breakdown", [&t](int64_t) { t.time_phases = false; },
+         "do not time the phases of each step (only to measure what the breakdown itself costs)");
   sub.add_option("--progress", o.progress,
                  "text: a progress bar and one line per epoch; json: one JSON event per line (start, step, epoch, "
                  "log, end) for programs that follow the run")
@@ -63,8 +100,9 @@ void add_train_options(CLI::App& sub, Options& o) {
 }
 
 // What the JSON stream's end event and the outputs need, from process 0 only.
-void finish_primary(const Options& o, const RunRecord& record, std::span<const float> params, int stopped_by,
+void finish_primary(const Options& o, const MirroredTrainer& trainer, const RunRecord& record, int stopped_by,
                     int& exit_code) {
+  const std::span<const float> params = trainer.final_params();
   const bool json = o.progress == "json";
   std::FILE* info = json ? stderr : stdout;   // the JSON stream carries events only
   if (!record.epochs.empty())
@@ -75,7 +113,18 @@ void finish_primary(const Options& o, const RunRecord& record, std::span<const f
                stopped_by == SIGINT ? "the user" : StopOnSignals::name(stopped_by), record.epochs.size());
   std::fflush(info);
   const RunOutputs outputs{o.save_out, o.json_out, o.csv_out};
-  const int failed_outputs = report_outputs(write_outputs(outputs, record, params), record.id, info, stderr);
+  int failed_outputs = report_outputs(write_outputs(outputs, record, params), record.id, info, stderr);
+  if (!o.trace_out.empty()) {
+    try {
+      if (trainer.trace().empty()) throw Error("the run failed before its steps could be gathered");
+      write_chrome_trace(o.trace_out, record, trainer.trace());
+      fmt::print(info, "run {}: wrote --trace {} (open it in chrome://tracing or https://ui.perfetto.dev)\n",
+                 record.id, o.trace_out);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "mirrorbench-cli: --trace {} was not written: {}\n", o.trace_out, e.what());
+      ++failed_outputs;
+    }
+  }
   if (json) {
     ProgressEvent end;
     end.kind = ProgressEvent::Kind::End;
@@ -89,11 +138,16 @@ void finish_primary(const Options& o, const RunRecord& record, std::span<const f
 int train(const Options& o, const Launch& launch) {
   check_train_config(o.train, launch.processes());   // argument mistakes before seconds of data loading
   // Only process 0 writes, so only it checks the paths (they may not exist on other hosts).
-  if (launch.primary()) check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
+  if (launch.primary()) {
+    check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
+    check_writable("--trace", o.trace_out);
+  }
+  TrainConfig config = o.train;
+  config.trace = !o.trace_out.empty();
   const std::filesystem::path dir =
       o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
-  MirroredTrainer trainer(o.train, data, launch.link());   // collective: same options and data everywhere
+  MirroredTrainer trainer(config, data, launch.link());   // collective: same options and data everywhere
 
   ProgressPrinter printer(stdout);
   TrainObserver observer;
@@ -110,7 +164,7 @@ int train(const Options& o, const Launch& launch) {
   StopOnSignals stop([](void* t) { static_cast<MirroredTrainer*>(t)->request_stop(); }, &trainer);
   const RunRecord record = trainer.run(observer);
   int exit_code = record.status == RunStatus::Failed ? 1 : 0;
-  if (trainer.is_primary()) finish_primary(o, record, trainer.final_params(), stop.received(), exit_code);
+  if (trainer.is_primary()) finish_primary(o, trainer, record, stop.received(), exit_code);
   if (record.status == RunStatus::Failed)
     fmt::print(stderr, "mirrorbench-cli: {}training failed: {}\n",
                launch.primary() ? "" : launch.describe() + ": ", record.error);
