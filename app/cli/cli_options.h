@@ -23,6 +23,8 @@ struct Options {
   std::string json_out, csv_out, save_out, trace_out;
   std::string progress = "text";   // text: a bar and epoch lines; json: progress_events.h lines
   double timeout_s = 60;           // multi-process runs: how long a peer may stay silent
+  int max_replicas = 0;            // scaling: predict 1..N replicas (0: twice this machine's cores)
+  double link_gbps = 0;            // scaling: more machines over a link of this bandwidth
   bool verbose = false;
 };
 

@@ -1,0 +1,84 @@
+// `mirrorbench-cli scaling`: calibrates this machine in well under a minute (lock-step compute
+// of 1..cores CPU replicas at several batches, a size sweep of the all-reduce) and predicts
+// epoch time, speedup, efficiency and communication share for 1..N replicas, in global- and
+// per-replica-batch mode, and for more machines given a link bandwidth (--link-gbps).
+#include <cstdio>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/devices.h"
+#include "cli_options.h"
+#include "experiment/calibrate.h"
+#include "experiment/scaling_model.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace mb::cli {
+namespace {
+
+void add_scaling_options(CLI::App& sub, Options& o) {
+  sub.add_option("--devices", o.train.devices, "the kind of replica to calibrate: cpu (CPU replicas)")
+      ->check(not_an_option())
+      ->type_name("LIST");
+  sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
+      ->transform(integer_in(1, 4096))
+      ->type_name("N");
+  sub.add_option("--batch", o.train.batch, "global batch (global mode) and per-replica batch (per-replica mode)")
+      ->transform(integer_in(1, 65536))
+      ->type_name("B");
+  sub.add_option("--link-gbps", o.link_gbps, "predict replicas beyond this machine on more machines over this link")
+      ->transform(positive_real_up_to(1e5))
+      ->type_name("GBITS");
+  sub.add_option("--backend", o.train.backend, "CPU kernels: auto, onednn, reference")
+      ->check(not_an_option())
+      ->type_name("NAME");
+  sub.add_option("--json", o.json_out, "write {\"calibration\": ..., \"predictions\": [...]}")
+      ->check(not_an_option())
+      ->type_name("FILE");
+  sub.add_option("--csv", o.csv_out, "write the predictions as CSV")->check(not_an_option())->type_name("FILE");
+}
+
+int run_scaling(const Options& o) {
+  const auto devices = parse_devices(o.train.devices);
+  MB_CHECK(devices.front().kind == DeviceKind::Cpu, ConfigError,
+           "scaling calibrates CPU replicas (--devices cpu); measuring GPUs needs the device sweep of "
+           "bench/gpu_check.sh");
+  resolve_backend(DeviceKind::Cpu, o.train.backend);   // a typo is reported before a minute of measuring
+
+  CalibrateOptions copt;
+  copt.backend = o.train.backend;
+  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", o.train.devices);
+  std::fflush(stdout);
+  const Calibration cal = calibrate_cpu(copt, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+  PredictOptions popt;
+  popt.max_replicas = o.max_replicas > 0 ? o.max_replicas : 2 * cal.cores;
+  popt.batch = o.train.batch;
+  popt.link_gbps = o.link_gbps;
+  const auto predictions = predict_scaling(cal, popt);
+
+  fmt::print("\npredicted epoch of {} images on {} ({} core(s) here), batch {}:\n", cal.train_size, cal.device,
+             cal.cores, popt.batch);
+  fmt::print("{:>8} {:>12} {:>9} {:>10} {:>9} {:>10} {:>11}  {}\n", "replicas", "mode", "machines", "epoch s",
+             "speedup", "efficiency", "comm share", "note");
+  for (const auto& p : predictions)
+    fmt::print("{:>8} {:>12} {:>9} {:>10.2f} {:>9.2f} {:>9.0f}% {:>10.1f}%  {}\n", p.replicas, p.mode, p.machines,
+               p.epoch_s, p.speedup, 100 * p.efficiency, 100 * p.comm_share, p.note);
+
+  nlohmann::json doc = {{"calibration", to_json(cal)}, {"predictions", nlohmann::json::array()}};
+  for (const auto& p : predictions) doc["predictions"].push_back(to_json(p));
+  if (!o.json_out.empty()) write_file_atomic(o.json_out, doc.dump(2) + "\n");
+  if (!o.csv_out.empty()) write_file_atomic(o.csv_out, predictions_csv(predictions));
+  return 0;
+}
+
+[[maybe_unused]] const bool registered = register_command(
+    {"scaling", "calibrate this machine and predict epoch time and speedup for 1..N replicas", 15,
+     add_scaling_options, run_scaling});
+
+}  // namespace
+}  // namespace mb::cli

@@ -1,0 +1,157 @@
+// Calibration measurements (see calibrate.h).
+#include "experiment/calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backends/devices.h"
+#include "model/cnn_spec.h"
+#include "util/cpu_topology.h"
+#include "util/error.h"
+#include "util/random.h"
+#include "util/spin_barrier.h"
+
+namespace mb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+Dataset synthetic_images(int64_t count) {
+  Dataset d;
+  d.name = "calibration";
+  d.count = count;
+  d.rows = d.cols = cnn::kImageSide;
+  d.pixels.resize(static_cast<std::size_t>(count) * cnn::kImagePixels);
+  d.labels.resize(static_cast<std::size_t>(count));
+  SplitMix64 rng(12345);
+  for (auto& p : d.pixels) p = static_cast<uint8_t>(rng.below(256));
+  for (auto& l : d.labels) l = static_cast<uint8_t>(rng.below(cnn::kClasses));
+  return d;
+}
+
+// Concurrency levels: 1, 2, 4, ... and the maximum itself.
+std::vector<int> levels(int max) {
+  std::vector<int> out;
+  for (int k = 1; k < max; k *= 2) out.push_back(k);
+  out.push_back(max);
+  return out;
+}
+
+// Runs fn(i) on k pinned threads and joins them; the first exception is rethrown.
+template <typename Fn>
+void on_threads(int k, const CpuPlacement& where, Fn fn) {
+  std::vector<std::thread> threads;
+  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(k));
+  for (int i = 0; i < k; ++i)
+    threads.emplace_back([&, i] {
+      if (std::size_t(i) < where.order.size()) pin_current_thread(where.order[std::size_t(i)]);
+      try {
+        fn(i);
+      } catch (...) {
+        errors[std::size_t(i)] = std::current_exception();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+}
+
+// One lock-step step of k replicas at batch b (forward, backward, Adam, then a barrier, as
+// every step ends in the all-reduce): the slowest replica's pace, mean over `steps` steps.
+double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Dataset& data, const CpuPlacement& where) {
+  SpinBarrier barrier(k);
+  std::vector<float> init(cnn::kParamCount);
+  cnn::init_params(init, 1);
+  double seconds = 0;
+  on_threads(k, where, [&](int i) {
+    auto engine = make_engine({DeviceKind::Cpu, i}, o.backend, static_cast<int>(b));
+    engine->bind_data(data, data);
+    engine->set_params(init);
+    std::vector<int32_t> idx(static_cast<std::size_t>(b));
+    AdamConfig adam;
+    auto step = [&](int s) {
+      for (int64_t j = 0; j < b; ++j) idx[std::size_t(j)] = static_cast<int32_t>((s * b + j + i * 7919) % data.count);
+      engine->forward_backward(idx, 1.0f / float(b));
+      engine->apply_adam(adam, s + 1);
+      barrier.arrive_and_wait();
+    };
+    for (int s = 0; s < 2; ++s) step(s);   // plans built, caches warm
+    // Three timed rounds, the median kept: a shared machine's hiccup costs one round, not
+    // the point.
+    std::vector<double> rounds;
+    for (int round = 0; round < 3; ++round) {
+      const auto t0 = Clock::now();
+      for (int s = 0; s < o.steps; ++s) step(2 + round * o.steps + s);
+      rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / o.steps);
+    }
+    std::sort(rounds.begin(), rounds.end());
+    if (i == 0) seconds = rounds[1];
+  });
+  return seconds;
+}
+
+double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
+  auto comms = make_thread_communicators(n);
+  std::vector<std::vector<float>> bufs(std::size_t(n), std::vector<float>(floats, 1.0f));
+  // Enough repetitions for ~20 MB moved, at least 5, at most 200.
+  const int reps = std::clamp(static_cast<int>(20e6 / (floats * 4.0 + 1)), 5, 200);
+  double seconds = 0;
+  on_threads(n, where, [&](int r) {
+    for (int i = 0; i < 3; ++i) comms[std::size_t(r)]->all_reduce_sum(bufs[std::size_t(r)].data(), floats);
+    comms[std::size_t(r)]->barrier();
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) comms[std::size_t(r)]->all_reduce_sum(bufs[std::size_t(r)].data(), floats);
+    if (r == 0) seconds = std::chrono::duration<double>(Clock::now() - t0).count() / reps;
+  });
+  return seconds;
+}
+
+}  // namespace
+
+Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(const std::string&)>& progress) {
+  MB_CHECK(!o.batches.empty(), ConfigError, "scaling: no batch sizes to calibrate");
+  for (int64_t b : o.batches) MB_CHECK(b >= 1 && b <= 4096, ConfigError, "scaling: batch {} outside 1..4096", b);
+  MB_CHECK(o.steps >= 1, ConfigError, "scaling: at least one timed step per point");
+  const CpuPlacement where = cpu_placement();
+  Calibration c;
+  c.cores = std::max(1, where.physical_cores > 0 ? where.physical_cores : int(where.order.size()));
+  const int max_k = o.max_concurrency > 0 ? std::min(o.max_concurrency, c.cores) : c.cores;
+  c.train_size = o.train_size;
+  c.gradient_bytes = double(cnn::kParamCount) * sizeof(float);
+  c.communicator = "threads";
+  c.device = make_engine({DeviceKind::Cpu, 0}, o.backend, 1)->device_name();
+  auto say = [&](const std::string& s) {
+    if (progress) progress(s);
+  };
+
+  const Dataset data = synthetic_images(2048);
+  for (int k : levels(max_k))
+    for (int64_t b : o.batches) {
+      const double t = lockstep_step_s(k, b, o, data, where);
+      c.compute.push_back({k, b, t});
+      say(fmt::format("compute  {} replica(s) at batch {:4}: {:8.3f} ms/step ({:.0f} img/s each)", k, b, t * 1e3,
+                      b / std::max(1e-12, t)));
+    }
+  const std::size_t gradient_floats = cnn::kParamCount;
+  for (int n : levels(max_k)) {
+    if (n < 2) continue;
+    for (std::size_t floats : {std::size_t(1024), std::size_t(16384), std::size_t(65536), gradient_floats,
+                               std::size_t(1) << 20, std::size_t(1) << 21}) {
+      AllReducePoint p;
+      p.ranks = n;
+      p.bytes = double(floats) * sizeof(float);
+      p.seconds = allreduce_s(n, floats, where);
+      c.allreduce.push_back(p);
+      say(fmt::format("allreduce {} ranks {:>10.0f} B: {:9.1f} us  algbw {:6.2f} GB/s  busbw {:6.2f} GB/s", n,
+                      p.bytes, p.seconds * 1e6, p.algbw_gbs(), p.busbw_gbs()));
+    }
+  }
+  return c;
+}
+
+}  // namespace mb

@@ -1,0 +1,196 @@
+// The scaling model (see scaling_model.h).
+#include "experiment/scaling_model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "util/error.h"
+
+namespace mb {
+namespace {
+
+// Compute fits per measured concurrency: concurrency -> step_s(batch).
+std::map<int, LinearFit> compute_fits(const Calibration& c) {
+  std::map<int, std::vector<double>> xs, ys;
+  for (const auto& p : c.compute) {
+    xs[p.concurrent].push_back(double(p.batch));
+    ys[p.concurrent].push_back(p.step_s);
+  }
+  std::map<int, LinearFit> out;
+  for (const auto& [k, x] : xs) out[k] = fit_line(x, ys[k]);
+  return out;
+}
+
+// All-reduce alpha-beta per measured rank count.
+std::map<int, LinearFit> allreduce_fits(const Calibration& c) {
+  std::map<int, std::vector<double>> xs, ys;
+  for (const auto& p : c.allreduce) {
+    xs[p.ranks].push_back(p.bytes);
+    ys[p.ranks].push_back(p.seconds);
+  }
+  std::map<int, LinearFit> out;
+  for (const auto& [n, x] : xs) out[n] = fit_line(x, ys[n]);
+  return out;
+}
+
+// The measured key nearest to n (ties: the larger), for extrapolating beyond the sweep.
+template <typename V>
+int nearest_key(const std::map<int, V>& m, int n) {
+  int best = m.begin()->first;
+  for (const auto& kv : m)
+    if (std::abs(kv.first - n) <= std::abs(best - n)) best = kv.first;
+  return best;
+}
+
+}  // namespace
+
+LinearFit fit_line(const std::vector<double>& x, const std::vector<double>& y) {
+  MB_CHECK(!x.empty() && x.size() == y.size(), ConfigError, "scaling model: no points to fit");
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  const double den = n * sxx - sx * sx;
+  LinearFit f;
+  if (x.size() == 1 || std::fabs(den) < 1e-30) {
+    // One point (or one x): a line through the origin when x > 0, else a constant.
+    f.b = sx > 0 ? sy / sx : 0;
+    f.a = sx > 0 ? 0 : sy / n;
+    return f;
+  }
+  f.b = (n * sxy - sx * sy) / den;
+  f.a = (sy - f.b * sx) / n;
+  return f;
+}
+
+double predicted_compute_s(const Calibration& c, int replicas, int64_t per_replica_batch) {
+  const auto fits = compute_fits(c);
+  MB_CHECK(!fits.empty() && fits.count(1), ConfigError, "scaling model: the calibration has no single-replica compute");
+  // Beyond the cores, replicas time-share them: each lock-step step takes ceil(n / cores)
+  // turns of a machine full of replicas.
+  const int at_once = std::min(replicas, c.cores);
+  const int k = fits.count(at_once) ? at_once : nearest_key(fits, at_once);
+  const double full = fits.at(k).at(double(per_replica_batch));
+  const double turns = std::ceil(double(replicas) / double(std::max(1, c.cores)));
+  return std::max(0.0, full) * (replicas > c.cores ? turns : 1.0);
+}
+
+double predicted_allreduce_s(const Calibration& c, int ranks, double bytes) {
+  if (ranks <= 1) return 0;
+  const auto fits = allreduce_fits(c);
+  MB_CHECK(!fits.empty(), ConfigError, "scaling model: the calibration has no all-reduce sweep");
+  if (fits.count(ranks)) return std::max(0.0, fits.at(ranks).at(bytes));
+  // Not measured: scale the nearest measurement by the ring's factors, latency 2(n-1) and
+  // bytes moved 2(n-1)/n, which is how the exchange grows with n (nccl-tests' busbw).
+  const int m = nearest_key(fits, ranks);
+  const LinearFit& f = fits.at(m);
+  const double lat = std::max(0.0, f.a) * double(ranks - 1) / double(std::max(1, m - 1));
+  const double per_byte = std::max(0.0, f.b) * (double(ranks - 1) / ranks) / (double(m - 1) / m);
+  return lat + per_byte * bytes;
+}
+
+std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptions& o) {
+  MB_CHECK(o.max_replicas >= 1, ConfigError, "--max-replicas must be at least 1 (got {})", o.max_replicas);
+  MB_CHECK(o.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", o.batch);
+  MB_CHECK(c.train_size >= 1 && c.cores >= 1, ConfigError, "scaling model: the calibration is empty");
+  const auto small = allreduce_fits(c);
+  std::vector<Prediction> out;
+  for (const char* mode : {"global", "per-replica"}) {
+    double single = 0;
+    for (int n = 1; n <= o.max_replicas; ++n) {
+      Prediction p;
+      p.replicas = n;
+      p.mode = mode;
+      const bool per_replica = p.mode == "per-replica";
+      p.global_batch = per_replica ? o.batch * n : o.batch;
+      if (p.global_batch < n) continue;   // fewer samples than replicas: no such run
+      p.per_replica_batch = (p.global_batch + n - 1) / n;
+      const bool more_machines = n > c.cores && o.link_gbps > 0;
+      p.machines = more_machines ? (n + c.cores - 1) / c.cores : 1;
+      const int per_machine = more_machines ? c.cores : n;
+      p.compute_s = predicted_compute_s(c, more_machines ? per_machine : n, p.per_replica_batch);
+      // The all-reduce within a machine, then (more machines) a ring between them.
+      p.comm_s = predicted_allreduce_s(c, std::min(n, per_machine), c.gradient_bytes);
+      if (more_machines) {
+        const double m = p.machines;
+        p.comm_s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);
+      }
+      // The statistics exchange: a small all-gather's latency (the sweep's alpha).
+      if (n > 1 && !small.empty()) {
+        const int k = small.count(std::min(n, per_machine)) ? std::min(n, per_machine) : nearest_key(small, n);
+        p.comm_s += std::max(0.0, small.at(k).a) + (more_machines ? 2 * o.link_latency_s : 0.0);
+      }
+      p.step_s = p.compute_s + p.comm_s;
+      const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
+      p.epoch_s = double(steps) * p.step_s;
+      if (n == 1) single = p.epoch_s;
+      p.speedup = p.epoch_s > 0 ? single / p.epoch_s : 0;
+      p.efficiency = p.speedup / n;
+      p.comm_share = p.step_s > 0 ? p.comm_s / p.step_s : 0;
+      p.beyond_machine = n > c.cores;
+      if (more_machines)
+        p.note = fmt::format("{} machines of {} replicas over a {:g} Gbit/s link: extrapolated, not measured here",
+                             p.machines, c.cores, o.link_gbps);
+      else if (p.beyond_machine)
+        p.note = fmt::format("more replicas than the {} this machine runs at once: they would share cores "
+                             "(give --link-gbps to predict more machines)",
+                             c.cores);
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+nlohmann::json to_json(const Calibration& c) {
+  using nlohmann::json;
+  json compute = json::array(), ar = json::array();
+  for (const auto& p : c.compute) compute.push_back({{"concurrent", p.concurrent}, {"batch", p.batch}, {"step_s", p.step_s}});
+  for (const auto& p : c.allreduce)
+    ar.push_back({{"ranks", p.ranks},
+                  {"bytes", p.bytes},
+                  {"seconds", p.seconds},
+                  {"algbw_gbs", p.algbw_gbs()},
+                  {"busbw_gbs", p.busbw_gbs()}});
+  json fits = json::object();
+  for (const auto& [n, f] : allreduce_fits(c))
+    fits[std::to_string(n)] = {{"alpha_s", f.a}, {"beta_s_per_byte", f.b}};
+  return json{{"device", c.device},          {"communicator", c.communicator}, {"cores", c.cores},
+              {"train_size", c.train_size},  {"gradient_bytes", c.gradient_bytes}, {"compute", std::move(compute)},
+              {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
+}
+
+nlohmann::json to_json(const Prediction& p) {
+  return nlohmann::json{{"replicas", p.replicas},
+                        {"mode", p.mode},
+                        {"machines", p.machines},
+                        {"global_batch", p.global_batch},
+                        {"per_replica_batch", p.per_replica_batch},
+                        {"step_s", p.step_s},
+                        {"compute_s", p.compute_s},
+                        {"comm_s", p.comm_s},
+                        {"epoch_s", p.epoch_s},
+                        {"speedup", p.speedup},
+                        {"efficiency", p.efficiency},
+                        {"comm_share", p.comm_share},
+                        {"beyond_machine", p.beyond_machine},
+                        {"note", p.note}};
+}
+
+std::string predictions_csv(const std::vector<Prediction>& ps) {
+  std::string out =
+      "replicas,mode,machines,global_batch,per_replica_batch,step_s,compute_s,comm_s,epoch_s,speedup,efficiency,"
+      "comm_share,beyond_machine,note\n";
+  for (const auto& p : ps) {
+    std::string note = p.note;
+    std::replace(note.begin(), note.end(), '"', '\'');
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", p.replicas, p.mode, p.machines, p.global_batch,
+                       p.per_replica_batch, p.step_s, p.compute_s, p.comm_s, p.epoch_s, p.speedup, p.efficiency,
+                       p.comm_share, p.beyond_machine ? "true" : "false", note);
+  }
+  return out;
+}
+
+}  // namespace mb

@@ -1,0 +1,87 @@
+// The scaling predictor's model: from a calibration measured on this machine (what one
+// replica's step costs at a given per-replica batch when k replicas compute in lock-step, and
+// what the gradient all-reduce costs among n ranks), predict epoch time, speedup, scaling
+// efficiency and communication share for 1..N replicas, in global-batch and per-replica-batch
+// mode, and for several machines joined by a network link of a given bandwidth. Pure
+// arithmetic (tested on synthetic calibrations with known answers); calibrate.h measures.
+//
+// Per step:  t(n) = compute_n(b) + allreduce_n(G) + exchange_n
+//   compute_n(b)   lock-step compute of n replicas at per-replica batch b = ceil(global / n):
+//                  fitted c0 + c1 * b at each measured concurrency (it holds the cost of the
+//                  slowest of n replicas, i.e. waiting, and of sharing memory bandwidth)
+//   allreduce_n(G) alpha_n + beta_n * G for the gradient's G bytes (alpha-beta fit of a size
+//                  sweep among n ranks, as nccl-tests measures it); between machines a ring
+//                  over the link: 2 (M-1) alpha_link + 2 (M-1) / M * G / bandwidth
+//   exchange_n     the per-step statistics exchange (a small all-gather: its alpha)
+// Epoch: steps * t(n), steps = ceil(train_size / global).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace mb {
+
+struct ComputePoint {
+  int concurrent = 1;    // replicas computing at once, in lock-step
+  int64_t batch = 0;     // per replica
+  double step_s = 0;     // one lock-step step: forward, backward, optimizer (the slowest replica)
+};
+
+struct AllReducePoint {
+  int ranks = 2;
+  double bytes = 0;
+  double seconds = 0;    // one all-reduce, mean
+  double algbw_gbs() const { return seconds > 0 ? bytes / seconds * 1e-9 : 0; }
+  // nccl-tests' bus bandwidth for an all-reduce: what each link carries, comparable across n.
+  double busbw_gbs() const { return algbw_gbs() * 2.0 * (ranks - 1) / ranks; }
+};
+
+struct Calibration {
+  std::string device;              // "cpu (oneDNN)"
+  std::string communicator;        // "threads"
+  int cores = 1;                   // replicas this machine can run at once (physical cores / GPUs)
+  int64_t train_size = 60000;      // images per epoch
+  double gradient_bytes = 0;       // the all-reduce's message (the model's parameters)
+  std::vector<ComputePoint> compute;
+  std::vector<AllReducePoint> allreduce;
+};
+
+struct PredictOptions {
+  int max_replicas = 8;
+  int64_t batch = 128;             // global batch (global mode) or per replica (per-replica mode)
+  double link_gbps = 0;            // > 0: replicas beyond `cores` on more machines over this link
+  double link_latency_s = 20e-6;   // per message on that link
+};
+
+struct Prediction {
+  int replicas = 1;
+  std::string mode;                // "global" | "per-replica"
+  int machines = 1;
+  int64_t global_batch = 0, per_replica_batch = 0;
+  double step_s = 0, compute_s = 0, comm_s = 0;   // per step
+  double epoch_s = 0;
+  double speedup = 1, efficiency = 1, comm_share = 0;
+  bool beyond_machine = false;     // more replicas than this machine runs at once
+  std::string note;                // why a prediction is an extrapolation
+};
+
+// Fits and evaluates the model (see above). Throws ConfigError when the calibration lacks
+// what a prediction needs (no single-replica compute point, no all-reduce sweep for n > 1).
+std::vector<Prediction> predict_scaling(const Calibration& calibration, const PredictOptions& options);
+
+// Pieces of the model, exposed for tests and the GUI.
+struct LinearFit {
+  double a = 0, b = 0;   // y = a + b x
+  double at(double x) const { return a + b * x; }
+};
+LinearFit fit_line(const std::vector<double>& x, const std::vector<double>& y);   // least squares
+double predicted_compute_s(const Calibration& c, int replicas, int64_t per_replica_batch);
+double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
+
+nlohmann::json to_json(const Calibration& c);
+nlohmann::json to_json(const Prediction& p);
+std::string predictions_csv(const std::vector<Prediction>& predictions);
+
+}  // namespace mb

@@ -1,0 +1,146 @@
+// The scaling predictor: its model on synthetic calibrations with answers worked out by hand
+// (step = compute(b) + all-reduce(G) + exchange; epoch = steps x step), the ring
+// extrapolation to unmeasured rank counts, more machines over a link, the flags for
+// predictions beyond this machine; and a quick real calibration that yields sane points.
+#include <QtTest>
+
+#include <nlohmann/json.hpp>
+
+#include "experiment/calibrate.h"
+#include "experiment/scaling_model.h"
+#include "util/error.h"
+
+using namespace mb;
+
+namespace {
+
+constexpr double kGradient = 487720;   // the reference CNN's gradient, bytes
+
+// compute(k, b) = 1 ms + 0.1 ms * b at every concurrency (perfect scaling of compute);
+// all-reduce among 2 ranks: 10 us + 1 ns/byte.
+Calibration synthetic(int cores) {
+  Calibration c;
+  c.device = "synthetic";
+  c.cores = cores;
+  c.train_size = 60000;
+  c.gradient_bytes = kGradient;
+  for (int k : {1, 2})
+    for (int64_t b : {16, 32, 64, 128}) c.compute.push_back({k, b, 1e-3 + 1e-4 * double(b)});
+  for (double bytes : {4096.0, 65536.0, kGradient, 4194304.0}) c.allreduce.push_back({2, bytes, 10e-6 + 1e-9 * bytes});
+  return c;
+}
+
+const Prediction& find(const std::vector<Prediction>& ps, int n, const char* mode) {
+  for (const auto& p : ps)
+    if (p.replicas == n && p.mode == mode) return p;
+  throw std::runtime_error("no such prediction");
+}
+
+bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(1.0, std::fabs(b)); }
+
+}  // namespace
+
+class TestScaling : public QObject {
+  Q_OBJECT
+ private slots:
+  void a_line_is_fitted_exactly() {
+    const LinearFit f = fit_line({1, 2, 3, 4}, {3, 5, 7, 9});
+    QVERIFY(near(f.a, 1) && near(f.b, 2));
+    const LinearFit one = fit_line({10}, {5});   // one point: through the origin
+    QVERIFY(near(one.at(20), 10));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, fit_line({}, {}));
+  }
+
+  void global_batch_predictions_by_hand() {
+    const auto ps = predict_scaling(synthetic(2), PredictOptions{2, 128, 0, 20e-6});
+    // n = 1: 469 steps x (1 + 12.8 ms), no communication.
+    const Prediction& one = find(ps, 1, "global");
+    QVERIFY(near(one.epoch_s, 469 * 13.8e-3));
+    QCOMPARE(one.comm_share, 0.0);
+    QCOMPARE(one.speedup, 1.0);
+    // n = 2: b = 64 -> 7.4 ms compute; all-reduce 10 us + 487.72 us; exchange (alpha) 10 us.
+    const Prediction& two = find(ps, 2, "global");
+    QCOMPARE(two.per_replica_batch, int64_t(64));
+    const double step = 7.4e-3 + (10e-6 + 487.72e-6) + 10e-6;
+    QVERIFY2(near(two.step_s, step), qPrintable(QString::number(two.step_s, 'g', 12)));
+    QVERIFY(near(two.epoch_s, 469 * step));
+    QVERIFY(near(two.speedup, one.epoch_s / two.epoch_s));
+    QVERIFY(near(two.efficiency, two.speedup / 2));
+    QVERIFY(near(two.comm_share, (step - 7.4e-3) / step));
+    QVERIFY(!two.beyond_machine && two.note.empty());
+  }
+
+  void per_replica_batch_predictions_by_hand() {
+    const auto ps = predict_scaling(synthetic(2), PredictOptions{2, 128, 0, 20e-6});
+    // Global 256, 235 steps, each replica still at 128.
+    const Prediction& two = find(ps, 2, "per-replica");
+    QCOMPARE(two.global_batch, int64_t(256));
+    QCOMPARE(two.per_replica_batch, int64_t(128));
+    const double step = 13.8e-3 + (10e-6 + 487.72e-6) + 10e-6;
+    QVERIFY(near(two.epoch_s, 235 * step));
+  }
+
+  void unmeasured_rank_counts_follow_the_ring() {
+    // 4 cores, the sweep only measured 2 ranks: latency x (n-1), bytes x (n-1)/n / (1/2).
+    Calibration c = synthetic(4);
+    QVERIFY(near(predicted_allreduce_s(c, 2, kGradient), 10e-6 + 1e-9 * kGradient));
+    QVERIFY(near(predicted_allreduce_s(c, 4, kGradient), 30e-6 + 1.5e-9 * kGradient));
+    QCOMPARE(predicted_allreduce_s(c, 1, kGradient), 0.0);
+  }
+
+  void beyond_the_machine_is_said() {
+    const auto ps = predict_scaling(synthetic(2), PredictOptions{4, 128, 0, 20e-6});
+    const Prediction& four = find(ps, 4, "global");
+    QVERIFY(four.beyond_machine);
+    QVERIFY(QString::fromStdString(four.note).contains("share cores"));
+    // 4 replicas time-share 2 cores: two turns of lock-step compute at b = 32 each step.
+    QVERIFY(near(four.compute_s, 2 * (1e-3 + 32e-4)));
+  }
+
+  void more_machines_over_a_link() {
+    // 2 cores per machine, n = 4 -> 2 machines over 10 Gbit/s, 20 us per message.
+    const auto ps = predict_scaling(synthetic(2), PredictOptions{4, 128, 10, 20e-6});
+    const Prediction& four = find(ps, 4, "global");
+    QCOMPARE(four.machines, 2);
+    QVERIFY(near(four.compute_s, 1e-3 + 32e-4));   // each machine's 2 replicas, at once
+    const double intra = 10e-6 + 1e-9 * kGradient;
+    const double inter = 2 * 20e-6 + 1.0 * kGradient / (10e9 / 8);
+    const double exchange = 10e-6 + 2 * 20e-6;
+    QVERIFY2(near(four.comm_s, intra + inter + exchange), qPrintable(QString::number(four.comm_s, 'g', 12)));
+    QVERIFY(QString::fromStdString(four.note).contains("2 machines"));
+  }
+
+  void json_and_csv_carry_every_prediction() {
+    const Calibration c = synthetic(2);
+    const auto ps = predict_scaling(c, PredictOptions{3, 128, 0, 20e-6});
+    QCOMPARE(int(ps.size()), 6);   // 1..3 in both modes
+    const nlohmann::json j = to_json(ps[1]);
+    for (const char* key : {"replicas", "mode", "epoch_s", "speedup", "efficiency", "comm_share"}) QVERIFY(j.contains(key));
+    const nlohmann::json cal = to_json(c);
+    QCOMPARE(cal.at("allreduce").at(0).at("busbw_gbs").get<double>(), cal.at("allreduce").at(0).at("algbw_gbs").get<double>());
+    QCOMPARE(QString::fromStdString(predictions_csv(ps)).count('\n'), 7);
+  }
+
+  void an_empty_calibration_is_refused() {
+    Calibration c;
+    c.cores = 2;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, predict_scaling(c, PredictOptions{}));
+  }
+
+  void a_real_calibration_is_sane() {
+    CalibrateOptions o;
+    o.batches = {8, 16};
+    o.steps = 2;
+    o.max_concurrency = 2;
+    const Calibration c = calibrate_cpu(o);
+    QVERIFY(c.cores >= 1);
+    QVERIFY(!c.compute.empty());
+    for (const auto& p : c.compute) QVERIFY(p.step_s > 0 && std::isfinite(p.step_s));
+    for (const auto& p : c.allreduce) QVERIFY(p.seconds > 0 && p.busbw_gbs() > 0);
+    const auto ps = predict_scaling(c, PredictOptions{2, 16, 0, 20e-6});
+    for (const auto& p : ps) QVERIFY(p.epoch_s > 0 && std::isfinite(p.epoch_s));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestScaling)
+#include "test_scaling.moc"
