@@ -37,6 +37,8 @@ RunRecord full_record() {
   c.replicas_per_process = 2;
   c.hosts = {"node-a", "node-b"};
   c.simulated = true;
+  c.slow_replica = 3;
+  c.slow_factor = 2.5;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -86,6 +88,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.processes, y.processes);
   QCOMPARE(x.replicas_per_process, y.replicas_per_process);
   QVERIFY(x.hosts == y.hosts);
+  QCOMPARE(x.slow_replica, y.slow_replica);
+  QVERIFY(same_bits(x.slow_factor, y.slow_factor));
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -214,7 +218,7 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(25));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(27));   // every RunConfig member
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   check_equal(run_record_from_json(j), r);
   // Through text too: parsing the dump must keep every double's bits.
