@@ -55,6 +55,7 @@ train options:
   --limit-train N       use only the first N training images
   --limit-val N         use only the first N validation images
   --backend NAME        CPU kernels: auto, onednn, reference (default auto)
+  --precision P         fp32 (default) or tf32 (GPU replicas: TF32 tensor-core convolutions/GEMMs)
   --json FILE           write the run record as JSON
   --csv FILE            write the per-epoch metrics as CSV
   --save FILE           write the trained weights as safetensors (PyTorch names and layouts)
@@ -96,6 +97,7 @@ Options parse(const std::vector<std::string>& args) {
     else if (train && a == "--limit-train") t.limit_train = parse_number<int64_t>(a, value(a));
     else if (train && a == "--limit-val") t.limit_val = parse_number<int64_t>(a, value(a));
     else if (train && a == "--backend") t.backend = value(a);
+    else if (train && a == "--precision") t.precision = value(a);
     else if (train && a == "--json") o.json_out = value(a);
     else if (train && a == "--csv") o.csv_out = value(a);
     else if (train && a == "--save") o.save_out = value(a);

@@ -165,12 +165,15 @@ std::string engine_backend_name(DeviceKind kind, std::string_view backend) {
   throw ConfigError(fmt::format("backend '{}' does not run on GPU replicas (use auto or cuda)", backend));
 }
 
-std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch) {
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch,
+                                           Precision precision) {
   const std::string name = engine_backend_name(device.kind, backend);
+  MB_CHECK(precision == Precision::Fp32 || device.kind == DeviceKind::Cuda, ConfigError,
+           "precision {} needs a GPU replica; the {} engine computes in fp32 only", to_string(precision), name);
   if (name == "onednn") return make_onednn_engine(max_batch);
   if (name == "reference") return make_reference_engine(max_batch);
 #ifdef MB_HAVE_CUDA
-  return cuda::make_cuda_engine(device.index, max_batch);
+  return cuda::make_cuda_engine(device.index, max_batch, precision);
 #else
   reject_cuda_build(device);
 #endif

@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/common/precision.h"
 #include "backends/replica_engine.h"
 #include "comm/communicator.h"
 #include "comm/process_link.h"
@@ -59,7 +60,9 @@ void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInvent
 
 // CPU backends: "onednn" (fast, default) or "reference" (plain loops). "auto" picks the
 // fast one for the device kind.
-std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch);
+// `precision` other than Fp32 only for GPU replicas (check_train_config refuses it for CPUs).
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch,
+                                           Precision precision = Precision::Fp32);
 std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // resolves "auto"
 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "backends/common/precision.h"
 #include "comm/communicator.h"
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
@@ -99,8 +100,9 @@ std::string host_name() {
 
 // The settings every process must agree on (the data path may differ between machines).
 uint64_t config_digest(const TrainConfig& c) {
-  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr,
-                                       c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend);
+  const std::string text = fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch,
+                                       c.lr, c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend,
+                                       c.precision);
   return digest64(text.data(), text.size());
 }
 
@@ -200,6 +202,11 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int proces
   MB_CHECK(processes >= 1, ConfigError, "a run needs at least one process (got {})", processes);
   const int n = static_cast<int>(devices.size()) * processes;
   engine_backend_name(devices.front().kind, config.backend);  // throws for an unknown backend
+  // The CPU engines compute in FP32 only: a tf32 request there would record a precision the
+  // run did not use, so it is refused rather than ignored.
+  MB_CHECK(parse_precision(config.precision) == Precision::Fp32 || devices.front().kind == DeviceKind::Cuda,
+           ConfigError, "--precision {} needs GPU replicas (cuda:...); the CPU engines compute in fp32 only",
+           config.precision);
   MB_CHECK(config.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config.epochs);
   MB_CHECK(config.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config.batch);
   // Before the multiplication below, which would overflow for absurd --batch values.
@@ -305,6 +312,7 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
   rc.train_size = train_size;
   rc.val_size = val_size;
   rc.backend = engine_backend_name(devices_.front().kind, config_.backend);
+  rc.precision = to_string(parse_precision(config_.precision));
   rc.version = version();
   rc.cpu_model = inventory.cpu_name;
   for (const auto& d : devices_)
@@ -390,7 +398,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     std::string who = fmt::format("replica {}", rank);
     try {
       if (cpu_run && cpu_for(l) >= 0) pin_current_thread(cpu_for(l));
-      engines[std::size_t(l)] = make_engine(devices_[std::size_t(l)], config_.backend, static_cast<int>(rc.per_replica_batch));
+      const int max_batch = static_cast<int>(rc.per_replica_batch);
+      engines[std::size_t(l)] = engine_factory_ ? engine_factory_(devices_[std::size_t(l)], max_batch)
+                                                : make_engine(devices_[std::size_t(l)], config_.backend, max_batch,
+                                                              parse_precision(rc.precision));
       ReplicaEngine& engine = *engines[std::size_t(l)];
       who = fmt::format("replica {} ({})", rank, engine.device_name());
       comm.connect();
@@ -412,7 +423,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       engine.warm_up(shapes, comm);
       comm.barrier();
       comm.take_times();
-      if (rank == 0) record.warmup_s = seconds_since(warm_start);
+      if (rank == 0) {
+        record.warmup_s = seconds_since(warm_start);
+        record.comm = engine.comm_profile();
+      }
 
       const int every = std::max(1, engine.steps_per_report());
       int64_t adam_step = 0;

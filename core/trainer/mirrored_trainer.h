@@ -80,6 +80,11 @@ class MirroredTrainer {
   bool is_primary() const { return process_ == 0; }   // writes records, prints progress
   const std::vector<float>& final_params() const { return final_params_; }  // process 0, after run()
 
+  // For tests and tools: builds the replicas' engines instead of make_engine (the devices are
+  // still checked, and the communicators made for them). Before run().
+  using EngineFactory = std::function<std::unique_ptr<ReplicaEngine>(const DeviceSpec&, int max_batch)>;
+  void set_engine_factory(EngineFactory factory) { engine_factory_ = std::move(factory); }
+
  private:
   struct Impl;
   TrainConfig config_;
@@ -90,6 +95,7 @@ class MirroredTrainer {
   RunConfig run_config_;
   std::vector<float> final_params_;
   std::atomic<bool> stop_{false};
+  EngineFactory engine_factory_;
 };
 
 }  // namespace mb
