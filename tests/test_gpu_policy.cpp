@@ -9,7 +9,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
@@ -34,35 +33,6 @@ using namespace mb;
 using Shape = ReplicaEngine::StepShape;
 
 namespace {
-
-// Runs fn on its own thread and fails the whole test binary (qFatal) if it has not returned
-// within `seconds`: a hang is the failure these tests look for, and a hung thread could not
-// be joined.
-void finishes_within(double seconds, const std::function<void()>& fn) {
-  struct State {
-    std::mutex m;
-    std::condition_variable cv;
-    bool done = false;
-    std::exception_ptr error;
-  };
-  auto state = std::make_shared<State>();
-  std::thread([state, fn] {
-    std::exception_ptr error;
-    try {
-      fn();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    std::lock_guard lock(state->m);
-    state->done = true;
-    state->error = error;
-    state->cv.notify_all();
-  }).detach();
-  std::unique_lock lock(state->m);
-  if (!state->cv.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return state->done; }))
-    qFatal("still running after %.0f s: hung", seconds);
-  if (state->error) std::rethrow_exception(state->error);
-}
 
 template <typename Fn>
 void on_ranks(int ranks, Fn fn) {
@@ -101,7 +71,7 @@ struct Journal {
   std::mutex m;
   std::map<int, std::vector<std::string>> calls;
   std::map<int, std::vector<Shape>> shapes;
-  std::atomic<int> released{0}, destroyed{0}, takes{0};
+  std::atomic<int> stuck{0}, released{0}, destroyed{0}, takes{0};
   void add(int rank, std::string what) {
     std::lock_guard lock(m);
     calls[rank].push_back(std::move(what));
@@ -156,9 +126,17 @@ class FakeEngine final : public ReplicaEngine {
   void train_step(const TrainStep& step, Communicator& comm, const AdamConfig&, PhaseTimes& times) override {
     rank_ = comm.rank();
     if (step.adam_step == script_.fail_step) {
-      if (rank_ == script_.fail_rank) throw DeviceError(fmt::format("injected failure on replica {}", rank_));
+      if (rank_ == script_.fail_rank) {
+        // Fail once the others are stuck, so that the test sees them released (and not
+        // aborted at an earlier collective because their threads were slow).
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (script_.others_stuck && journal_->stuck < comm.size() - 1 && std::chrono::steady_clock::now() < deadline)
+          std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        throw DeviceError(fmt::format("injected failure on replica {}", rank_));
+      }
       if (script_.others_stuck) {
         // A GPU spinning in an NCCL kernel that waits for the failed replica.
+        ++journal_->stuck;
         wait_polling([] { return false; }, &comm, [this] { ++journal_->released; });
       }
     }
@@ -202,7 +180,7 @@ TrainConfig fake_config(const std::string& devices, int64_t batch, int epochs) {
 RunRecord run_fake(MirroredTrainer& t, Script script, std::shared_ptr<Journal> journal) {
   t.set_engine_factory([script, journal](const DeviceSpec&, int) { return std::make_unique<FakeEngine>(script, journal); });
   RunRecord r;
-  finishes_within(10, [&] { r = t.run(); });
+  test::finishes_within(10, [&] { r = t.run(); });
   return r;
 }
 
@@ -227,7 +205,7 @@ class TestGpuPolicy : public QObject {
     auto comms = make_thread_communicators(2);
     int failures = 0;
     bool aborted = false;
-    finishes_within(10, [&] {
+    test::finishes_within(10, [&] {
       std::thread peer([&] {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
         comms[1]->abort("replica 1 failed");
