@@ -769,12 +769,11 @@ void CudaEngine::warm_up(std::span<const StepShape> shapes, Communicator& comm) 
   for (int i = 0; i < 3; ++i)
     CUDA_CHECK(cudaMemcpyAsync(backup_.get() + i * kParamCount, state[i]->get(), params_.bytes(),
                                cudaMemcpyDeviceToDevice, s()));
-  if (warm_idx_.size() == 0) {
-    std::vector<int32_t> idx(static_cast<std::size_t>(max_batch_));
-    for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = have_data ? int32_t(int64_t(i) % train_.count) : 0;
-    warm_idx_.allocate(idx.size());
-    CUDA_CHECK(cudaMemcpyAsync(warm_idx_.get(), idx.data(), idx.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s()));
-  }
+  // Any valid samples do (the bound data may have changed since the last warm-up).
+  std::vector<int32_t> idx(static_cast<std::size_t>(max_batch_));
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = have_data ? int32_t(int64_t(i) % train_.count) : 0;
+  if (warm_idx_.size() == 0) warm_idx_.allocate(idx.size());
+  CUDA_CHECK(cudaMemcpyAsync(warm_idx_.get(), idx.data(), idx.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s()));
   // Every plan the run will use first, so that the workspace has its final size before any
   // capture (evaluation's chunks are max_batch; a smaller last chunk is built when needed).
   for (const auto& shape : shapes) {
