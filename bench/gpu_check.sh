@@ -4,6 +4,7 @@
 #   test_cuda                                       the CUDA tests (GPU-only ones included)
 #   mirrorbench-cli selftest                        every backend against the reference
 #   train cuda:0, 5 epochs, FP32 and TF32           accuracy and steady-state epoch time
+#                                                   (and FP32 once more without CUDA graphs)
 #   train cuda:0,cuda:0                             two simulated replicas: same accuracy
 #   mpirun -np 1 ... --devices cuda:local           the multi-process path (carried Open MPI;
 #                                                   skipped with a message if mpirun cannot run)
@@ -115,6 +116,8 @@ if [ "$have_gpu" = 1 ]; then
   echo "GPU found: running the check"
   train fp32 cuda:0
   train tf32 cuda:0 --precision tf32
+  # The same FP32 run without CUDA graphs: tells graph trouble from kernel trouble.
+  MIRRORBENCH_NO_GRAPH=1 train fp32-eager cuda:0
   step test_cuda 180 "$tests"
   step selftest 120 "$cli" selftest
   train cuda0x2 cuda:0,cuda:0

@@ -19,8 +19,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "backends/devices.h"
 #include "backends/common/precision.h"
+#include "backends/devices.h"
 #include "comm/communicator.h"
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
