@@ -10,9 +10,16 @@ backward and Adam (PyTorch's default foreach implementation). Metrics stay on th
 the epoch ends: no per-step host sync. Convolutions run in plain FP32 like mirrorbench's cuDNN
 path unless --tf32 is given (PyTorch's own default lets cuDNN use TF32).
 
-Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_loss", "images"}.
+Warm-up is excluded as mirrorbench excludes it: before the first epoch, untimed, one step of
+each batch shape the run uses (the full batch and the last partial one) loads the kernels and
+lets cuDNN pick its algorithms; the model and optimizer state are then restored, so epoch 1
+starts from the same weights. Benchmarks take the median of epochs 2..n as steady state.
+
+Prints {"mode", "warmup_s"} and then one JSON line per epoch:
+{"mode", "epoch", "time_s", "val_acc", "train_loss", "images"}.
 """
 import argparse
+import copy
 import json
 import sys
 import time
@@ -42,6 +49,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--tf32", action="store_true", help="let cuDNN/cuBLAS use TF32 (PyTorch's conv default)")
+    ap.add_argument("--no-warmup", action="store_true", help="time epoch 1 from a cold start")
     args = ap.parse_args()
 
     if not torch.cuda.is_available():
@@ -59,6 +67,25 @@ def main():
     gen = torch.Generator(device=dev).manual_seed(args.seed)
     mode = "torch eager " + torch.cuda.get_device_name(dev) + (" tf32" if args.tf32 else " fp32")
 
+    def step(idx):
+        out = model(xs[idx])
+        loss = F.cross_entropy(out, ys[idx], reduction="sum") / len(idx)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+        return loss
+
+    if not args.no_warmup:
+        torch.cuda.synchronize(dev)
+        t0 = time.perf_counter()
+        saved_model, saved_opt = copy.deepcopy(model.state_dict()), copy.deepcopy(opt.state_dict())
+        for size in sorted({b, n % b} - {0}, reverse=True):
+            step(torch.arange(size, device=dev))
+        model.load_state_dict(saved_model)
+        opt.load_state_dict(saved_opt)
+        torch.cuda.synchronize(dev)
+        print(json.dumps({"mode": mode, "warmup_s": time.perf_counter() - t0}), flush=True)
+
     for epoch in range(1, args.epochs + 1):
         order = torch.randperm(n, device=dev, generator=gen)
         torch.cuda.synchronize(dev)
@@ -66,11 +93,7 @@ def main():
         loss_sum = torch.zeros((), device=dev)
         for s in range(0, n, b):
             idx = order[s:s + b]
-            out = model(xs[idx])
-            loss = F.cross_entropy(out, ys[idx], reduction="sum") / len(idx)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            opt.step()
+            loss = step(idx)
             loss_sum += loss.detach() * len(idx)
         torch.cuda.synchronize(dev)
         elapsed = time.perf_counter() - t0

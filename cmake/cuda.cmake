@@ -46,8 +46,10 @@ if(NOT mb_cuda_mode MATCHES "^(OFF|FALSE|NO|0)$")
     find_package(CUDAToolkit QUIET)
     set(mb_lib_hints ${MB_CUDA_HINTS} ${CUDAToolkit_LIBRARY_DIR} /usr/local/cuda/lib64)
     set(mb_inc_hints ${MB_CUDA_HINTS} ${CUDAToolkit_INCLUDE_DIRS} /usr/local/cuda/include)
-    find_library(MB_CUDNN_LIB NAMES cudnn libcudnn.so.9 HINTS ${mb_lib_hints} PATH_SUFFIXES lib lib64)
-    find_library(MB_NCCL_LIB NAMES nccl libnccl.so.2 HINTS ${mb_lib_hints} PATH_SUFFIXES lib lib64)
+    # NAMES_PER_DIR: a hinted folder wins with whichever name it has (a wheel's lib/ holds only
+    # libcudnn.so.9), instead of the plain name being looked for everywhere first.
+    find_library(MB_CUDNN_LIB NAMES cudnn libcudnn.so.9 NAMES_PER_DIR HINTS ${mb_lib_hints} PATH_SUFFIXES lib lib64)
+    find_library(MB_NCCL_LIB NAMES nccl libnccl.so.2 NAMES_PER_DIR HINTS ${mb_lib_hints} PATH_SUFFIXES lib lib64)
     find_path(MB_CUDNN_INCLUDE_DIR cudnn.h HINTS ${mb_inc_hints} PATH_SUFFIXES include)
     find_path(MB_NCCL_INCLUDE_DIR nccl.h HINTS ${mb_inc_hints} PATH_SUFFIXES include)
     set(mb_missing "")

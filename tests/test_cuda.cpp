@@ -1,11 +1,16 @@
 // Tests of the CUDA backend. Without a GPU (or a CUDA build) they check that the backend
 // fails politely: no GPUs listed, with a reason; engines and communicators refuse with a
-// DeviceError naming the device. With a GPU they compare the CUDA engine against the
-// reference engine (forward metrics, every gradient tensor, also with nonzero biases and with
-// exact ties in max pooling; the Adam kernel to float rounding; whole
-// training steps with and without CUDA graphs, gradients included), test both device
-// all-reduces with exactly representable values, and check that 2 replicas on one GPU match
-// 1 replica on the same global batch, including steps where one replica has no samples.
+// DeviceError naming the device; the GPU-only tests skip with the reason. With a GPU they
+// compare the CUDA engine against the reference engine (forward metrics, every gradient
+// tensor, also with nonzero biases and with exact ties in max pooling; the Adam kernel to
+// float rounding; whole training steps with and without CUDA graphs, with indices staged or
+// read from the epoch order on the device, gradients included; TF32 within its own
+// tolerance), check that warm_up leaves parameters and moments as they were, test both
+// device all-reduces with exactly representable values, check that 2 replicas on one GPU
+// match 1 replica on the same global batch (including steps where one replica has no
+// samples), and that an injected failure ends a multi-replica GPU run without a hang (the
+// NCCL variant needs two GPUs). The decision logic itself is tested GPU-free in
+// test_gpu_policy.
 #include <QtTest>
 
 #include <algorithm>
@@ -22,7 +27,9 @@
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
 #include "test_support.h"
+#include "trainer/mirrored_trainer.h"
 #include "util/error.h"
+#include "util/spin_barrier.h"
 
 #ifdef MB_HAVE_CUDA
 #include "backends/cuda/cuda_backend.h"
@@ -119,6 +126,42 @@ std::vector<float> with_biases_and_ties(std::vector<float> params) {
   }
   return params;
 }
+
+// A real engine whose replica `rank` throws in train_step number `step` before enqueueing
+// anything (the injected failure); otherwise every call goes to the engine.
+class FailingEngine final : public ReplicaEngine {
+ public:
+  FailingEngine(std::unique_ptr<ReplicaEngine> inner, int rank, int64_t step)
+      : inner_(std::move(inner)), rank_(rank), step_(step) {}
+  std::string device_name() const override { return inner_->device_name(); }
+  void bind_data(const Dataset& t, const Dataset& v) override { inner_->bind_data(t, v); }
+  void set_params(std::span<const float> p) override { inner_->set_params(p); }
+  void get_params(std::span<float> p) const override { inner_->get_params(p); }
+  BatchStats forward_backward(std::span<const int32_t> i, float s, PhaseTimes* t) override {
+    return inner_->forward_backward(i, s, t);
+  }
+  float* grad_buffer() override { return inner_->grad_buffer(); }
+  void get_grads(std::span<float> g) const override { inner_->get_grads(g); }
+  void apply_adam(const AdamConfig& c, int64_t s) override { inner_->apply_adam(c, s); }
+  void begin_epoch(std::span<const int32_t> o) override { inner_->begin_epoch(o); }
+  void warm_up(std::span<const StepShape> s, Communicator& c) override { inner_->warm_up(s, c); }
+  void train_step(const TrainStep& st, Communicator& comm, const AdamConfig& cfg, PhaseTimes& t) override {
+    if (comm.rank() == rank_ && st.adam_step == step_)
+      throw DeviceError(fmt::format("injected failure on replica {} at step {}", rank_, step_));
+    inner_->train_step(st, comm, cfg, t);
+  }
+  BatchStats take_train_stats() override { return inner_->take_train_stats(); }
+  CommProfile comm_profile() const override { return inner_->comm_profile(); }
+  int steps_per_report() const override { return inner_->steps_per_report(); }
+  BatchStats evaluate(std::span<const int32_t> i) override { return inner_->evaluate(i); }
+  BatchStats evaluate_train(std::span<const int32_t> i) override { return inner_->evaluate_train(i); }
+  void synchronize() override { inner_->synchronize(); }
+
+ private:
+  std::unique_ptr<ReplicaEngine> inner_;
+  const int rank_;
+  const int64_t step_;
+};
 
 // Sets an environment variable for the lifetime of the guard (read by engines at construction).
 class EnvGuard {
@@ -423,8 +466,10 @@ class TestCuda : public QObject {
 
   void train_step_matches_reference_data() {
     QTest::addColumn<bool>("graphs");
-    QTest::newRow("cuda graphs") << true;
-    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false;
+    QTest::addColumn<bool>("epoch_order");   // indices from begin_epoch's order on the device
+    QTest::newRow("cuda graphs, staged indices") << true << false;
+    QTest::newRow("cuda graphs, epoch order on the device") << true << true;
+    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false << true;
   }
   void train_step_matches_reference() {
 #ifndef MB_HAVE_CUDA
@@ -432,29 +477,51 @@ class TestCuda : public QObject {
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
     QFETCH(bool, graphs);
+    QFETCH(bool, epoch_order);
+    auto comm = nccl_comms({0});   // before the engine: it must outlive it
     std::unique_ptr<ReplicaEngine> gpu;
     {
       EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
       gpu = cuda::make_cuda_engine(0, 32);
     }
     auto ref = make_reference_engine(32);
-    auto comm = nccl_comms({0});
     for (auto* e : {gpu.get(), ref.get()}) {
       e->bind_data(train_, val_);
       e->set_params(init_);
     }
+    // Both shapes prepared (graphs captured and replayed once); the state must not move.
+    const ReplicaEngine::StepShape shapes[] = {{32, 32}, {20, 20}};
+    gpu->warm_up(shapes, *comm[0]);
+    std::vector<float> after(cnn::kParamCount);
+    gpu->get_params(after);
+    QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kParamCount * sizeof(float)) == 0,
+             "warm_up changed the parameters");
+    QCOMPARE(gpu->take_train_stats().samples, int64_t(0));
+    QVERIFY(!gpu->comm_profile().measured());   // one rank: nothing to measure
+    QVERIFY(gpu->steps_per_report() > 1);       // the GPU runs ahead of the host
     AdamConfig cfg;
     PhaseTimes timing;
-    // Steps 1-3 at batch 32: eager warm-up, capture + replay, replay. Then batch 20 twice
-    // (a second graph) and a step of 32 again (the first graph, replayed).
+    // Batch 32 three times (replays of the first graph), batch 20 twice (the second), and 32
+    // again. The sizes sum to 168: one epoch order of the 256 samples covers them.
     const int sizes[] = {32, 32, 32, 20, 20, 32};
+    std::vector<int32_t> order(static_cast<std::size_t>(train_.count));
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = int32_t((i * 37 + 11) % order.size());
+    if (epoch_order) gpu->begin_epoch(order);
     std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
     int step = 0;
+    int64_t offset = 0;
     for (int n : sizes) {
       ++step;
-      const auto idx = batch_indices(n, step, train_.count);
+      const std::vector<int32_t> idx =
+          epoch_order ? std::vector<int32_t>(order.begin() + offset, order.begin() + offset + n)
+                      : batch_indices(n, step, train_.count);
       const float scale = 1.0f / float(n);
-      gpu->train_step(step_of(idx, step), *comm[0], cfg, timing);
+      TrainStep st = step_of(epoch_order ? std::span<const int32_t>(order.data() + offset, std::size_t(n))
+                                         : std::span<const int32_t>(idx),
+                             step);
+      st.order_offset = offset;
+      offset += n;
+      gpu->train_step(st, *comm[0], cfg, timing);
       const BatchStats g = gpu->take_train_stats();
       const BatchStats r = ref->forward_backward(idx, scale);
       // This step's gradients, before the reference's Adam: a replayed graph that read stale
@@ -476,26 +543,140 @@ class TestCuda : public QObject {
 #endif
   }
 
+  void tf32_stays_close_to_the_reference() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    // TF32 rounds the convolutions' and GEMMs' inputs to 10-bit mantissas (FP32 accumulation):
+    // about 1e-3 relative per product, so the gradients agree to a few percent of each
+    // tensor's scale; a layout or precision-mode bug is off by far more.
+    auto gpu = cuda::make_cuda_engine(0, 64, Precision::Tf32);
+    auto ref = make_reference_engine(64);
+    for (auto* e : {gpu.get(), ref.get()}) {
+      e->bind_data(train_, val_);
+      e->set_params(init_);
+    }
+    const auto idx = batch_indices(64, 4, train_.count);
+    const BatchStats g = gpu->forward_backward(idx, 1.0f / 64), r = ref->forward_backward(idx, 1.0f / 64);
+    QVERIFY2(within(g.loss_sum, r.loss_sum, {1e-2, 1e-2}),
+             qPrintable(QString("loss sum %1 vs %2").arg(g.loss_sum).arg(r.loss_sum)));
+    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
+    gpu->get_grads(gg);
+    ref->get_grads(rg);
+    verify_tensors(gg, rg, 3e-2, 5e-2, "tf32 gradient");
+#endif
+  }
+
+  void injected_failure_ends_a_gpu_run_data() {
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<int>("gpus_needed");
+    QTest::newRow("cuda:0,cuda:0 (in-gpu)") << "cuda:0,cuda:0" << 1;
+    QTest::newRow("cuda:0,cuda:1 (nccl)") << "cuda:0,cuda:1" << 2;
+  }
+  void injected_failure_ends_a_gpu_run() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    QFETCH(QString, devices);
+    QFETCH(int, gpus_needed);
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    if (int(gpus_.size()) < gpus_needed)
+      QSKIP(qPrintable(QString("needs %1 GPUs, this machine has %2").arg(gpus_needed).arg(gpus_.size())));
+    // Replica 1 throws in its step 5 before enqueueing anything: with NCCL, replica 0's GPU
+    // then spins in an all-reduce that replica 1 never joins. The run must end with replica
+    // 1's message within the target's 10 s, not hang in a wait, a destructor or NCCL.
+    auto data = test::make_synthetic_split(1024, 64);
+    TrainConfig c;
+    c.devices = devices.toStdString();
+    c.batch = 64;
+    c.epochs = 2;
+    MirroredTrainer t(c, data);
+    t.set_engine_factory([](const DeviceSpec& d, int max_batch) -> std::unique_ptr<ReplicaEngine> {
+      return std::make_unique<FailingEngine>(cuda::make_cuda_engine(d.index, max_batch), 1, 5);
+    });
+    RunRecord r;
+    test::finishes_within(10, [&] { r = t.run(); });
+    QCOMPARE(r.status, RunStatus::Failed);
+    QVERIFY2(QString::fromStdString(r.error).contains("injected failure"), r.error.c_str());
+#endif
+  }
+
+  void nccl_abort_releases_a_waiting_gpu() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    if (gpus_.size() < 2) QSKIP("needs 2 GPUs for NCCL between two ranks");
+    // Rank 0 enqueues a step (its all-reduces wait for rank 1) and waits for its statistics;
+    // rank 1 fails instead (abort). Rank 0's wait must end, and everything close.
+    auto comms = nccl_comms({0, 1});
+    std::vector<std::unique_ptr<ReplicaEngine>> engines;
+    for (int d = 0; d < 2; ++d) engines.push_back(cuda::make_cuda_engine(d, 32));
+    const ReplicaEngine::StepShape shape[] = {{32, 64}};
+    run_ranks(2, [&](int r) {
+      comms[r]->connect();
+      engines[r]->bind_data(train_, val_);
+      engines[r]->set_params(init_);
+      engines[r]->warm_up(shape, *comms[r]);
+    });
+    bool released = false;
+    test::finishes_within(10, [&] {
+      std::thread peer([&] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        comms[1]->abort("rank 1 failed (injected)");
+      });
+      try {
+        const auto idx = batch_indices(32, 1, train_.count);
+        PhaseTimes t;
+        engines[0]->train_step(step_of(idx, 1, 64), *comms[0], AdamConfig{}, t);
+        engines[0]->take_train_stats();
+      } catch (const BarrierAborted&) {
+        released = true;
+      }
+      peer.join();
+      engines.clear();
+      comms.clear();
+    });
+    QVERIFY(released);
+#endif
+  }
+
   void two_replicas_on_one_gpu_match_one_replica() {
 #ifndef MB_HAVE_CUDA
     QSKIP("built without CUDA");
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
     const int ranks = 2, global = 64;
+    auto comm = cuda::make_in_gpu_communicators(0, make_thread_communicators(ranks));
+    auto one = nccl_comms({0});
     std::vector<std::unique_ptr<ReplicaEngine>> replicas;
     for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks));
     auto single = cuda::make_cuda_engine(0, global);
-    auto comm = cuda::make_in_gpu_communicators(0, make_thread_communicators(ranks));
-    auto one = nccl_comms({0});
     for (auto* e : {replicas[0].get(), replicas[1].get(), single.get()}) {
       e->bind_data(train_, val_);
       e->set_params(init_);
     }
 
+    const int per = global / ranks;
+    // Collective warm-up (eager on this communicator: its rendezvous is on the host), which
+    // also measures the all-reduce; the state must not move.
+    run_ranks(ranks, [&](int r) {
+      const ReplicaEngine::StepShape shape[] = {{per, global}};
+      replicas[r]->warm_up(shape, *comm[r]);
+    });
+    const CommProfile prof = replicas[0]->comm_profile();
+    QCOMPARE(prof.replicas, ranks);
+    QCOMPARE(prof.bytes, int64_t(cnn::kParamCount * sizeof(float)));
+    QVERIFY(prof.allreduce_s > 0 && prof.algbw_gbs > 0 && prof.step_s > 0 && prof.step_no_comm_s > 0);
+    QVERIFY(prof.exposed_s >= 0);
+    std::vector<float> after(cnn::kParamCount);
+    replicas[1]->get_params(after);
+    QVERIFY(std::memcmp(after.data(), init_.data(), cnn::kParamCount * sizeof(float)) == 0);
+
     AdamConfig cfg;
     std::vector<PhaseTimes> timing(ranks);
     PhaseTimes single_timing;
-    const int per = global / ranks;
     std::vector<float> g0(cnn::kParamCount), g1(cnn::kParamCount), gs(cnn::kParamCount);
     // Steps 1-4 split 64 samples evenly; in steps 5 and 6 one replica has none (the last
     // partial batch of an epoch) and must still contribute zeros to the all-reduce.
@@ -533,8 +714,8 @@ class TestCuda : public QObject {
     std::vector<float> sp(cnn::kParamCount);
     single->get_params(sp);
     verify_adam_params(p[0], sp, cfg, steps);
-    // The all-reduce was timed with events on the communication stream.
-    QVERIFY(timing[0].allreduce_s > 0);
+    // Each step adds the exposed communication the warm-up measured.
+    QVERIFY(std::fabs(timing[0].allreduce_s - steps * prof.exposed_s) <= 1e-12 + 1e-9 * steps * prof.exposed_s);
     // Destroy in the trainer's order: engines (and their graphs) before communicators.
     replicas.clear();
     single.reset();

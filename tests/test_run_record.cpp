@@ -52,6 +52,7 @@ RunRecord full_record() {
   c.train_size = 60000;
   c.val_size = 10000;
   c.backend = "cuda";
+  c.precision = "tf32";
   c.communicator = "in-gpu (simulated)";
   c.version = "0.1.0";
   c.cpu_model = "AMD EPYC 7B13";
@@ -72,6 +73,15 @@ RunRecord full_record() {
     r.epochs.push_back(m);
   }
   r.warmup_s = 0.4 + 1e-9;
+  r.comm.replicas = 4;
+  r.comm.bytes = 487720;
+  r.comm.buckets = 2;
+  r.comm.allreduce_s = 1.7e-5;
+  r.comm.algbw_gbs = 487720 / 1.7e-5 / 1e9;
+  r.comm.busbw_gbs = r.comm.algbw_gbs * 1.5;
+  r.comm.step_s = 6.1e-5;
+  r.comm.step_no_comm_s = 5.9e-5;
+  r.comm.exposed_s = r.comm.step_s - r.comm.step_no_comm_s;
   r.replicas_in_sync = false;
   r.status = RunStatus::Failed;
   r.error = "CUDA error: out of memory";
@@ -104,6 +114,7 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.train_size, y.train_size);
   QCOMPARE(x.val_size, y.val_size);
   QCOMPARE(x.backend, y.backend);
+  QCOMPARE(x.precision, y.precision);
   QCOMPARE(x.communicator, y.communicator);
   QCOMPARE(x.version, y.version);
   QCOMPARE(x.cpu_model, y.cpu_model);
@@ -127,6 +138,13 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
     QCOMPARE(p.param_digest, q.param_digest);
   }
   QVERIFY(same_bits(a.warmup_s, b.warmup_s));
+  QCOMPARE(a.comm.replicas, b.comm.replicas);
+  QCOMPARE(a.comm.bytes, b.comm.bytes);
+  QCOMPARE(a.comm.buckets, b.comm.buckets);
+  for (auto [u, v] : {std::pair{a.comm.allreduce_s, b.comm.allreduce_s}, {a.comm.algbw_gbs, b.comm.algbw_gbs},
+                      {a.comm.busbw_gbs, b.comm.busbw_gbs}, {a.comm.step_s, b.comm.step_s},
+                      {a.comm.step_no_comm_s, b.comm.step_no_comm_s}, {a.comm.exposed_s, b.comm.exposed_s}})
+    QVERIFY(same_bits(u, v));
   QCOMPARE(a.replicas_in_sync, b.replicas_in_sync);
   QCOMPARE(a.status, b.status);
   QCOMPARE(a.error, b.error);
@@ -192,6 +210,7 @@ class TestRunRecord : public QObject {
   void json_round_trip();
   void file_round_trip();
   void nan_reads_back();
+  void fields_added_later_are_optional();
   void non_utf8_text_is_written();
   void bad_field_data();
   void bad_field();
@@ -218,8 +237,9 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(27));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(28));   // every RunConfig member
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
+  QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
   check_equal(run_record_from_json(j), r);
   // Through text too: parsing the dump must keep every double's bits.
   check_equal(run_record_from_json(json::parse(j.dump())), r);
@@ -239,6 +259,20 @@ void TestRunRecord::nan_reads_back() {
   write_run_json(r, file);
   const RunRecord back = read_run_json(file);
   QVERIFY(std::isnan(back.epochs[1].train_loss));
+}
+
+void TestRunRecord::fields_added_later_are_optional() {
+  // Records written before precision and the communication profile existed.
+  json j = to_json(full_record());
+  j.at("config").erase("precision");
+  j.erase("comm");
+  const RunRecord back = run_record_from_json(j);
+  QCOMPARE(back.config.precision, std::string("fp32"));
+  QVERIFY(!back.comm.measured());
+  // And an unmeasured profile is not written at all.
+  RunRecord r = full_record();
+  r.comm = CommProfile{};
+  QVERIFY(!to_json(r).contains("comm"));
 }
 
 void TestRunRecord::non_utf8_text_is_written() {
@@ -278,6 +312,9 @@ void TestRunRecord::bad_field_data() {
   QTest::newRow("future format") << "/format_version" << "2" << "format_version";
   QTest::newRow("config not object") << "/config" << "[]" << "'config'";
   QTest::newRow("record not object") << "" << "[1, 2]" << "object";
+  QTest::newRow("unknown precision") << "/config/precision" << "\"fp8\"" << "config.precision";
+  QTest::newRow("comm not object") << "/comm" << "3" << "'comm'";
+  QTest::newRow("comm without busbw") << "/comm/busbw_gbs" << "" << "comm.busbw_gbs";
 }
 
 void TestRunRecord::bad_field() {

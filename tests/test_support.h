@@ -6,14 +6,20 @@
 
 #include <cxxabi.h>
 
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <filesystem>
 #include <cstdint>
 #include <exception>
 #include <fstream>
 #include <initializer_list>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <iterator>
 #include <memory>
 #include <stdexcept>
@@ -152,6 +158,38 @@ inline std::string read_bytes(const std::filesystem::path& file) {
   std::ifstream in(file, std::ios::binary);
   if (!in) throw std::runtime_error("test: cannot read " + file.string());
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Runs fn on its own thread and ends the whole test binary (exit code 3) if it has not
+// returned within `seconds`: a hang is the failure such tests look for, and a hung thread
+// could not be joined. Rethrows what fn threw.
+inline void finishes_within(double seconds, const std::function<void()>& fn) {
+  struct State {
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::exception_ptr error;
+  };
+  auto state = std::make_shared<State>();
+  std::thread([state, fn] {
+    std::exception_ptr error;
+    try {
+      fn();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    std::lock_guard lock(state->m);
+    state->done = true;
+    state->error = error;
+    state->cv.notify_all();
+  }).detach();
+  std::unique_lock lock(state->m);
+  if (!state->cv.wait_for(lock, std::chrono::duration<double>(seconds), [&] { return state->done; })) {
+    std::fprintf(stderr, "FAIL: still running after %.0f s: hung\n", seconds);
+    std::fflush(stderr);
+    std::_Exit(3);
+  }
+  if (state->error) std::rethrow_exception(state->error);
 }
 
 }  // namespace mb::test

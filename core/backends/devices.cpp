@@ -177,14 +177,19 @@ std::string engine_backend_name(DeviceKind kind, std::string_view backend) {
   return std::string(to_string(resolve_backend(kind, backend)));
 }
 
-std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch) {
-  switch (resolve_backend(device.kind, backend)) {
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch,
+                                           Precision precision) {
+  const Backend kind = resolve_backend(device.kind, backend);
+  MB_CHECK(precision == Precision::Fp32 || device.kind == DeviceKind::Cuda, ConfigError,
+           "precision {} needs a GPU replica; the {} engine computes in fp32 only", to_string(precision),
+           to_string(kind));
+  switch (kind) {
     case Backend::OneDnn: return make_onednn_engine(max_batch);
     case Backend::Reference: return make_reference_engine(max_batch);
     case Backend::Cuda: break;
   }
 #ifdef MB_HAVE_CUDA
-  return cuda::make_cuda_engine(device.index, max_batch);
+  return cuda::make_cuda_engine(device.index, max_batch, precision);
 #else
   reject_cuda_build(device);
 #endif

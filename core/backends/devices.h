@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/backend.h"
+#include "backends/common/precision.h"
 #include "backends/replica_engine.h"
 #include "comm/communicator.h"
 #include "comm/process_link.h"
@@ -61,9 +62,11 @@ void validate_devices(const std::vector<DeviceSpec>& devices, const DeviceInvent
 // CPU backends: "onednn" (fast, default) or "reference" (plain loops). "auto" picks the
 // fast one for the device kind. The choice is a word (flags, settings, TrainConfig::backend);
 // resolve_backend() is where it becomes a Backend, and throws ConfigError for a word that is
-// not a backend of that device kind.
+// not a backend of that device kind. `precision` other than Fp32 only for GPU replicas
+// (check_train_config refuses it for CPUs).
 Backend resolve_backend(DeviceKind kind, std::string_view choice);
-std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch);
+std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, std::string_view backend, int max_batch,
+                                           Precision precision = Precision::Fp32);
 std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // to_string(resolve_backend())
 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the

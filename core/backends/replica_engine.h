@@ -104,6 +104,9 @@ class ReplicaEngine {
   // The statistics of the train_steps since the last call (waits for the device).
   virtual BatchStats take_train_stats() { return std::exchange(pending_, BatchStats{}); }
 
+  // What warm_up measured of the gradient all-reduce (CommProfile), for the run record.
+  virtual CommProfile comm_profile() const { return {}; }
+
   // Steps between the trainer's statistics exchanges, for every replica of this kind: 1 where
   // a step ends on the host anyway (CPU); more where reading statistics would stall a device
   // that could run ahead.

@@ -63,6 +63,16 @@ class Communicator {
   // exception instead of waiting forever. Safe to call from any thread, any number of times.
   virtual void abort(const std::string& reason) = 0;
 
+  // Whether this rank must give up: throws BarrierAborted once abort() was called (another
+  // rank failed first) and DeviceError for a failure of this rank's own collectives that the
+  // library reported asynchronously (NCCL). Engines call it from the rank's own thread while
+  // they poll for device work, so that no wait on a collective outlasts a failure. Cheap.
+  virtual void check() {}
+  // After check() threw: ends this rank's collectives still queued or running on the device
+  // (NCCL: ncclCommAbort), so its streams drain. From the rank's own thread, after destroying
+  // every CUDA graph that captured them (NCCL waits for such graphs). Idempotent.
+  virtual void cancel_device_work() {}
+
   virtual CollectiveTimes take_times() { return {}; }
 
   // Typed helpers over the control plane (trivially copyable values only).

@@ -206,6 +206,11 @@ class HierarchicalCommunicator final : public Communicator {
     if (g_->link) g_->link->request_abort(reason);
   }
 
+  void check() override {
+    std::lock_guard lock(g_->abort_mutex);
+    if (!g_->abort_reason.empty()) throw BarrierAborted();
+  }
+
   CollectiveTimes take_times() override { return std::exchange(times_, CollectiveTimes{}); }
 
  private:

@@ -137,6 +137,7 @@ json config_to_json(const RunConfig& c) {
       {"train_size", c.train_size},
       {"val_size", c.val_size},
       {"backend", c.backend},
+      {"precision", c.precision},
       {"communicator", c.communicator},
       {"version", c.version},
       {"cpu_model", c.cpu_model},
@@ -172,11 +173,39 @@ RunConfig config_from_json(const json& j) {
   c.train_size = get_int64(j, "train_size", w, 0, kMaxI64);
   c.val_size = get_int64(j, "val_size", w, 0, kMaxI64);
   c.backend = get_string(j, "backend", w);
+  if (has(j, "precision")) {
+    c.precision = get_string(j, "precision", w);
+    if (c.precision != "fp32" && c.precision != "tf32")
+      throw DataError(fmt::format("field 'config.precision' is '{}', expected fp32 or tf32", c.precision));
+  }
   c.communicator = get_string(j, "communicator", w);
   c.version = get_string(j, "version", w);
   c.cpu_model = get_string(j, "cpu_model", w);
   c.gpu_models = get_strings(j, "gpu_models", w);
   c.start_time = get_string(j, "start_time", w);
+  return c;
+}
+
+json comm_to_json(const CommProfile& c) {
+  return json{{"replicas", c.replicas},         {"bytes", c.bytes},         {"buckets", c.buckets},
+              {"allreduce_s", c.allreduce_s},   {"algbw_gbs", c.algbw_gbs}, {"busbw_gbs", c.busbw_gbs},
+              {"step_s", c.step_s},             {"step_no_comm_s", c.step_no_comm_s},
+              {"exposed_s", c.exposed_s}};
+}
+
+CommProfile comm_from_json(const json& j) {
+  const std::string w = "comm.";
+  if (!j.is_object()) throw DataError(fmt::format("field 'comm' is {}, expected an object", j.type_name()));
+  CommProfile c;
+  c.replicas = get_int(j, "replicas", w, 0);
+  c.bytes = get_int64(j, "bytes", w, 0, std::numeric_limits<int64_t>::max());
+  c.buckets = get_int(j, "buckets", w, 0);
+  c.allreduce_s = get_double(j, "allreduce_s", w);
+  c.algbw_gbs = get_double(j, "algbw_gbs", w);
+  c.busbw_gbs = get_double(j, "busbw_gbs", w);
+  c.step_s = get_double(j, "step_s", w);
+  c.step_no_comm_s = get_double(j, "step_no_comm_s", w);
+  c.exposed_s = get_double(j, "exposed_s", w);
   return c;
 }
 
@@ -340,15 +369,17 @@ EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_fro
 nlohmann::json to_json(const RunRecord& r) {
   json epochs = json::array();
   for (const auto& e : r.epochs) epochs.push_back(epoch_to_json(e));
-  return json{{"format_version", kFormatVersion},
-              {"id", r.id},
-              {"name", r.name},
-              {"config", config_to_json(r.config)},
-              {"epochs", std::move(epochs)},
-              {"warmup_s", r.warmup_s},
-              {"replicas_in_sync", r.replicas_in_sync},
-              {"status", to_string(r.status)},
-              {"error", r.error}};
+  json j{{"format_version", kFormatVersion},
+         {"id", r.id},
+         {"name", r.name},
+         {"config", config_to_json(r.config)},
+         {"epochs", std::move(epochs)},
+         {"warmup_s", r.warmup_s},
+         {"replicas_in_sync", r.replicas_in_sync},
+         {"status", to_string(r.status)},
+         {"error", r.error}};
+  if (r.comm.measured()) j["comm"] = comm_to_json(r.comm);
+  return j;
 }
 
 RunRecord run_record_from_json(const nlohmann::json& j) {
@@ -367,6 +398,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   if (!epochs.is_array()) wrong_type("epochs", w, epochs, "an array");
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
+  if (has(j, "comm")) r.comm = comm_from_json(j.at("comm"));
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
   const std::string status = get_string(j, "status", w);
   const std::optional<RunStatus> parsed = parse_run_status(status);

@@ -50,6 +50,7 @@ struct RunConfig {
   std::string data_dir;
   int64_t train_size = 0, val_size = 0;
   std::string backend;                   // to_string(Backend): "onednn", "reference", "cuda"
+  std::string precision = "fp32";        // "fp32" | "tf32" (GPU convolutions and GEMMs)
   std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
   std::string version;
   std::string cpu_model;
@@ -69,6 +70,7 @@ struct RunRecord {
   RunConfig config;
   std::vector<EpochMetrics> epochs;
   double warmup_s = 0;                   // untimed preparation before epoch 1 (plans, graphs)
+  CommProfile comm;                      // the gradient all-reduce, measured in the warm-up (GPUs)
   bool replicas_in_sync = true;
   RunStatus status = RunStatus::Completed;
   std::string error;                     // for RunStatus::Failed

@@ -19,6 +19,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "backends/common/precision.h"
 #include "backends/devices.h"
 #include "backends/straggler_engine.h"
 #include "comm/communicator.h"
@@ -104,9 +105,9 @@ std::string host_name() {
 uint64_t config_digest(const TrainConfig& c) {
   // --trace too: every process samples its steps for the gather at the end.
   const std::string text =
-      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr, c.scale_lr,
-                  c.epochs, c.seed, c.limit_train, c.limit_val, c.backend, c.time_phases, c.trace, c.slow_replica,
-                  c.slow_factor);
+      fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr,
+                  c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend, c.precision, c.time_phases,
+                  c.trace, c.slow_replica, c.slow_factor);
   return digest64(text.data(), text.size());
 }
 
@@ -216,6 +217,11 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int proces
   MB_CHECK(processes >= 1, ConfigError, "a run needs at least one process (got {})", processes);
   const int n = static_cast<int>(devices.size()) * processes;
   engine_backend_name(devices.front().kind, config.backend);  // throws for an unknown backend
+  // The CPU engines compute in FP32 only: a tf32 request there would record a precision the
+  // run did not use, so it is refused rather than ignored.
+  MB_CHECK(parse_precision(config.precision) == Precision::Fp32 || devices.front().kind == DeviceKind::Cuda,
+           ConfigError, "--precision {} needs GPU replicas (cuda:...); the CPU engines compute in fp32 only",
+           config.precision);
   MB_CHECK(config.epochs >= 1, ConfigError, "--epochs must be at least 1 (got {})", config.epochs);
   MB_CHECK(config.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", config.batch);
   // Before the multiplication below, which would overflow for absurd --batch values.
@@ -331,6 +337,7 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
   rc.train_size = train_size;
   rc.val_size = val_size;
   rc.backend = engine_backend_name(devices_.front().kind, config_.backend);
+  rc.precision = to_string(parse_precision(config_.precision));
   rc.version = version();
   rc.cpu_model = inventory.cpu_name;
   for (const auto& d : devices_)
@@ -416,7 +423,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     std::string who = fmt::format("replica {}", rank);
     try {
       if (cpu_run && cpu_for(l) >= 0) pin_current_thread(cpu_for(l));
-      auto engine_ptr = make_engine(devices_[std::size_t(l)], config_.backend, static_cast<int>(rc.per_replica_batch));
+      const int max_batch = static_cast<int>(rc.per_replica_batch);
+      auto engine_ptr = engine_factory_ ? engine_factory_(devices_[std::size_t(l)], max_batch)
+                                        : make_engine(devices_[std::size_t(l)], config_.backend, max_batch,
+                                                      parse_precision(rc.precision));
       if (rank == rc.slow_replica) engine_ptr = make_straggler(std::move(engine_ptr), rc.slow_factor);
       engines[std::size_t(l)] = std::move(engine_ptr);
       ReplicaEngine& engine = *engines[std::size_t(l)];
@@ -440,7 +450,10 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       engine.warm_up(shapes, comm);
       comm.barrier();
       comm.take_times();
-      if (rank == 0) record.warmup_s = seconds_since(warm_start);
+      if (rank == 0) {
+        record.warmup_s = seconds_since(warm_start);
+        record.comm = engine.comm_profile();
+      }
       const auto run_start = Clock::now();   // the traces' common zero: everyone just left the barrier
 
       const int every = std::max(1, engine.steps_per_report());

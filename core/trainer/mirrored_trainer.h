@@ -88,6 +88,11 @@ class MirroredTrainer {
   // the run failed, since a failed run cannot gather them).
   const std::vector<std::vector<TraceStep>>& trace() const { return trace_; }
 
+  // For tests and tools: builds the replicas' engines instead of make_engine (the devices are
+  // still checked, and the communicators made for them). Before run().
+  using EngineFactory = std::function<std::unique_ptr<ReplicaEngine>(const DeviceSpec&, int max_batch)>;
+  void set_engine_factory(EngineFactory factory) { engine_factory_ = std::move(factory); }
+
  private:
   struct Impl;
   TrainConfig config_;
@@ -99,6 +104,7 @@ class MirroredTrainer {
   std::vector<float> final_params_;
   std::vector<std::vector<TraceStep>> trace_;
   std::atomic<bool> stop_{false};
+  EngineFactory engine_factory_;
 };
 
 }  // namespace mb

@@ -17,6 +17,7 @@ struct TrainConfig {
   int64_t limit_train = 0;           // 0: whole training set
   int64_t limit_val = 0;             // 0: whole validation set
   std::string backend = "auto";      // auto | onednn | reference
+  std::string precision = "fp32";    // fp32 | tf32 (GPU replicas only: TF32 tensor cores)
 
   // Insight and demonstration.
   bool time_phases = true;           // the per-replica breakdown (off only to measure its cost)

@@ -49,6 +49,10 @@ void add_train_options(CLI::App& sub, Options& o) {
   sub.add_option("--backend", t.backend, "CPU kernels: auto, onednn, reference")
       ->check(not_an_option())
       ->type_name("NAME");
+  sub.add_option("--precision", t.precision,
+                 "fp32 (default), or tf32 for GPU replicas: tensor-core convolutions and GEMMs")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->type_name("P");
   sub.add_option("--json", o.json_out, "write the run record as JSON")->check(not_an_option())->type_name("FILE");
   sub.add_option("--csv", o.csv_out, "write the per-epoch metrics as CSV")->check(not_an_option())->type_name("FILE");
   sub.add_option("--save", o.save_out, "write the trained weights as safetensors (PyTorch names and layouts)")

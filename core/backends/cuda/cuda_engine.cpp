@@ -2,22 +2,35 @@
 // for the dense layers (row-major [out, in] weights seen by column-major cuBLAS as
 // their transpose), own kernels for everything else (kernels.h). Parameters, gradients and
 // Adam moments are each ONE flat device buffer in cnn_spec's layout, so the all-reduce and
-// the optimizer see a single range. Both data sets live on the device as uint8; a step
-// uploads only its indices (with the step's scalars, one small copy from pinned memory).
+// the optimizer see a single range. Both data sets live on the device as uint8, and so does
+// each epoch's training order (begin_epoch): a step reads its indices from there.
 //
-// train_step overlaps the gradient all-reduce with backward: each layer's gradient range is
-// handed to the communicator on its own stream (Communicator::stream()) as soon as backward
-// has produced it (fc2, fc1, conv2, conv1: the flat layout in reverse). With NCCL or a single replica the whole
-// step is captured into a CUDA graph once per batch size (after one eager warm-up step)
-// and replayed; MIRRORBENCH_NO_GRAPH=1 keeps every step eager, for debugging.
+// The GPU runs ahead of the host. A training step only enqueues work: no copy, no wait. The
+// step's statistics accumulate on the device and are read at the trainer's reporting tick
+// (steps_per_report) or the end of the epoch; the per-step values (where the indices start,
+// 1/global batch, Adam's step size) are kernel arguments, which a replayed graph gets through
+// cudaGraphExecKernelNodeSetParams. Waits poll (device_wait.h), so a failing peer ends them.
+//
+// The gradient all-reduce runs in two buckets on the communicator's stream, overlapped with
+// backward: everything but conv1 as soon as conv2's weight gradient exists (it then overlaps
+// conv2's data gradient and all of conv1's backward), conv1's 320 floats at the end.
+//
+// warm_up (untimed, collective) prepares every step shape of the run: plans, kernels, NCCL's
+// connections, and the CUDA graphs the ranks agree on (step_graphs.h: the same choice on every
+// rank, keyed on the global batch); then it measures the all-reduce's exposed cost and
+// bandwidth (CommProfile) and restores parameters, moments and statistics.
+// MIRRORBENCH_NO_GRAPH=1 keeps every step eager on every rank, for debugging.
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <string_view>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -29,35 +42,47 @@
 #include "backends/cuda/cudnn_plan.h"
 #include "backends/cuda/device_select.h"
 #include "backends/cuda/kernels.h"
+#include "backends/common/device_wait.h"
+#include "backends/common/step_graphs.h"
 #include "model/cnn_spec.h"
 #include "util/error.h"
+#include "util/spin_barrier.h"
 
 namespace mb::cuda {
 namespace {
 
 using namespace cnn;
+using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kCublasWorkspace = std::size_t(32) << 20;   // NVIDIA's recommendation for Hopper
-constexpr std::size_t kMinCudnnWorkspace = std::size_t(64) << 20;  // rarely outgrown: growth drops graphs
+constexpr std::size_t kMinCudnnWorkspace = std::size_t(64) << 20;
+// Statistics are read every this many steps (and at the end of each epoch): 469 steps of an
+// epoch at batch 128 make 8 reports, each a short stall while the host reads 16 bytes.
+constexpr int kStepsPerReport = 64;
+// Steps per variant in the warm-up's communication profile.
+constexpr int kProfileSteps = 20;
 
-// Gradient ranges in the order backward completes them: the flat layout back to front.
-constexpr int kLayers = 4;
+// Gradient buckets in the order backward completes them (the flat layout back to front).
+constexpr int kBuckets = 2;
 struct Range {
   std::size_t offset, count;
 };
-Range layer_range(int layer) {
-  const auto& t = param_tensors();
-  switch (layer) {
-    case 0: return {t[kFc2W].offset, kParamCount - t[kFc2W].offset};                 // fc2
-    case 1: return {t[kFc1W].offset, t[kFc2W].offset - t[kFc1W].offset};             // fc1
-    case 2: return {t[kConv2W].offset, t[kFc1W].offset - t[kConv2W].offset};         // conv2
-    default: return {0, t[kConv2W].offset};                                          // conv1
-  }
+Range bucket_range(int bucket) {
+  const std::size_t conv2 = param_tensors()[kConv2W].offset;
+  return bucket == 0 ? Range{conv2, kParamCount - conv2} : Range{0, conv2};
 }
 
 bool env_flag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && *v != '\0' && std::string_view(v) != "0";
+}
+
+bool event_done(cudaEvent_t e) {
+  const cudaError_t r = cudaEventQuery(e);
+  if (r == cudaSuccess) return true;
+  if (r == cudaErrorNotReady) return false;
+  CUDA_CHECK(r);
+  return false;
 }
 
 struct DeviceData {
@@ -66,9 +91,24 @@ struct DeviceData {
   std::string name;
 };
 
+// The arguments of the three kernels that change from step to step (kernels.h).
+struct StepKernelArgs {
+  GatherArgs gather;
+  SoftmaxArgs softmax;
+  AdamArgs adam;
+};
+
+// One captured training step of one global batch, with its updatable nodes.
+struct StepGraph {
+  Graph graph;
+  GraphExec exec;
+  int n = 0;
+  cudaGraphNode_t gather = nullptr, softmax = nullptr, adam = nullptr;
+};
+
 class CudaEngine final : public ReplicaEngine {
  public:
-  CudaEngine(int device, int max_batch);
+  CudaEngine(int device, int max_batch, Precision precision);
   ~CudaEngine() override;
   CudaEngine(const CudaEngine&) = delete;
   CudaEngine& operator=(const CudaEngine&) = delete;
@@ -81,38 +121,41 @@ class CudaEngine final : public ReplicaEngine {
   float* grad_buffer() override { return grads_.get(); }
   void get_grads(std::span<float> grads) const override;
   void apply_adam(const AdamConfig& cfg, int64_t step) override;
+  void begin_epoch(std::span<const int32_t> order) override;
+  void warm_up(std::span<const StepShape> shapes, Communicator& comm) override;
   void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) override;
-  BatchStats take_train_stats() override { return std::exchange(pending_, BatchStats{}); }
+  BatchStats take_train_stats() override;
+  CommProfile comm_profile() const override { return profile_; }
+  int steps_per_report() const override { return kStepsPerReport; }
   BatchStats evaluate(std::span<const int32_t> indices) override { return evaluate_on(val_, indices); }
   BatchStats evaluate_train(std::span<const int32_t> indices) override { return evaluate_on(train_, indices); }
   void synchronize() override;
 
  private:
-  struct CapturedStep {
-    GraphExec exec;
-    bool timed = false;
-  };
-
   cudaStream_t s() const { return stream_.get(); }
   float* param(ParamId id) const { return params_.get() + param_tensors()[id].offset; }
   float* grad(ParamId id) const { return grads_.get() + param_tensors()[id].offset; }
-  const StepScalars* scalars_dev() const { return reinterpret_cast<const StepScalars*>(step_dev_.get()); }
-  const float* grad_scale_dev() const {
-    return reinterpret_cast<const float*>(step_dev_.get() + offsetof(StepScalars, grad_scale));
-  }
-  const int32_t* indices_dev() const { return reinterpret_cast<const int32_t*>(step_dev_.get() + sizeof(StepScalars)); }
 
-  int check_indices(std::span<const int32_t> indices, const DeviceData& data, bool limit_to_batch) const;
-  void stage_step(std::span<const int32_t> indices, float grad_scale, const AdamConfig& cfg, float lr_t);
+  void check_indices(std::span<const int32_t> indices, const DeviceData& data) const;
+  const int32_t* stage_indices(std::span<const int32_t> indices, const DeviceData& data);
+  const int32_t* step_indices(const TrainStep& st);
   ConvPlan& plan_for(int n);
   void upload(const Dataset& d, DeviceData& out, const char* role);
+  Communicator* reducer(Communicator& comm) const;
 
+  // Waits (polling) until everything queued on the stream has run. Const: the waits of the
+  // const getters; the failure path it may take changes only what failure changes.
+  void wait_device() const;
+  void release_after_failure() const;
+
+  StepKernelArgs step_args(int n, const int32_t* idx, float grad_scale, float lr_t, const AdamConfig& cfg,
+                           double* stats) const;
   // Enqueue only (no host waits): usable eagerly and under stream capture.
-  void forward(int n, const ConvPlan& plan, const DeviceData& data, const int32_t* idx);
-  template <typename LayerReady>
-  void backward(int n, const ConvPlan& plan, LayerReady&& layer_ready);
-  void enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, bool timed, bool capturing);
-  void enqueue_allreduce(int layer, Communicator& comm, bool timed, bool capturing);
+  void forward(int n, const ConvPlan& plan, const GatherArgs& gather);
+  template <typename BucketReady>
+  void backward(int n, const ConvPlan& plan, BucketReady&& ready);
+  void enqueue_step(int n, const StepKernelArgs& k, Communicator* comm);
+  void enqueue_allreduce(int bucket, Communicator& comm);
 
   void conv_forward(cudnnTensorDescriptor_t xd, const float* x, cudnnFilterDescriptor_t wd, const float* w,
                     cudnnConvolutionFwdAlgo_t algo, cudnnTensorDescriptor_t yd, float* y);
@@ -120,15 +163,17 @@ class CudaEngine final : public ReplicaEngine {
   void dense_backward_weight(const float* x, const float* dy, float* dw, int n, int in, int out);
   void dense_backward_input(const float* w, const float* dy, float* dx, int n, int in, int out);
 
-  CapturedStep capture_step(int n, const ConvPlan& plan, Communicator* comm);
-  bool graph_timing_supported();
-  void drop_graphs();
-  double allreduce_seconds();
-  BatchStats finish_stats(int64_t samples);
+  StepGraph capture_step(int n, const StepKernelArgs& k, Communicator* comm);
+  void launch_graph(StepGraph& g, const StepKernelArgs& k);
+  void drop_graphs() const;
+  void profile_communication(const StepShape& shape, Communicator& comm);
+  double time_steps(int steps, const std::function<void()>& step);
+  BatchStats read_stats(DeviceBuffer<double>& stats, int64_t samples, bool reset);
   BatchStats evaluate_on(const DeviceData& data, std::span<const int32_t> indices);
 
   const int device_;
   const int max_batch_;
+  const Precision precision_;
   std::string name_;
   bool use_graphs_ = true;
 
@@ -138,30 +183,38 @@ class CudaEngine final : public ReplicaEngine {
   CublasHandle cublas_;
   CudnnHandle cudnn_;
   ConvShapes shapes_;
-  std::vector<Event> layer_ready_, ar_begin_, ar_end_;
-  Event comm_done_, probe_begin_, probe_end_;
+  std::vector<Event> bucket_ready_;
+  Event comm_done_, sync_, time_begin_, time_end_;
 
   DeviceBuffer<float> cublas_workspace_, workspace_;
+  std::vector<DeviceBuffer<float>> retired_workspaces_;   // still referenced by captured graphs
   DeviceBuffer<float> params_, grads_, m_, v_;
-  DeviceBuffer<float> grad_sum_;           // forward_backward beyond max_batch only
-  DeviceBuffer<unsigned char> step_dev_;   // StepScalars, then max_batch int32 indices
-  PinnedBuffer<unsigned char> step_host_;
-  DeviceBuffer<double> stats_dev_;         // loss sum, correct count
+  DeviceBuffer<float> backup_;                            // params, m, v across warm_up
+  DeviceBuffer<float> grad_sum_;                          // forward_backward beyond max_batch only
+  DeviceBuffer<float> profile_buffer_;                    // the bare all-reduce of the profile
+  mutable PinnedBuffer<float> params_host_;               // get_params/get_grads staging
+  DeviceBuffer<double> train_stats_, call_stats_, warm_stats_;   // loss sum, correct count
   PinnedBuffer<double> stats_host_;
-  DeviceBuffer<int32_t> eval_idx_, labels_;
-  DeviceBuffer<float> x_, a1_, p1_, a2_, p2_, h_, logits_;          // forward activations
-  DeviceBuffer<float> dlogits_, dh_, dp2_, da2_, dp1_, da1_;         // their gradients
+  DeviceBuffer<double> softmax_partials_, bias1_partials_, bias2_partials_;
+  DeviceBuffer<unsigned> counters_;                       // softmax, bias1, bias2 (zero between launches)
+  DeviceBuffer<int32_t> order_dev_, stage_idx_, warm_idx_, eval_idx_, labels_;
+  DeviceBuffer<float> x_, c1_, p1_, c2_, p2_, h_, logits_;   // forward (c*: conv output, then its gradient)
+  DeviceBuffer<uint8_t> arg1_, arg2_;                         // pooling argmax
+  DeviceBuffer<float> dlogits_, dh_, dp2_, dp1_;
   DeviceData train_, val_;
+  std::vector<int32_t> order_host_;                       // this epoch's order, as uploaded
 
   std::map<int, ConvPlan> plans_;
-  std::map<int, CapturedStep> graphs_;     // by batch size, for graph_comm_
-  std::set<int> warmed_;                   // batch sizes that ran one eager step
-  const Communicator* graph_comm_ = nullptr;
-  BatchStats pending_;                     // train_step statistics since take_train_stats
-  int graph_timing_ = -1;                  // -1 unknown, 0 no, 1 yes
+  mutable std::map<int64_t, StepGraph> graphs_;           // by global batch, agreed in warm_up
+  mutable const Communicator* graph_comm_ = nullptr;      // the communicator they captured
+  mutable Communicator* comm_ = nullptr;                  // of the last step or warm-up (outlives us)
+  mutable bool failed_ = false;                           // device work was cancelled
+  int64_t pending_samples_ = 0;                           // in train_stats_
+  CommProfile profile_;
 };
 
-CudaEngine::CudaEngine(int device, int max_batch) : device_(device), max_batch_(max_batch) {
+CudaEngine::CudaEngine(int device, int max_batch, Precision precision)
+    : device_(device), max_batch_(max_batch), precision_(precision) {
   MB_CHECK(max_batch >= 1, ConfigError, "cuda:{}: the batch per replica must be at least 1, got {}", device,
            max_batch);
   select_device(device);
@@ -178,75 +231,115 @@ CudaEngine::CudaEngine(int device, int max_batch) : device_(device), max_batch_(
     // from allocating while a step is being captured into a graph.
     cublas_workspace_.allocate(kCublasWorkspace / sizeof(float));
     CUBLAS_CHECK(cublasSetWorkspace(cublas_.get(), cublas_workspace_.get(), cublas_workspace_.bytes()));
-    // Plain FP32 (no TF32), like the CPU engines: cuBLAS's default math mode never rounds
-    // FP32 inputs to TF32 (only CUBLAS_TF32_TENSOR_OP_MATH would).
-    CUBLAS_CHECK(cublasSetMathMode(cublas_.get(), CUBLAS_DEFAULT_MATH));
+    // FP32: cuBLAS's default math mode never rounds FP32 inputs to TF32, like the CPU
+    // engines. TF32: tensor cores with FP32 accumulation.
+    CUBLAS_CHECK(cublasSetMathMode(cublas_.get(),
+                                   precision == Precision::Tf32 ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     cudnn_ = make_cudnn();
     CUDNN_CHECK(cudnnSetStream(cudnn_.get(), s()));
-    shapes_ = ConvShapes::make();
+    shapes_ = ConvShapes::make(precision);
 
-    for (int l = 0; l < kLayers; ++l) {
-      layer_ready_.push_back(make_event(false));
-      ar_begin_.push_back(make_event(true));
-      ar_end_.push_back(make_event(true));
-    }
+    for (int b = 0; b < kBuckets; ++b) bucket_ready_.push_back(make_event(false));
     comm_done_ = make_event(false);
-    probe_begin_ = make_event(true);
-    probe_end_ = make_event(true);
+    sync_ = make_event(false);
+    time_begin_ = make_event(true);
+    time_end_ = make_event(true);
 
     params_.allocate(kParamCount);
     grads_.allocate(kParamCount);
     m_.allocate(kParamCount);
     v_.allocate(kParamCount);
-    step_dev_.allocate(sizeof(StepScalars) + sizeof(int32_t) * std::size_t(max_batch));
-    step_host_ = PinnedBuffer<unsigned char>(step_dev_.size());
-    stats_dev_.allocate(2);
+    params_host_ = PinnedBuffer<float>(kParamCount);
+    for (auto* st : {&train_stats_, &call_stats_, &warm_stats_}) st->allocate(2);
     stats_host_ = PinnedBuffer<double>(2);
 
     const std::size_t b = std::size_t(max_batch);
+    const int mb = max_batch;
+    softmax_partials_.allocate(std::size_t(softmax_partials(mb)));
+    bias1_partials_.allocate(std::size_t(bias_grad_partials(mb, kConv1Out, kConv1Side, kConv1Side)));
+    bias2_partials_.allocate(std::size_t(bias_grad_partials(mb, kConv2Out, kConv2Side, kConv2Side)));
+    counters_.allocate(3);
+    stage_idx_.allocate(b);
     labels_.allocate(b);
     x_.allocate(b * kImagePixels);
-    a1_.allocate(b * kConv1Out * kConv1Side * kConv1Side);
+    c1_.allocate(b * kConv1Out * kConv1Side * kConv1Side);
     p1_.allocate(b * kConv1Out * kPool1Side * kPool1Side);
-    a2_.allocate(b * kConv2Out * kConv2Side * kConv2Side);
+    arg1_.allocate(p1_.size());
+    c2_.allocate(b * kConv2Out * kConv2Side * kConv2Side);
     p2_.allocate(b * kFlat);
+    arg2_.allocate(p2_.size());
     h_.allocate(b * kHidden);
     logits_.allocate(b * kClasses);
     dlogits_.allocate(b * kClasses);
     dh_.allocate(b * kHidden);
-    dp2_.allocate(b * kFlat);
-    da2_.allocate(a2_.size());
+    dp2_.allocate(p2_.size());
     dp1_.allocate(p1_.size());
-    da1_.allocate(a1_.size());
 
-    CUDA_CHECK(cudaMemsetAsync(params_.get(), 0, params_.bytes(), s()));
-    CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
-    CUDA_CHECK(cudaMemsetAsync(m_.get(), 0, m_.bytes(), s()));
-    CUDA_CHECK(cudaMemsetAsync(v_.get(), 0, v_.bytes(), s()));
-    CUDA_CHECK(cudaStreamSynchronize(s()));
+    for (auto* buf : {&params_, &grads_, &m_, &v_})
+      CUDA_CHECK(cudaMemsetAsync(buf->get(), 0, buf->bytes(), s()));
+    for (auto* st : {&train_stats_, &call_stats_, &warm_stats_})
+      CUDA_CHECK(cudaMemsetAsync(st->get(), 0, st->bytes(), s()));
+    CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), s()));
+    CUDA_CHECK(cudaStreamSynchronize(s()));   // nothing else exists yet that could fail
   } catch (const DeviceError& e) {
     throw DeviceError(fmt::format("cuda:{}: {}", device, e.what()));
   }
-  spdlog::debug("{}: engine ready (max batch {}, CUDA graphs {})", name_, max_batch_, use_graphs_ ? "on" : "off");
+  spdlog::debug("{}: engine ready (max batch {}, {}, CUDA graphs {})", name_, max_batch_, to_string(precision_),
+                use_graphs_ ? "on" : "off");
 }
 
 CudaEngine::~CudaEngine() {
-  // Errors are ignored: this also runs while unwinding from a device failure.
+  // Errors are ignored: this also runs while unwinding from a device failure. A queue that
+  // still holds a collective a failed peer never joins is cancelled through the
+  // communicator (wait_device's failure path) before anything is freed: cudaFree would wait
+  // for it forever.
   cudaSetDevice(device_);
-  if (stream_) cudaStreamSynchronize(stream_.get());
+  if (stream_) {
+    try {
+      if (!failed_) wait_device();
+    } catch (...) {
+    }
+    // After a cancellation the queue drains on its own; bounded, so a broken device cannot
+    // hold the process.
+    const auto deadline = Clock::now() + std::chrono::seconds(10);
+    bool drained = cudaEventRecord(sync_.get(), s()) != cudaSuccess;
+    while (!drained && Clock::now() < deadline) {
+      const cudaError_t r = cudaEventQuery(sync_.get());
+      drained = r != cudaErrorNotReady;
+      if (!drained) std::this_thread::sleep_for(std::chrono::microseconds(100));
+    }
+    if (!drained) spdlog::warn("{}: device work still running at shutdown", name_);
+  }
   drop_graphs();
   cudaGetLastError();
 }
 
-void CudaEngine::drop_graphs() {
+void CudaEngine::drop_graphs() const {
   graphs_.clear();
-  warmed_.clear();
   graph_comm_ = nullptr;
 }
 
-void CudaEngine::synchronize() {
+void CudaEngine::release_after_failure() const {
+  // Graphs first: NCCL's abort waits for the graphs that captured its collectives.
+  drop_graphs();
+  failed_ = true;
+  if (comm_) comm_->cancel_device_work();
+}
+
+void CudaEngine::wait_device() const {
   CUDA_CHECK(cudaSetDevice(device_));
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  CUDA_CHECK(cudaEventRecord(sync_.get(), s()));
+  wait_polling([this] { return event_done(sync_.get()); }, comm_, [this] { release_after_failure(); });
+}
+
+void CudaEngine::synchronize() { wait_device(); }
+
+Communicator* CudaEngine::reducer(Communicator& comm) const {
+  if (comm.size() == 1) return nullptr;
+  MB_CHECK(comm.memory_space() == MemorySpace::CudaDevice && comm.stream() != nullptr, ConfigError,
+           "{}: the '{}' communicator reduces host memory; CUDA replicas need 'nccl' or 'in-gpu'", name_,
+           comm.name());
+  return &comm;
 }
 
 void CudaEngine::upload(const Dataset& d, DeviceData& out, const char* role) {
@@ -274,10 +367,11 @@ void CudaEngine::upload(const Dataset& d, DeviceData& out, const char* role) {
 void CudaEngine::bind_data(const Dataset& train, const Dataset& val) {
   CUDA_CHECK(cudaSetDevice(device_));
   drop_graphs();  // captured gathers read the old buffers
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  wait_device();
+  order_host_.clear();
   upload(train, train_, "training");
   upload(val, val_, "validation");
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  wait_device();
 }
 
 void CudaEngine::set_params(std::span<const float> params) {
@@ -287,29 +381,31 @@ void CudaEngine::set_params(std::span<const float> params) {
   CUDA_CHECK(cudaMemcpyAsync(params_.get(), params.data(), params_.bytes(), cudaMemcpyHostToDevice, s()));
   CUDA_CHECK(cudaMemsetAsync(m_.get(), 0, m_.bytes(), s()));
   CUDA_CHECK(cudaMemsetAsync(v_.get(), 0, v_.bytes(), s()));
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  wait_device();
 }
 
 void CudaEngine::get_params(std::span<float> params) const {
   MB_CHECK(params.size() == kParamCount, Error, "{}: get_params got room for {} floats, the model has {}", name_,
            params.size(), kParamCount);
   CUDA_CHECK(cudaSetDevice(device_));
-  CUDA_CHECK(cudaMemcpyAsync(params.data(), params_.get(), params_.bytes(), cudaMemcpyDeviceToHost, s()));
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  // Through pinned memory: a copy into pageable memory would block in the driver until the
+  // whole queue ran, where a failed peer could hold it forever.
+  CUDA_CHECK(cudaMemcpyAsync(params_host_.get(), params_.get(), params_.bytes(), cudaMemcpyDeviceToHost, s()));
+  wait_device();
+  std::memcpy(params.data(), params_host_.get(), params_.bytes());
 }
 
 void CudaEngine::get_grads(std::span<float> grads) const {
   MB_CHECK(grads.size() == kParamCount, Error, "{}: get_grads got room for {} floats, the model has {}", name_,
            grads.size(), kParamCount);
   CUDA_CHECK(cudaSetDevice(device_));
-  CUDA_CHECK(cudaMemcpyAsync(grads.data(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, s()));
-  CUDA_CHECK(cudaStreamSynchronize(s()));
+  CUDA_CHECK(cudaMemcpyAsync(params_host_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, s()));
+  wait_device();
+  std::memcpy(grads.data(), params_host_.get(), grads_.bytes());
 }
 
-int CudaEngine::check_indices(std::span<const int32_t> indices, const DeviceData& data, bool limit_to_batch) const {
-  MB_CHECK(!limit_to_batch || indices.size() <= std::size_t(max_batch_), ConfigError,
-           "{}: {} samples in one step, the engine was built for at most {}", name_, indices.size(), max_batch_);
-  if (indices.empty()) return 0;
+void CudaEngine::check_indices(std::span<const int32_t> indices, const DeviceData& data) const {
+  if (indices.empty()) return;
   MB_CHECK(data.count > 0, ConfigError, "{}: no {} data bound (call bind_data first)", name_,
            data.name.empty() ? "such" : data.name);
   for (int32_t i : indices) {
@@ -318,24 +414,41 @@ int CudaEngine::check_indices(std::span<const int32_t> indices, const DeviceData
     MB_CHECK(i >= 0 && i < data.count, ConfigError, "{}: sample index {} outside {} ({} images)", name_, i, data.name,
              data.count);
   }
-  return static_cast<int>(indices.size());
 }
 
-// The step's scalars and indices in one copy from pinned memory. Every public method ends
-// with a stream synchronisation, so the pinned buffer is never overwritten under a pending
-// copy.
-void CudaEngine::stage_step(std::span<const int32_t> indices, float grad_scale, const AdamConfig& cfg, float lr_t) {
-  StepScalars sc;
-  sc.grad_scale = grad_scale;
-  sc.lr_t = lr_t;
-  sc.beta1 = cfg.beta1;
-  sc.beta2 = cfg.beta2;
-  sc.epsilon = cfg.epsilon;
-  std::memcpy(step_host_.get(), &sc, sizeof sc);
+// Indices that are not (known to be) in the epoch order on the device: a stream-ordered copy
+// from pageable memory, which the driver stages at once, so the host may reuse `indices` and
+// the next copy cannot overtake this step's gather.
+const int32_t* CudaEngine::stage_indices(std::span<const int32_t> indices, const DeviceData& data) {
+  check_indices(indices, data);
+  MB_CHECK(indices.size() <= stage_idx_.size(), Error, "{}: {} indices exceed the staging buffer of {}", name_,
+           indices.size(), stage_idx_.size());
   if (!indices.empty())
-    std::memcpy(step_host_.get() + sizeof sc, indices.data(), indices.size() * sizeof(int32_t));
-  CUDA_CHECK(cudaMemcpyAsync(step_dev_.get(), step_host_.get(), sizeof sc + indices.size() * sizeof(int32_t),
-                             cudaMemcpyHostToDevice, s()));
+    CUDA_CHECK(cudaMemcpyAsync(stage_idx_.get(), indices.data(), indices.size() * sizeof(int32_t),
+                               cudaMemcpyHostToDevice, s()));
+  return stage_idx_.get();
+}
+
+const int32_t* CudaEngine::step_indices(const TrainStep& st) {
+  const std::size_t n = st.indices.size(), at = static_cast<std::size_t>(std::max<int64_t>(0, st.order_offset));
+  // The trainer's steps are slices of the order given to begin_epoch: read them on the
+  // device. Anything else (tests, tools) is staged.
+  if (n > 0 && st.order_offset >= 0 && at + n <= order_host_.size() &&
+      std::equal(st.indices.begin(), st.indices.end(), order_host_.begin() + std::ptrdiff_t(at)))
+    return order_dev_.get() + at;
+  return stage_indices(st.indices, train_);
+}
+
+void CudaEngine::begin_epoch(std::span<const int32_t> order) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  check_indices(order, train_);   // once per epoch instead of every step
+  if (order_dev_.size() < order.size()) {
+    wait_device();   // the old buffer may still be read by queued steps
+    order_dev_.allocate(order.size());
+  }
+  order_host_.assign(order.begin(), order.end());
+  if (!order.empty())
+    CUDA_CHECK(cudaMemcpyAsync(order_dev_.get(), order.data(), order.size_bytes(), cudaMemcpyHostToDevice, s()));
 }
 
 ConvPlan& CudaEngine::plan_for(int n) {
@@ -343,9 +456,9 @@ ConvPlan& CudaEngine::plan_for(int n) {
   if (it == plans_.end()) it = plans_.emplace(n, make_conv_plan(cudnn_.get(), shapes_, n)).first;
   const std::size_t need = it->second.workspace_bytes;
   if (need > workspace_.bytes()) {
-    // Captured graphs hold the old workspace's address.
-    drop_graphs();
-    CUDA_CHECK(cudaStreamSynchronize(s()));
+    // Captured graphs and queued steps hold the old workspace's address: it is retired, not
+    // freed, so no rank ever has to drop its graphs (or wait) because a plan grew.
+    if (workspace_.size() > 0) retired_workspaces_.push_back(std::move(workspace_));
     const std::size_t bytes = std::max(need, kMinCudnnWorkspace);
     workspace_.allocate((bytes + sizeof(float) - 1) / sizeof(float));
   }
@@ -380,180 +493,101 @@ void CudaEngine::dense_backward_input(const float* w, const float* dy, float* dx
 
 // --- forward / backward ----------------------------------------------------------------
 
-void CudaEngine::forward(int n, const ConvPlan& p, const DeviceData& data, const int32_t* idx) {
-  launch_gather_normalize(data.pixels.get(), data.labels.get(), idx, n, kImagePixels, x_.get(), labels_.get(), s());
-  conv_forward(p.x.get(), x_.get(), shapes_.w1.get(), param(kConv1W), p.fwd1, p.a1.get(), a1_.get());
-  launch_bias_activation(a1_.get(), param(kConv1B), n, kConv1Out, kConv1Side * kConv1Side, true, s());
-  launch_maxpool2x2_forward(a1_.get(), p1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
-  conv_forward(p.p1.get(), p1_.get(), shapes_.w2.get(), param(kConv2W), p.fwd2, p.a2.get(), a2_.get());
-  launch_bias_activation(a2_.get(), param(kConv2B), n, kConv2Out, kConv2Side * kConv2Side, true, s());
-  launch_maxpool2x2_forward(a2_.get(), p2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
+// Up to the fc2 logits without their bias (the softmax kernel adds it).
+void CudaEngine::forward(int n, const ConvPlan& p, const GatherArgs& gather) {
+  launch_gather_normalize(gather, s());
+  conv_forward(p.x.get(), x_.get(), shapes_.w1.get(), param(kConv1W), p.fwd1, p.a1.get(), c1_.get());
+  launch_bias_relu_pool(c1_.get(), param(kConv1B), p1_.get(), arg1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
+  conv_forward(p.p1.get(), p1_.get(), shapes_.w2.get(), param(kConv2W), p.fwd2, p.a2.get(), c2_.get());
+  launch_bias_relu_pool(c2_.get(), param(kConv2B), p2_.get(), arg2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
   // NCHW pooled output is already flatten's C,H,W order.
   dense_forward(p2_.get(), param(kFc1W), h_.get(), n, kFlat, kHidden);
-  launch_bias_activation(h_.get(), param(kFc1B), n, kHidden, 1, true, s());
+  launch_bias_relu(h_.get(), param(kFc1B), n, kHidden, s());
   dense_forward(h_.get(), param(kFc2W), logits_.get(), n, kHidden, kClasses);
-  launch_bias_activation(logits_.get(), param(kFc2B), n, kClasses, 1, false, s());
 }
 
-// Expects dlogits_ (already scaled). Calls layer_ready(l) as soon as layer l's gradient
-// range (layer_range) is final, for the overlapped all-reduce.
-template <typename LayerReady>
-void CudaEngine::backward(int n, const ConvPlan& p, LayerReady&& layer_ready) {
-  launch_relu_bias_backward(dlogits_.get(), nullptr, n, kClasses, 1, grad(kFc2B), s());
+// Expects dlogits_ (already scaled). Calls ready(b) as soon as bucket b's gradient range
+// (bucket_range) is final, for the overlapped all-reduce. The convolution outputs' buffers
+// receive their gradients (the outputs themselves are dead after the forward epilogues).
+template <typename BucketReady>
+void CudaEngine::backward(int n, const ConvPlan& p, BucketReady&& ready) {
+  unsigned* counter = counters_.get();
+  launch_dense_bias_backward(dlogits_.get(), nullptr, n, kClasses, grad(kFc2B), s());
   dense_backward_weight(h_.get(), dlogits_.get(), grad(kFc2W), n, kHidden, kClasses);
-  layer_ready(0);
   dense_backward_input(param(kFc2W), dlogits_.get(), dh_.get(), n, kHidden, kClasses);
 
-  launch_relu_bias_backward(dh_.get(), h_.get(), n, kHidden, 1, grad(kFc1B), s());
+  launch_dense_bias_backward(dh_.get(), h_.get(), n, kHidden, grad(kFc1B), s());
   dense_backward_weight(p2_.get(), dh_.get(), grad(kFc1W), n, kFlat, kHidden);
-  layer_ready(1);
   dense_backward_input(param(kFc1W), dh_.get(), dp2_.get(), n, kFlat, kHidden);
 
-  // Writes all of da2, including the zero gradient of the row and column floor pooling drops.
-  launch_maxpool2x2_backward(a2_.get(), dp2_.get(), da2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
-  launch_relu_bias_backward(da2_.get(), a2_.get(), n, kConv2Out, kConv2Side * kConv2Side, grad(kConv2B), s());
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.p1.get(), p1_.get(), p.a2.get(), da2_.get(),
+  float* dc2 = c2_.get();
+  launch_pool_relu_bias_backward(dp2_.get(), p2_.get(), arg2_.get(), dc2, grad(kConv2B), bias2_partials_.get(),
+                                 counter + 2, n, kConv2Out, kConv2Side, kConv2Side, s());
+  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.p1.get(), p1_.get(), p.a2.get(), dc2,
                                              shapes_.conv.get(), p.bwd_filter2, workspace_.get(), workspace_.bytes(),
                                              &kZero, shapes_.w2.get(), grad(kConv2W)));
-  layer_ready(2);
-  CUDNN_CHECK(cudnnConvolutionBackwardData(cudnn_.get(), &kOne, shapes_.w2.get(), param(kConv2W), p.a2.get(),
-                                           da2_.get(), shapes_.conv.get(), p.bwd_data2, workspace_.get(),
-                                           workspace_.bytes(), &kZero, p.p1.get(), dp1_.get()));
+  ready(0);
+  CUDNN_CHECK(cudnnConvolutionBackwardData(cudnn_.get(), &kOne, shapes_.w2.get(), param(kConv2W), p.a2.get(), dc2,
+                                           shapes_.conv.get(), p.bwd_data2, workspace_.get(), workspace_.bytes(),
+                                           &kZero, p.p1.get(), dp1_.get()));
 
-  launch_maxpool2x2_backward(a1_.get(), dp1_.get(), da1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
-  launch_relu_bias_backward(da1_.get(), a1_.get(), n, kConv1Out, kConv1Side * kConv1Side, grad(kConv1B), s());
-  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.x.get(), x_.get(), p.a1.get(), da1_.get(),
+  float* dc1 = c1_.get();
+  launch_pool_relu_bias_backward(dp1_.get(), p1_.get(), arg1_.get(), dc1, grad(kConv1B), bias1_partials_.get(),
+                                 counter + 1, n, kConv1Out, kConv1Side, kConv1Side, s());
+  CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn_.get(), &kOne, p.x.get(), x_.get(), p.a1.get(), dc1,
                                              shapes_.conv.get(), p.bwd_filter1, workspace_.get(), workspace_.bytes(),
                                              &kZero, shapes_.w1.get(), grad(kConv1W)));
-  layer_ready(3);
+  ready(1);
 }
 
-BatchStats CudaEngine::finish_stats(int64_t samples) {
-  CUDA_CHECK(cudaMemcpyAsync(stats_host_.get(), stats_dev_.get(), 2 * sizeof(double), cudaMemcpyDeviceToHost, s()));
-  CUDA_CHECK(cudaStreamSynchronize(s()));
-  BatchStats st;
-  st.loss_sum = stats_host_[0];
-  st.correct = std::llround(stats_host_[1]);
-  st.samples = samples;
-  return st;
+StepKernelArgs CudaEngine::step_args(int n, const int32_t* idx, float grad_scale, float lr_t, const AdamConfig& cfg,
+                                     double* stats) const {
+  StepKernelArgs k;
+  k.gather = GatherArgs{train_.pixels.get(), train_.labels.get(), idx, n, x_.get(), labels_.get()};
+  k.softmax = SoftmaxArgs{logits_.get(), param(kFc2B), labels_.get(), n, kClasses, grad_scale, dlogits_.get(),
+                          softmax_partials_.get(), counters_.get(), stats};
+  k.adam = AdamArgs{params_.get(), grads_.get(), m_.get(), v_.get(), static_cast<int>(kParamCount), lr_t,
+                    cfg.beta1, cfg.beta2, cfg.epsilon};
+  return k;
 }
 
-// Any number of samples, like the CPU engines: beyond max_batch in chunks whose gradients are
-// summed (the trainer never asks for that; tests and tools may).
-// Host timing of queued device work would measure nothing: `times` is left alone.
-BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes*) {
-  CUDA_CHECK(cudaSetDevice(device_));
-  check_indices(indices, train_, false);
-  const std::size_t total = indices.size(), chunk = std::size_t(max_batch_);
-  if (total == 0) {
-    CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
-    CUDA_CHECK(cudaMemsetAsync(stats_dev_.get(), 0, stats_dev_.bytes(), s()));
-    return finish_stats(0);
-  }
-  if (total > chunk && grad_sum_.size() == 0) grad_sum_.allocate(kParamCount);
-  for (std::size_t off = 0; off < total; off += chunk) {
-    const int n = static_cast<int>(std::min(chunk, total - off));
-    const ConvPlan& plan = plan_for(n);
-    stage_step(indices.subspan(off, std::size_t(n)), grad_scale, AdamConfig{}, 0.0f);
-    forward(n, plan, train_, indices_dev());
-    launch_softmax_xent(logits_.get(), labels_.get(), n, kClasses, grad_scale_dev(), dlogits_.get(), stats_dev_.get(),
-                        off > 0, s());
-    backward(n, plan, [](int) {});
-    if (total > chunk) {
-      if (off == 0) {
-        CUDA_CHECK(cudaMemcpyAsync(grad_sum_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
-      } else {
-        CUBLAS_CHECK(cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
-      }
-      // The next chunk's indices go through the same pinned staging buffer.
-      if (off + chunk < total) CUDA_CHECK(cudaStreamSynchronize(s()));
-    }
-  }
-  if (total > chunk)
-    CUDA_CHECK(cudaMemcpyAsync(grads_.get(), grad_sum_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
-  return finish_stats(static_cast<int64_t>(total));
-}
-
-void CudaEngine::apply_adam(const AdamConfig& cfg, int64_t step) {
-  const float lr_t = adam_step_size(cfg, step);
-  CUDA_CHECK(cudaSetDevice(device_));
-  stage_step({}, 1.0f, cfg, lr_t);
-  launch_adam(params_.get(), grads_.get(), m_.get(), v_.get(), kParamCount, scalars_dev(), s());
-  CUDA_CHECK(cudaStreamSynchronize(s()));
-}
-
-// --- the training step -----------------------------------------------------------------
-
-void CudaEngine::enqueue_allreduce(int layer, Communicator& comm, bool timed, bool capturing) {
+void CudaEngine::enqueue_allreduce(int bucket, Communicator& comm) {
   cudaStream_t cs = static_cast<cudaStream_t>(comm.stream());
-  CUDA_CHECK(cudaEventRecord(layer_ready_[layer].get(), s()));
-  CUDA_CHECK(cudaStreamWaitEvent(cs, layer_ready_[layer].get(), 0));
-  // Under capture only "external" event records become graph nodes that time the replay.
-  auto mark = [&](const Event& e) {
-    if (capturing) CUDA_CHECK(cudaEventRecordWithFlags(e.get(), cs, cudaEventRecordExternal));
-    else CUDA_CHECK(cudaEventRecord(e.get(), cs));
-  };
-  if (timed) mark(ar_begin_[layer]);
-  const Range r = layer_range(layer);
+  CUDA_CHECK(cudaEventRecord(bucket_ready_[bucket].get(), s()));
+  CUDA_CHECK(cudaStreamWaitEvent(cs, bucket_ready_[bucket].get(), 0));
+  const Range r = bucket_range(bucket);
   comm.all_reduce_sum(grads_.get() + r.offset, r.count);
-  if (timed) mark(ar_end_[layer]);
 }
 
-void CudaEngine::enqueue_train_step(int n, const ConvPlan* plan, Communicator* comm, bool timed, bool capturing) {
-  auto ready = [&](int layer) {
-    if (comm) enqueue_allreduce(layer, *comm, timed, capturing);
+void CudaEngine::enqueue_step(int n, const StepKernelArgs& k, Communicator* comm) {
+  auto ready = [&](int bucket) {
+    if (comm) enqueue_allreduce(bucket, *comm);
   };
   if (n == 0) {
     // No samples, but the collective still needs this rank: contribute zeros.
     CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
-    CUDA_CHECK(cudaMemsetAsync(stats_dev_.get(), 0, stats_dev_.bytes(), s()));
-    for (int l = 0; l < kLayers; ++l) ready(l);
+    for (int b = 0; b < kBuckets; ++b) ready(b);
   } else {
-    forward(n, *plan, train_, indices_dev());
-    launch_softmax_xent(logits_.get(), labels_.get(), n, kClasses, grad_scale_dev(), dlogits_.get(),
-                        stats_dev_.get(), false, s());
-    backward(n, *plan, ready);
+    const ConvPlan& plan = plans_.at(n);
+    forward(n, plan, k.gather);
+    launch_softmax_xent(k.softmax, s());
+    backward(n, plan, ready);
   }
   if (comm) {
     CUDA_CHECK(cudaEventRecord(comm_done_.get(), static_cast<cudaStream_t>(comm->stream())));
     CUDA_CHECK(cudaStreamWaitEvent(s(), comm_done_.get(), 0));
   }
-  launch_adam(params_.get(), grads_.get(), m_.get(), v_.get(), kParamCount, scalars_dev(), s());
+  launch_adam(k.adam, s());
 }
 
-// Whether event-record nodes in a graph give usable timestamps here: probed once with a
-// two-node graph before the first real capture, so a "no" costs no training step.
-bool CudaEngine::graph_timing_supported() {
-  if (graph_timing_ >= 0) return graph_timing_ == 1;
-  graph_timing_ = 0;
-  cudaGraph_t raw = nullptr;
-  cudaGraphExec_t exec = nullptr;
-  bool ok = cudaStreamBeginCapture(s(), cudaStreamCaptureModeThreadLocal) == cudaSuccess;
-  if (ok) {
-    const bool recorded =
-        cudaEventRecordWithFlags(probe_begin_.get(), s(), cudaEventRecordExternal) == cudaSuccess &&
-        cudaEventRecordWithFlags(probe_end_.get(), s(), cudaEventRecordExternal) == cudaSuccess;
-    ok = cudaStreamEndCapture(s(), &raw) == cudaSuccess && recorded && raw != nullptr;
-  }
-  Graph graph(raw);
-  float ms = 0;
-  ok = ok && cudaGraphInstantiate(&exec, raw, 0) == cudaSuccess;
-  GraphExec owned(exec);
-  ok = ok && cudaGraphLaunch(exec, s()) == cudaSuccess && cudaStreamSynchronize(s()) == cudaSuccess &&
-       cudaEventElapsedTime(&ms, probe_begin_.get(), probe_end_.get()) == cudaSuccess;
-  cudaGetLastError();
-  graph_timing_ = ok ? 1 : 0;
-  if (!ok) spdlog::debug("{}: no timing events inside CUDA graphs; all-reduce time not measured", name_);
-  return ok;
-}
+// --- graphs ----------------------------------------------------------------------------
 
-CudaEngine::CapturedStep CudaEngine::capture_step(int n, const ConvPlan& plan, Communicator* comm) {
-  const bool timed = comm != nullptr && graph_timing_supported();
+StepGraph CudaEngine::capture_step(int n, const StepKernelArgs& k, Communicator* comm) {
   cudaGraph_t raw = nullptr;
   // Thread-local: other replicas' threads keep working (and allocating) while this one captures.
   CUDA_CHECK(cudaStreamBeginCapture(s(), cudaStreamCaptureModeThreadLocal));
   try {
-    enqueue_train_step(n, &plan, comm, timed, true);
+    enqueue_step(n, k, comm);
   } catch (...) {
     cudaStreamEndCapture(s(), &raw);
     if (raw) cudaGraphDestroy(raw);
@@ -561,95 +595,304 @@ CudaEngine::CapturedStep CudaEngine::capture_step(int n, const ConvPlan& plan, C
     throw;
   }
   CUDA_CHECK(cudaStreamEndCapture(s(), &raw));
-  Graph graph(raw);
+  StepGraph g;
+  g.graph = Graph(raw);
+  g.n = n;
+  // The nodes whose arguments change per step, found by their kernel function. Library
+  // kernels (cuDNN, cuBLAS, NCCL) may not report theirs: skipped.
+  std::size_t count = 0;
+  CUDA_CHECK(cudaGraphGetNodes(raw, nullptr, &count));
+  std::vector<cudaGraphNode_t> nodes(count);
+  if (count > 0) CUDA_CHECK(cudaGraphGetNodes(raw, nodes.data(), &count));
+  for (cudaGraphNode_t node : nodes) {
+    cudaGraphNodeType type{};
+    CUDA_CHECK(cudaGraphNodeGetType(node, &type));
+    if (type != cudaGraphNodeTypeKernel) continue;
+    cudaKernelNodeParams p{};
+    if (cudaGraphKernelNodeGetParams(node, &p) != cudaSuccess) {
+      cudaGetLastError();
+      continue;
+    }
+    if (p.func == kernel_id(StepKernel::Gather)) g.gather = node;
+    else if (p.func == kernel_id(StepKernel::Softmax)) g.softmax = node;
+    else if (p.func == kernel_id(StepKernel::Adam)) g.adam = node;
+  }
+  MB_CHECK(g.adam != nullptr && (n == 0 || (g.gather != nullptr && g.softmax != nullptr)), DeviceError,
+           "the captured step of batch {} lacks one of its gather, softmax and Adam nodes", n);
   cudaGraphExec_t exec = nullptr;
   CUDA_CHECK(cudaGraphInstantiate(&exec, raw, 0));
-  return CapturedStep{GraphExec(exec), timed};
+  g.exec = GraphExec(exec);
+  CUDA_CHECK(cudaGraphUpload(exec, s()));
+  return g;
 }
 
-double CudaEngine::allreduce_seconds() {
-  double total_ms = 0;
-  for (int l = 0; l < kLayers; ++l) {
-    float ms = 0;
-    if (cudaEventElapsedTime(&ms, ar_begin_[l].get(), ar_end_[l].get()) == cudaSuccess) total_ms += ms;
-  }
-  cudaGetLastError();
-  return total_ms / 1000.0;
+void CudaEngine::launch_graph(StepGraph& g, const StepKernelArgs& k) {
+  if (g.gather) update_node(g.exec.get(), g.gather, k.gather);
+  if (g.softmax) update_node(g.exec.get(), g.softmax, k.softmax);
+  update_node(g.exec.get(), g.adam, k.adam);
+  CUDA_CHECK(cudaGraphLaunch(g.exec.get(), s()));
 }
+
+// --- the training step -----------------------------------------------------------------
 
 void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
-  const float lr_t = adam_step_size(cfg, st.adam_step);
   CUDA_CHECK(cudaSetDevice(device_));
-  const int n = check_indices(st.indices, train_, true);
-  Communicator* reduce = nullptr;
-  if (comm.size() > 1) {
-    MB_CHECK(comm.memory_space() == MemorySpace::CudaDevice && comm.stream() != nullptr, ConfigError,
-             "{}: the '{}' communicator reduces host memory; CUDA replicas need 'nccl' or 'in-gpu'", name_,
-             comm.name());
-    reduce = &comm;
+  const int n = static_cast<int>(st.indices.size());
+  MB_CHECK(st.indices.size() <= std::size_t(max_batch_), ConfigError,
+           "{}: {} samples in one step, the engine was built for at most {}", name_, st.indices.size(), max_batch_);
+  Communicator* reduce = reducer(comm);
+  comm_ = &comm;
+  try {
+    comm.check();   // a failed peer: do not queue more work behind its collective
+  } catch (...) {
+    release_after_failure();
+    throw;
   }
-  const ConvPlan* plan = n > 0 ? &plan_for(n) : nullptr;
-  // Eager, before any capture or replay, and never part of a graph: a captured copy from
-  // pinned memory would read the pinned buffer at each replay. The graph reads only the
-  // device copy, which this stream-ordered copy has refreshed by the time the graph runs.
-  stage_step(st.indices, st.grad_scale, cfg, lr_t);
+  const int32_t* idx = step_indices(st);
+  const StepKernelArgs k = step_args(n, idx, st.grad_scale, adam_step_size(cfg, st.adam_step), cfg, train_stats_.get());
 
-  // Graphs only where a captured step stays valid on replay: a single replica, or a
-  // communicator whose collectives may be captured (NCCL). The in-GPU host rendezvous is not.
-  const bool graphable = use_graphs_ && n > 0 && (reduce == nullptr || reduce->graph_capturable());
-  bool launched = false, timed = reduce != nullptr;
-  if (graphable) {
-    if (graph_comm_ != &comm) {
-      drop_graphs();
-      graph_comm_ = &comm;
+  // A graph exactly where every rank has one for this global batch (agreed in warm_up), so
+  // all ranks make the same captured-or-eager choice for the step's collectives.
+  auto it = graph_comm_ == &comm ? graphs_.find(st.global_batch) : graphs_.end();
+  if (it != graphs_.end()) {
+    MB_CHECK(it->second.n == n, Error, "{}: a step of global batch {} with {} samples here, warm_up prepared {}",
+             name_, st.global_batch, n, it->second.n);
+    launch_graph(it->second, k);
+  } else {
+    if (n > 0) plan_for(n);
+    enqueue_step(n, k, reduce);
+  }
+  pending_samples_ += n;
+  if (reduce) times.allreduce_s += profile_.exposed_s;
+}
+
+BatchStats CudaEngine::read_stats(DeviceBuffer<double>& stats, int64_t samples, bool reset) {
+  CUDA_CHECK(cudaMemcpyAsync(stats_host_.get(), stats.get(), 2 * sizeof(double), cudaMemcpyDeviceToHost, s()));
+  if (reset) CUDA_CHECK(cudaMemsetAsync(stats.get(), 0, stats.bytes(), s()));
+  wait_device();
+  BatchStats st;
+  st.loss_sum = stats_host_[0];
+  st.correct = std::llround(stats_host_[1]);
+  st.samples = samples;
+  return st;
+}
+
+BatchStats CudaEngine::take_train_stats() {
+  CUDA_CHECK(cudaSetDevice(device_));
+  const int64_t samples = std::exchange(pending_samples_, 0);
+  return read_stats(train_stats_, samples, true);
+}
+
+// --- warm-up ---------------------------------------------------------------------------
+
+double CudaEngine::time_steps(int steps, const std::function<void()>& step) {
+  CUDA_CHECK(cudaEventRecord(time_begin_.get(), s()));
+  for (int i = 0; i < steps; ++i) step();
+  CUDA_CHECK(cudaEventRecord(time_end_.get(), s()));
+  wait_device();
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, time_begin_.get(), time_end_.get()));
+  return ms / 1000.0;
+}
+
+// Collective. The step with its all-reduces against the same step without them (nccl-tests'
+// and DDP's "exposed communication"), then the bare all-reduce of the whole gradient.
+void CudaEngine::profile_communication(const StepShape& shape, Communicator& comm) {
+  const int n = static_cast<int>(shape.share);
+  const StepKernelArgs k =
+      step_args(n, warm_idx_.get(), 1.0f / float(shape.global_batch), 0.0f, AdamConfig{}, warm_stats_.get());
+  auto it = graph_comm_ == &comm ? graphs_.find(shape.global_batch) : graphs_.end();
+  StepGraph* with = it != graphs_.end() ? &it->second : nullptr;
+  // The variant without communication as a graph too, when the step runs as one: otherwise
+  // the difference would be launch overhead, not communication. Local: no collective inside.
+  StepGraph without;
+  if (with) {
+    try {
+      without = capture_step(n, k, nullptr);
+    } catch (const DeviceError& e) {
+      spdlog::debug("{}: no graph for the profile's step without communication: {}", name_, e.what());
     }
-    auto it = graphs_.find(n);
-    // The first step of each size runs eagerly: it loads kernels, lets cuDNN build its
-    // internal plans and NCCL connect, none of which may happen under capture.
-    if (it == graphs_.end() && warmed_.count(n)) {
-      try {
-        it = graphs_.emplace(n, capture_step(n, *plan, reduce)).first;
-        spdlog::debug("{}: captured the training step for batch {} into a CUDA graph", name_, n);
-      } catch (const DeviceError& e) {
-        spdlog::warn("{}: CUDA graph capture failed, continuing without graphs: {}", name_, e.what());
-        drop_graphs();
-        use_graphs_ = false;
+  }
+  comm.barrier();
+  const double t_with = time_steps(kProfileSteps, [&] {
+    if (with) launch_graph(*with, k);
+    else enqueue_step(n, k, &comm);
+  });
+  const double t_without = time_steps(kProfileSteps, [&] {
+    if (without.exec) launch_graph(without, k);
+    else enqueue_step(n, k, nullptr);
+  });
+  without = StepGraph{};
+
+  if (profile_buffer_.size() == 0) profile_buffer_.allocate(kParamCount);
+  CUDA_CHECK(cudaMemsetAsync(profile_buffer_.get(), 0, profile_buffer_.bytes(), s()));
+  cudaStream_t cs = static_cast<cudaStream_t>(comm.stream());
+  CUDA_CHECK(cudaEventRecord(bucket_ready_[0].get(), s()));
+  CUDA_CHECK(cudaStreamWaitEvent(cs, bucket_ready_[0].get(), 0));
+  comm.barrier();
+  CUDA_CHECK(cudaEventRecord(time_begin_.get(), cs));
+  for (int i = 0; i < kProfileSteps; ++i) comm.all_reduce_sum(profile_buffer_.get(), kParamCount);
+  CUDA_CHECK(cudaEventRecord(time_end_.get(), cs));
+  CUDA_CHECK(cudaStreamWaitEvent(s(), time_end_.get(), 0));
+  wait_device();
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, time_begin_.get(), time_end_.get()));
+
+  CommProfile& p = profile_;
+  p.replicas = comm.size();
+  p.bytes = static_cast<int64_t>(kParamCount * sizeof(float));
+  p.buckets = kBuckets;
+  p.allreduce_s = ms / 1000.0 / kProfileSteps;
+  p.algbw_gbs = p.allreduce_s > 0 ? double(p.bytes) / p.allreduce_s / 1e9 : 0;
+  p.busbw_gbs = p.algbw_gbs * 2.0 * (p.replicas - 1) / p.replicas;
+  p.step_s = t_with / kProfileSteps;
+  p.step_no_comm_s = t_without / kProfileSteps;
+  p.exposed_s = std::max(0.0, p.step_s - p.step_no_comm_s);
+  spdlog::debug("{}: all-reduce of {} bytes {:.1f} us (algbw {:.1f} GB/s, busbw {:.1f} GB/s); step {:.1f} us, "
+                "{:.1f} us without communication: {:.1f} us exposed",
+                name_, p.bytes, p.allreduce_s * 1e6, p.algbw_gbs, p.busbw_gbs, p.step_s * 1e6, p.step_no_comm_s * 1e6,
+                p.exposed_s * 1e6);
+}
+
+void CudaEngine::warm_up(std::span<const StepShape> shapes, Communicator& comm) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  Communicator* reduce = reducer(comm);
+  comm_ = &comm;
+  drop_graphs();
+  profile_ = CommProfile{};
+  // Every rank takes part in every collective below, with or without data.
+  const bool have_data = train_.count > 0;
+
+  // Parameters and moments are restored at the end: the warm-up's steps are not training.
+  if (backup_.size() == 0) backup_.allocate(3 * kParamCount);
+  const DeviceBuffer<float>* state[3] = {&params_, &m_, &v_};
+  for (int i = 0; i < 3; ++i)
+    CUDA_CHECK(cudaMemcpyAsync(backup_.get() + i * kParamCount, state[i]->get(), params_.bytes(),
+                               cudaMemcpyDeviceToDevice, s()));
+  // Any valid samples do (the bound data may have changed since the last warm-up).
+  std::vector<int32_t> idx(static_cast<std::size_t>(max_batch_));
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = have_data ? int32_t(int64_t(i) % train_.count) : 0;
+  if (warm_idx_.size() == 0) warm_idx_.allocate(idx.size());
+  CUDA_CHECK(cudaMemcpyAsync(warm_idx_.get(), idx.data(), idx.size() * sizeof(int32_t), cudaMemcpyHostToDevice, s()));
+  // Every plan the run will use first, so that the workspace has its final size before any
+  // capture (evaluation's chunks are max_batch; a smaller last chunk is built when needed).
+  for (const auto& shape : shapes) {
+    MB_CHECK(shape.share >= 0 && shape.share <= max_batch_, Error, "{}: warm-up share {} (max batch {})", name_,
+             shape.share, max_batch_);
+    if (shape.share > 0) plan_for(static_cast<int>(shape.share));
+  }
+  plan_for(max_batch_);
+
+  auto args_of = [&](const StepShape& shape) {
+    return step_args(static_cast<int>(shape.share), warm_idx_.get(), 1.0f / float(std::max<int64_t>(1, shape.global_batch)),
+                     0.0f, AdamConfig{}, warm_stats_.get());
+  };
+  GraphWarmUpSteps steps;
+  steps.eager_step = [&](const StepShape& shape) {
+    enqueue_step(have_data ? static_cast<int>(shape.share) : 0, args_of(shape), reduce);
+    wait_device();
+  };
+  steps.capture = [&](const StepShape& shape) {
+    try {
+      graphs_[shape.global_batch] = capture_step(static_cast<int>(shape.share), args_of(shape), reduce);
+      return true;
+    } catch (const DeviceError& e) {
+      spdlog::warn("{}: capturing the step of global batch {} failed, every replica runs it eagerly: {}", name_,
+                   shape.global_batch, e.what());
+      graphs_.erase(shape.global_batch);
+      return false;
+    }
+  };
+  steps.discard = [&](const StepShape& shape) { graphs_.erase(shape.global_batch); };
+  steps.replay = [&](const StepShape& shape) {
+    launch_graph(graphs_.at(shape.global_batch), args_of(shape));
+    wait_device();
+  };
+  const bool wanted = use_graphs_ && have_data && (reduce == nullptr || reduce->graph_capturable());
+  const std::set<int64_t> agreed = agree_on_step_graphs(shapes, comm, wanted, steps);
+  graph_comm_ = &comm;
+  spdlog::debug("{}: {} of {} step shape(s) run as CUDA graphs", name_, agreed.size(), shapes.size());
+
+  if (reduce && !shapes.empty()) profile_communication(shapes.front(), *reduce);
+
+  for (int i = 0; i < 3; ++i)
+    CUDA_CHECK(cudaMemcpyAsync(state[i]->get(), backup_.get() + i * kParamCount, params_.bytes(),
+                               cudaMemcpyDeviceToDevice, s()));
+  CUDA_CHECK(cudaMemsetAsync(train_stats_.get(), 0, train_stats_.bytes(), s()));
+  pending_samples_ = 0;
+  wait_device();
+}
+
+// --- one-off calls (tests, tools, validation) ------------------------------------------
+
+// Any number of samples, like the CPU engines: beyond max_batch in chunks whose gradients are
+// summed (the trainer never asks for that; tests and tools may).
+// Host timing of queued device work would measure nothing: `times` is left alone.
+BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes*) {
+  CUDA_CHECK(cudaSetDevice(device_));
+  check_indices(indices, train_);
+  const std::size_t total = indices.size(), chunk = std::size_t(max_batch_);
+  CUDA_CHECK(cudaMemsetAsync(call_stats_.get(), 0, call_stats_.bytes(), s()));
+  if (total == 0) {
+    CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
+    return read_stats(call_stats_, 0, false);
+  }
+  if (total > chunk && grad_sum_.size() == 0) grad_sum_.allocate(kParamCount);
+  for (std::size_t off = 0; off < total; off += chunk) {
+    const int n = static_cast<int>(std::min(chunk, total - off));
+    const ConvPlan& plan = plan_for(n);
+    const int32_t* idx = stage_indices(indices.subspan(off, std::size_t(n)), train_);
+    const StepKernelArgs k = step_args(n, idx, grad_scale, 0.0f, AdamConfig{}, call_stats_.get());
+    forward(n, plan, k.gather);
+    launch_softmax_xent(k.softmax, s());
+    backward(n, plan, [](int) {});
+    if (total > chunk) {
+      if (off == 0) {
+        CUDA_CHECK(cudaMemcpyAsync(grad_sum_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
+      } else {
+        CUBLAS_CHECK(cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
       }
     }
-    if (it != graphs_.end()) {
-      CUDA_CHECK(cudaGraphLaunch(it->second.exec.get(), s()));
-      launched = true;
-      timed = it->second.timed;
-    } else {
-      warmed_.insert(n);
-    }
   }
-  if (!launched) enqueue_train_step(n, plan, reduce, timed, false);
-  pending_ += finish_stats(n);
-  if (timed) times.allreduce_s += allreduce_seconds();
+  if (total > chunk)
+    CUDA_CHECK(cudaMemcpyAsync(grads_.get(), grad_sum_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
+  return read_stats(call_stats_, static_cast<int64_t>(total), false);
+}
+
+void CudaEngine::apply_adam(const AdamConfig& cfg, int64_t step) {
+  const float lr_t = adam_step_size(cfg, step);
+  CUDA_CHECK(cudaSetDevice(device_));
+  launch_adam(step_args(0, nullptr, 1.0f, lr_t, cfg, nullptr).adam, s());
+  wait_device();
 }
 
 BatchStats CudaEngine::evaluate_on(const DeviceData& data, std::span<const int32_t> indices) {
   CUDA_CHECK(cudaSetDevice(device_));
-  check_indices(indices, data, false);
+  check_indices(indices, data);
   const std::size_t total = indices.size();
   if (total == 0) return {};
-  if (eval_idx_.size() < total) eval_idx_.allocate(total);
+  if (eval_idx_.size() < total) {
+    wait_device();   // queued evaluations may still read the old buffer
+    eval_idx_.allocate(total);
+  }
   CUDA_CHECK(cudaMemcpyAsync(eval_idx_.get(), indices.data(), total * sizeof(int32_t), cudaMemcpyHostToDevice, s()));
-  CUDA_CHECK(cudaMemsetAsync(stats_dev_.get(), 0, stats_dev_.bytes(), s()));
+  CUDA_CHECK(cudaMemsetAsync(call_stats_.get(), 0, call_stats_.bytes(), s()));
   for (std::size_t off = 0; off < total; off += std::size_t(max_batch_)) {
     const int n = static_cast<int>(std::min<std::size_t>(std::size_t(max_batch_), total - off));
     const ConvPlan& plan = plan_for(n);
-    forward(n, plan, data, eval_idx_.get() + off);
-    launch_softmax_xent(logits_.get(), labels_.get(), n, kClasses, nullptr, nullptr, stats_dev_.get(), true, s());
+    const GatherArgs gather{data.pixels.get(), data.labels.get(), eval_idx_.get() + off, n, x_.get(), labels_.get()};
+    forward(n, plan, gather);
+    const SoftmaxArgs softmax{logits_.get(), param(kFc2B), labels_.get(), n, kClasses, 0.0f, nullptr,
+                              softmax_partials_.get(), counters_.get(), call_stats_.get()};
+    launch_softmax_xent(softmax, s());
   }
-  return finish_stats(static_cast<int64_t>(total));
+  return read_stats(call_stats_, static_cast<int64_t>(total), false);
 }
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch) {
-  return std::make_unique<CudaEngine>(device, max_batch);
+std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch, Precision precision) {
+  return std::make_unique<CudaEngine>(device, max_batch, precision);
 }
 
 }  // namespace mb::cuda

@@ -17,17 +17,19 @@ constexpr std::size_t kMaxWorkspace = std::size_t(256) << 20;
 
 bool is_tf32(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
 
-// Walks the heuristic's ranking three times with relaxing demands: deterministic and plain
-// FP32 first (results comparable with the CPU reference, run to run), then plain FP32, then
-// anything that reports success. The workspace query doubles as a support check.
+// Walks the heuristic's ranking with relaxing demands: deterministic first (results run to
+// run identical), then anything that reports success. In FP32 a TF32 algorithm is never taken
+// (results comparable with the CPU reference); in TF32 the heuristic, asked with tensor-op
+// math, already ranks the tensor-core algorithms first. The workspace query doubles as a
+// support check.
 template <typename Perf, typename WorkspaceOf>
 auto choose(const std::vector<Perf>& perfs, int returned, WorkspaceOf workspace_of, std::size_t& workspace,
-            const char* what, int n) -> decltype(perfs[0].algo) {
-  for (int pass = 0; pass < 3; ++pass) {
+            const char* what, int n, Precision precision) -> decltype(perfs[0].algo) {
+  for (int pass = 0; pass < 2; ++pass) {
     for (int i = 0; i < returned; ++i) {
       const Perf& p = perfs[i];
       if (p.status != CUDNN_STATUS_SUCCESS) continue;
-      if (pass < 2 && is_tf32(p.mathType)) continue;
+      if (precision == Precision::Fp32 && is_tf32(p.mathType)) continue;
       if (pass < 1 && p.determinism != CUDNN_DETERMINISTIC) continue;
       std::size_t bytes = 0;
       if (workspace_of(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) continue;
@@ -51,7 +53,7 @@ cudnnConvolutionFwdAlgo_t choose_forward(cudnnHandle_t h, const ConvShapes& s, c
                 [&](cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
                   return cudnnGetConvolutionForwardWorkspaceSize(h, x, w, s.conv.get(), y, a, bytes);
                 },
-                ws, what, n);
+                ws, what, n, s.precision);
 }
 
 cudnnConvolutionBwdFilterAlgo_t choose_backward_filter(cudnnHandle_t h, const ConvShapes& s,
@@ -68,7 +70,7 @@ cudnnConvolutionBwdFilterAlgo_t choose_backward_filter(cudnnHandle_t h, const Co
                 [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* bytes) {
                   return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x, dy, s.conv.get(), dw, a, bytes);
                 },
-                ws, what, n);
+                ws, what, n, s.precision);
 }
 
 cudnnConvolutionBwdDataAlgo_t choose_backward_data(cudnnHandle_t h, const ConvShapes& s, cudnnFilterDescriptor_t w,
@@ -84,12 +86,12 @@ cudnnConvolutionBwdDataAlgo_t choose_backward_data(cudnnHandle_t h, const ConvSh
                 [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
                   return cudnnGetConvolutionBackwardDataWorkspaceSize(h, w, dy, s.conv.get(), dx, a, bytes);
                 },
-                ws, what, n);
+                ws, what, n, s.precision);
 }
 
 }  // namespace
 
-ConvShapes ConvShapes::make() {
+ConvShapes ConvShapes::make(Precision precision) {
   using namespace cnn;
   ConvShapes s;
   s.w1 = make_filter_desc(kConv1Out, 1, kKernel, kKernel);
@@ -100,9 +102,10 @@ ConvShapes ConvShapes::make() {
   s.conv.reset(conv);
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, /*pad*/ 0, 0, /*stride*/ 1, 1, /*dilation*/ 1, 1,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
-  // FP32 FMA only: TF32 tensor cores would leave the CPU reference's tolerance for 10-bit
-  // mantissas; this model is launch-bound, not math-bound, so nothing is lost.
-  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, CUDNN_FMA_MATH));
+  // FP32: FMA math only, since TF32 tensor cores would leave the CPU reference's tolerance
+  // (10-bit mantissas in the products). TF32 (--precision tf32): tensor-op math, FP32 data.
+  s.precision = precision;
+  CUDNN_CHECK(cudnnSetConvolutionMathType(conv, precision == Precision::Tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   return s;
 }
 

@@ -5,14 +5,16 @@
 #include <cstddef>
 
 #include "backends/cuda/cuda_raii.h"
+#include "backends/common/precision.h"
 
 namespace mb::cuda {
 
 // The batch-independent descriptors, shared by every plan of one engine.
 struct ConvShapes {
   FilterDesc w1, w2;     // conv1 32x1x3x3, conv2 64x32x3x3 (OIHW = cuDNN's KCRS, NCHW format)
-  ConvDesc conv;         // 3x3 valid, stride 1, cross-correlation (PyTorch's conv), FP32 FMA math
-  static ConvShapes make();
+  ConvDesc conv;         // 3x3 valid, stride 1, cross-correlation (PyTorch's conv)
+  Precision precision = Precision::Fp32;   // fp32: FMA math only; tf32: tensor-op math allowed
+  static ConvShapes make(Precision precision);
 };
 
 struct ConvPlan {
@@ -25,7 +27,9 @@ struct ConvPlan {
 };
 
 // Heuristic algorithm choice (cudnnGet*_v7: no trial runs, no allocations), preferring
-// deterministic FP32 (non-TF32) algorithms whose workspace query succeeds.
+// deterministic algorithms whose workspace query succeeds; in FP32, never a TF32 one.
+// NCHW in both precisions: the filters live in the flat parameter buffer as OIHW (PyTorch's
+// layout), and NHWC tensor-op kernels would want KRSC filters, a transpose each step.
 ConvPlan make_conv_plan(cudnnHandle_t handle, const ConvShapes& shapes, int n);
 
 }  // namespace mb::cuda

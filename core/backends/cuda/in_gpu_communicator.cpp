@@ -77,6 +77,9 @@ class InGpuCommunicator final : public Communicator {
     s_->barrier.abort();
     host_->abort(reason);
   }
+  // The reduction never waits on the device for a peer (the rendezvous is on the host, and
+  // aborting it releases every rank), so there is no device work to cancel.
+  void check() override { host_->check(); }
   CollectiveTimes take_times() override { return host_->take_times(); }
 
  private:

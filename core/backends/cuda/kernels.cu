@@ -1,21 +1,34 @@
-// The CUDA backend's own kernels: batch gather + normalise, bias/ReLU forward and backward,
-// 2x2 max pooling with the reference's tie rule, softmax cross-entropy with on-device
-// metrics, fused Adam, and the in-GPU buffer sum.
-// Reductions use one block per output and a fixed tree, so results are run-to-run identical.
+// The CUDA backend's own kernels: batch gather + normalise, the fused convolution epilogues
+// (bias + ReLU + max pooling forward; pooling + ReLU mask + bias gradient backward), dense
+// bias/ReLU, softmax cross-entropy with on-device metrics, fused Adam, the in-GPU buffer sum.
+// 32-bit indices throughout (the launchers check the sizes); the convolution epilogues are
+// instantiated for the model's two shapes so that every division is by a constant.
 #include <algorithm>
+#include <climits>
+#include <string>
+
+#include <fmt/format.h>
 
 #include "backends/cuda/cuda_check.h"
 #include "backends/cuda/kernels.h"
+#include "model/cnn_shape.h"
+#include "util/error.h"
 
 namespace mb::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kMaxBlocks = 4096;  // grid-stride loops beyond this; plenty for 132 SMs
+constexpr int kMaxBlocks = 8192;   // grid-stride beyond this; 132 SMs x 2048 threads need ~1056
+constexpr int kSoftmaxThreads = 128;
 
-int blocks_for(std::size_t work) {
-  const std::size_t b = (work + kThreads - 1) / kThreads;
-  return static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(b, kMaxBlocks)));
+int blocks_for(long long work, int threads = kThreads) {
+  const long long b = (work + threads - 1) / threads;
+  return static_cast<int>(std::max<long long>(1, std::min<long long>(b, kMaxBlocks)));
+}
+
+void check_size(long long elements, const char* what) {
+  if (elements > INT_MAX)
+    throw DeviceError(fmt::format("{}: {} elements exceed the kernels' 32-bit indexing", what, elements));
 }
 
 template <typename T>
@@ -39,39 +52,186 @@ __device__ T block_sum(T v) {
   return v;
 }
 
-__global__ void gather_normalize_kernel(const uint8_t* __restrict__ pixels, const uint8_t* __restrict__ labels,
-                                        const int32_t* __restrict__ idx, int n, int image_pixels,
-                                        float* __restrict__ x, int32_t* __restrict__ labels_out) {
-  const std::size_t total = std::size_t(n) * image_pixels;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t img = i / image_pixels, p = i - img * image_pixels;
-    const std::size_t src = static_cast<std::size_t>(idx[img]);
-    x[i] = static_cast<float>(pixels[src * image_pixels + p]) / 255.0f;
-    if (p == 0) labels_out[img] = labels[src];
+// True, in every thread, for the block that finishes last among `blocks`, which then sums
+// the others' partials (written before the call) in index order: a deterministic grid-wide
+// sum in one launch (the CUDA samples' threadFenceReduction). The last block resets the
+// counter, so the next launch (a graph replay) finds it zero.
+__device__ bool last_block_done(unsigned* counter, unsigned blocks) {
+  __shared__ bool last;
+  __threadfence();  // this block's partial is visible device-wide before it is counted
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned before = atomicAdd(counter, 1u);
+    last = before == blocks - 1;
+    if (last) *counter = 0;
+  }
+  __syncthreads();
+  return last;
+}
+
+// ---- gather ----
+
+__global__ void gather_kernel(GatherArgs a) {
+  constexpr int kPixels = cnn::kImagePixels;
+  const int total = a.n * kPixels;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const int img = i / kPixels, p = i - img * kPixels;
+    const int src = a.idx[img];
+    a.x[i] = static_cast<float>(a.pixels[static_cast<std::size_t>(src) * kPixels + p]) / 255.0f;
+    if (p == 0) a.labels_out[img] = a.labels[src];
   }
 }
 
-__global__ void bias_activation_kernel(float* __restrict__ y, const float* __restrict__ bias, int c, int hw,
-                                       std::size_t total, bool relu) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const int ch = static_cast<int>((i / hw) % c);
-    const float v = y[i] + bias[ch];
-    y[i] = relu ? fmaxf(v, 0.0f) : v;
+dim3 gather_grid(const GatherArgs& a) { return dim3(blocks_for(static_cast<long long>(a.n) * cnn::kImagePixels)); }
+
+// ---- softmax cross-entropy ----
+
+// One sample per thread, computed in double exactly as ref::softmax_xent_forward/backward do
+// (log-sum-exp around the first maximum, (p - onehot) * scale rounded once to float), so the
+// metrics and d(logits) match the reference to double rounding, not float rounding.
+__global__ void softmax_kernel(SoftmaxArgs a) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  double loss = 0.0, correct = 0.0;
+  if (i < a.n) {
+    const float* l = a.logits + i * a.classes;
+    constexpr int kMaxClasses = 16;
+    float z[kMaxClasses];
+    int arg = 0;
+    for (int j = 0; j < a.classes; ++j) {
+      z[j] = l[j] + a.bias[j];
+      if (z[j] > z[arg]) arg = j;  // strict '>': the first maximum wins, as in the reference
+    }
+    const double zmax = z[arg];
+    double sum = 0.0;
+    for (int j = 0; j < a.classes; ++j) sum += exp(static_cast<double>(z[j]) - zmax);
+    const double lse = zmax + log(sum);
+    const int y = a.labels[i];
+    loss = lse - static_cast<double>(z[y]);
+    correct = (arg == y) ? 1.0 : 0.0;
+    if (a.dlogits != nullptr) {
+      const double scale = a.grad_scale;
+      float* d = a.dlogits + i * a.classes;
+      for (int j = 0; j < a.classes; ++j)
+        d[j] = static_cast<float>((exp(static_cast<double>(z[j]) - lse) - (j == y ? 1.0 : 0.0)) * scale);
+    }
+  }
+  loss = block_sum(loss);
+  correct = block_sum(correct);
+  if (threadIdx.x == 0) {
+    a.partials[2 * blockIdx.x] = loss;
+    a.partials[2 * blockIdx.x + 1] = correct;
+  }
+  if (last_block_done(a.counter, gridDim.x) && threadIdx.x == 0) {
+    const volatile double* part = a.partials;
+    double l = 0.0, c = 0.0;
+    for (unsigned b = 0; b < gridDim.x; ++b) l += part[2 * b], c += part[2 * b + 1];
+    a.stats[0] += l;
+    a.stats[1] += c;
   }
 }
 
-// grid.x = channels. Threads walk (image, position) pairs of their channel. The sum is kept
-// in double (as the reference does): conv1's bias gradient adds n x 676 terms.
-__global__ void relu_bias_backward_kernel(float* __restrict__ dy, const float* __restrict__ y, int n, int c, int hw,
-                                          float* __restrict__ dbias) {
-  const int ch = blockIdx.x;
-  const std::size_t per_channel = std::size_t(n) * hw;
+dim3 softmax_grid(const SoftmaxArgs& a) { return dim3((std::max(1, a.n) + kSoftmaxThreads - 1) / kSoftmaxThreads); }
+
+// ---- Adam ----
+
+// Same operations in the same order as adam_update_reference, each rounded on its own: the
+// _rn intrinsics stop nvcc from contracting a*b + c into one FMA (its default), which the
+// host reference (x86-64 baseline, no FMA) never does. Same inputs, same bits.
+__global__ void adam_kernel(AdamArgs a) {
+  const float lr_t = a.lr_t, b1 = a.beta1, b2 = a.beta2, eps = a.epsilon;
+  const float one_minus_b1 = 1.0f - b1, one_minus_b2 = 1.0f - b2;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < a.count; i += gridDim.x * blockDim.x) {
+    const float gi = a.g[i];
+    const float mi = __fadd_rn(__fmul_rn(b1, a.m[i]), __fmul_rn(one_minus_b1, gi));
+    const float vi = __fadd_rn(__fmul_rn(b2, a.v[i]), __fmul_rn(__fmul_rn(one_minus_b2, gi), gi));
+    a.m[i] = mi;
+    a.v[i] = vi;
+    a.w[i] = __fsub_rn(a.w[i], __fdiv_rn(__fmul_rn(lr_t, mi), __fadd_rn(__fsqrt_rn(vi), eps)));
+  }
+}
+
+dim3 adam_grid(const AdamArgs& a) { return dim3(blocks_for(a.count)); }
+
+// ---- convolution epilogues ----
+
+template <int C, int H, int W>
+__global__ void bias_relu_pool_kernel(const float* __restrict__ y, const float* __restrict__ bias,
+                                      float* __restrict__ p, uint8_t* __restrict__ arg, int total) {
+  constexpr int OH = H / 2, OW = W / 2, OPLANE = OH * OW;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x) {
+    const int plane = i / OPLANE, o = i - plane * OPLANE, oy = o / OW, ox = o - oy * OW;
+    const float b = bias[plane % C];
+    const float* in = y + plane * (H * W) + (2 * oy) * W + 2 * ox;
+    // relu(v) = max(0, v), the window scanned row-major with strict '>' (first maximum).
+    const float v[4] = {fmaxf(in[0] + b, 0.0f), fmaxf(in[1] + b, 0.0f), fmaxf(in[W] + b, 0.0f),
+                        fmaxf(in[W + 1] + b, 0.0f)};
+    int k = 0;
+    for (int j = 1; j < 4; ++j)
+      if (v[j] > v[k]) k = j;
+    p[i] = v[k];
+    arg[i] = static_cast<uint8_t>(k);
+  }
+}
+
+// Images per block of the bias gradient: about 2048 elements per block.
+int images_per_block(int h, int w) { return std::max(1, 2048 / (h * w)); }
+
+template <int C, int H, int W>
+__global__ void pool_relu_bias_backward_kernel(const float* __restrict__ dp, const float* __restrict__ p,
+                                               const uint8_t* __restrict__ arg, float* __restrict__ dy,
+                                               float* __restrict__ dbias, double* partials, unsigned* counter,
+                                               int n, int ipb) {
+  constexpr int OH = H / 2, OW = W / 2, PLANE = H * W, OPLANE = OH * OW;
+  const int ch = blockIdx.x, group = blockIdx.y;
+  const int img0 = group * ipb, imgs = min(ipb, n - img0);
   double acc = 0.0;
-  for (std::size_t i = threadIdx.x; i < per_channel; i += blockDim.x) {
-    const std::size_t img = i / hw, p = i - img * hw;
-    const std::size_t at = (img * c + ch) * hw + p;
+  for (int e = threadIdx.x; e < imgs * PLANE; e += blockDim.x) {
+    const int li = e / PLANE, pos = e - li * PLANE, iy = pos / W, ix = pos - iy * W;
+    const int plane = (img0 + li) * C + ch;
+    const int oy = iy >> 1, ox = ix >> 1;
+    float g = 0.0f;
+    if (oy < OH && ox < OW) {
+      const int o = plane * OPLANE + oy * OW + ox;
+      if (arg[o] == (((iy & 1) << 1) | (ix & 1)) && p[o] > 0.0f) g = dp[o];
+    }
+    dy[plane * PLANE + pos] = g;
+    acc += g;
+  }
+  acc = block_sum(acc);
+  if (threadIdx.x == 0) partials[ch * gridDim.y + group] = acc;
+  if (last_block_done(counter, gridDim.x * gridDim.y)) {
+    const volatile double* part = partials;
+    for (int c = threadIdx.x; c < C; c += blockDim.x) {
+      double s = 0.0;
+      for (unsigned g = 0; g < gridDim.y; ++g) s += part[c * gridDim.y + g];
+      dbias[c] = static_cast<float>(s);
+    }
+  }
+}
+
+// The model's two convolution shapes; anything else is a programming error.
+template <typename F1, typename F2>
+void dispatch_conv_shape(int c, int h, int w, F1&& conv1, F2&& conv2) {
+  using namespace cnn;
+  if (c == kConv1Out && h == kConv1Side && w == kConv1Side) return conv1();
+  if (c == kConv2Out && h == kConv2Side && w == kConv2Side) return conv2();
+  throw DeviceError(fmt::format("no convolution epilogue kernel for {}x{}x{}", c, h, w));
+}
+
+// ---- dense ----
+
+__global__ void bias_relu_kernel(float* __restrict__ y, const float* __restrict__ bias, int c, int total) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < total; i += gridDim.x * blockDim.x)
+    y[i] = fmaxf(y[i] + bias[i % c], 0.0f);
+}
+
+// grid.x = channels; threads walk the samples. The sum is kept in double, as the reference does.
+__global__ void dense_bias_backward_kernel(float* __restrict__ dy, const float* __restrict__ y, int n, int c,
+                                           float* __restrict__ dbias) {
+  const int ch = blockIdx.x;
+  double acc = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    const int at = i * c + ch;
     float g = dy[at];
     if (y != nullptr && !(y[at] > 0.0f)) {
       g = 0.0f;
@@ -83,174 +243,131 @@ __global__ void relu_bias_backward_kernel(float* __restrict__ dy, const float* _
   if (threadIdx.x == 0) dbias[ch] = static_cast<float>(acc);
 }
 
-// One block: the batch is at most a few thousand samples of 10 classes. Computed in double
-// exactly as ref::softmax_xent_forward/backward do (log-sum-exp around the first maximum,
-// (p - onehot) * scale rounded once to float), so the metrics and d(logits) match the
-// reference to double rounding, not float rounding.
-__global__ void softmax_xent_kernel(const float* __restrict__ logits, const int32_t* __restrict__ labels, int n,
-                                    int classes, const float* __restrict__ grad_scale, float* __restrict__ dlogits,
-                                    double* __restrict__ stats, bool accumulate) {
-  const double scale = dlogits != nullptr ? static_cast<double>(*grad_scale) : 0.0;
-  double loss = 0.0, correct = 0.0;
-  for (int i = threadIdx.x; i < n; i += blockDim.x) {
-    const float* l = logits + std::size_t(i) * classes;
-    int arg = 0;
-    for (int j = 1; j < classes; ++j) {
-      if (l[j] > l[arg]) arg = j;  // strict '>': the first maximum wins, as in the reference
-    }
-    const double zmax = l[arg];
-    double sum = 0.0;
-    for (int j = 0; j < classes; ++j) sum += exp(static_cast<double>(l[j]) - zmax);
-    const double lse = zmax + log(sum);
-    const int y = labels[i];
-    loss += lse - static_cast<double>(l[y]);
-    correct += (arg == y) ? 1.0 : 0.0;
-    if (dlogits != nullptr) {
-      float* d = dlogits + std::size_t(i) * classes;
-      for (int j = 0; j < classes; ++j)
-        d[j] = static_cast<float>((exp(static_cast<double>(l[j]) - lse) - (j == y ? 1.0 : 0.0)) * scale);
-    }
-  }
-  loss = block_sum(loss);
-  correct = block_sum(correct);
-  if (threadIdx.x == 0) {
-    if (accumulate) {
-      stats[0] += loss;
-      stats[1] += correct;
-    } else {
-      stats[0] = loss;
-      stats[1] = correct;
-    }
-  }
-}
+// ---- in-GPU all-reduce ----
 
-// Offset within the plane of the maximum of the 2x2 window (oy, ox): strict '>' in row-major
-// scan order keeps the FIRST maximum, the rule of ref::maxpool2x2_backward (and PyTorch's).
-// cuDNN documents no tie rule, and ties are common: after conv1 + ReLU a blank (zero) image
-// region is the same value (the bias) everywhere.
-__device__ __forceinline__ int window_argmax(const float* __restrict__ plane, int w, int oy, int ox) {
-  int best = (2 * oy) * w + 2 * ox;
-  const int at[3] = {best + 1, best + w, best + w + 1};
-  for (int k = 0; k < 3; ++k) {
-    if (plane[at[k]] > plane[best]) best = at[k];
-  }
-  return best;
-}
-
-// y [planes, h/2, w/2] from x [planes, h, w]; floor: an odd last row/column is dropped.
-__global__ void maxpool2x2_forward_kernel(const float* __restrict__ x, float* __restrict__ y, std::size_t planes,
-                                          int h, int w) {
-  const int oh = h / 2, ow = w / 2;
-  const std::size_t out_plane = std::size_t(oh) * ow, total = planes * out_plane;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t p = i / out_plane;
-    const int o = static_cast<int>(i - p * out_plane), oy = o / ow, ox = o - oy * ow;
-    const float* plane = x + p * std::size_t(h) * w;
-    y[i] = plane[window_argmax(plane, w, oy, ox)];
-  }
-}
-
-// One thread per INPUT element, so every dx is written (no memset, no atomics, no races):
-// dy goes to the window's first maximum, every other element (including the row/column that
-// floor pooling drops) gets 0.
-__global__ void maxpool2x2_backward_kernel(const float* __restrict__ x, const float* __restrict__ dy,
-                                           float* __restrict__ dx, std::size_t planes, int h, int w) {
-  const int oh = h / 2, ow = w / 2;
-  const std::size_t in_plane = std::size_t(h) * w, total = planes * in_plane;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < total;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const std::size_t p = i / in_plane;
-    const int at = static_cast<int>(i - p * in_plane), iy = at / w, ix = at - iy * w;
-    const int oy = iy / 2, ox = ix / 2;
-    float g = 0.0f;
-    if (oy < oh && ox < ow && window_argmax(x + p * in_plane, w, oy, ox) == at)
-      g = dy[p * std::size_t(oh) * ow + std::size_t(oy) * ow + ox];
-    dx[i] = g;
-  }
-}
-
-// Same operations in the same order as adam_update_reference, each rounded on its own: the
-// _rn intrinsics stop nvcc from contracting a*b + c into one FMA (its default), which the
-// host reference (x86-64 baseline, no FMA) never does. Same inputs, same bits.
-__global__ void adam_kernel(float* __restrict__ w, const float* __restrict__ g, float* __restrict__ m,
-                            float* __restrict__ v, std::size_t count, const StepScalars* __restrict__ s) {
-  const float lr_t = s->lr_t, b1 = s->beta1, b2 = s->beta2, eps = s->epsilon;
-  const float one_minus_b1 = 1.0f - b1, one_minus_b2 = 1.0f - b2;
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::size_t(gridDim.x) * blockDim.x) {
-    const float gi = g[i];
-    const float mi = __fadd_rn(__fmul_rn(b1, m[i]), __fmul_rn(one_minus_b1, gi));
-    const float vi = __fadd_rn(__fmul_rn(b2, v[i]), __fmul_rn(__fmul_rn(one_minus_b2, gi), gi));
-    m[i] = mi;
-    v[i] = vi;
-    w[i] = __fsub_rn(w[i], __fdiv_rn(__fmul_rn(lr_t, mi), __fadd_rn(__fsqrt_rn(vi), eps)));
-  }
-}
-
-__global__ void sum_buffers_kernel(BufferSet buffers, int ranks, std::size_t count) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
-       i += std::size_t(gridDim.x) * blockDim.x) {
+__global__ void sum_buffers_kernel(BufferSet buffers, int ranks, int count) {
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < count; i += gridDim.x * blockDim.x) {
     float s = buffers.ptr[0][i];
     for (int r = 1; r < ranks; ++r) s += buffers.ptr[r][i];
     for (int r = 0; r < ranks; ++r) buffers.ptr[r][i] = s;
   }
 }
 
+template <typename Args>
+void set_node(cudaGraphExec_t exec, cudaGraphNode_t node, const void* func, dim3 grid, unsigned threads,
+              const Args& a) {
+  cudaKernelNodeParams p{};
+  p.func = const_cast<void*>(func);
+  p.gridDim = grid;
+  p.blockDim = dim3(threads);
+  p.sharedMemBytes = 0;
+  void* args[] = {const_cast<Args*>(&a)};
+  p.kernelParams = args;
+  p.extra = nullptr;
+  CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &p));
+}
+
 }  // namespace
 
-void launch_gather_normalize(const uint8_t* pixels, const uint8_t* labels, const int32_t* idx, int n,
-                             int image_pixels, float* x, int32_t* labels_out, cudaStream_t stream) {
+void launch_gather_normalize(const GatherArgs& a, cudaStream_t stream) {
+  if (a.n <= 0) return;
+  check_size(static_cast<long long>(a.n) * cnn::kImagePixels, "gather");
+  gather_kernel<<<gather_grid(a), kThreads, 0, stream>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+int softmax_partials(int n) { return 2 * ((std::max(1, n) + kSoftmaxThreads - 1) / kSoftmaxThreads); }
+
+void launch_softmax_xent(const SoftmaxArgs& a, cudaStream_t stream) {
+  if (a.n <= 0) return;
+  if (a.classes < 1 || a.classes > 16) throw DeviceError(fmt::format("softmax: {} classes (1..16)", a.classes));
+  check_size(static_cast<long long>(a.n) * a.classes, "softmax");
+  softmax_kernel<<<softmax_grid(a), kSoftmaxThreads, 0, stream>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_adam(const AdamArgs& a, cudaStream_t stream) {
+  if (a.count <= 0) return;
+  adam_kernel<<<adam_grid(a), kThreads, 0, stream>>>(a);
+  CUDA_CHECK_LAUNCH();
+}
+
+const void* kernel_id(StepKernel kernel) {
+  switch (kernel) {
+    case StepKernel::Gather: return reinterpret_cast<const void*>(&gather_kernel);
+    case StepKernel::Softmax: return reinterpret_cast<const void*>(&softmax_kernel);
+    case StepKernel::Adam: return reinterpret_cast<const void*>(&adam_kernel);
+  }
+  return nullptr;
+}
+
+void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const GatherArgs& a) {
+  set_node(exec, node, kernel_id(StepKernel::Gather), gather_grid(a), kThreads, a);
+}
+void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const SoftmaxArgs& a) {
+  set_node(exec, node, kernel_id(StepKernel::Softmax), softmax_grid(a), kSoftmaxThreads, a);
+}
+void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const AdamArgs& a) {
+  set_node(exec, node, kernel_id(StepKernel::Adam), adam_grid(a), kThreads, a);
+}
+
+void launch_bias_relu_pool(const float* y, const float* bias, float* p, uint8_t* arg, int n, int c, int h, int w,
+                           cudaStream_t stream) {
   if (n <= 0) return;
-  gather_normalize_kernel<<<blocks_for(std::size_t(n) * image_pixels), kThreads, 0, stream>>>(
-      pixels, labels, idx, n, image_pixels, x, labels_out);
+  check_size(static_cast<long long>(n) * c * h * w, "bias+relu+pool");
+  const int total = n * c * (h / 2) * (w / 2);
+  auto run = [&](auto kernel) {
+    kernel<<<blocks_for(total), kThreads, 0, stream>>>(y, bias, p, arg, total);
+    CUDA_CHECK_LAUNCH();
+  };
+  using namespace cnn;
+  dispatch_conv_shape(
+      c, h, w, [&] { run(bias_relu_pool_kernel<kConv1Out, kConv1Side, kConv1Side>); },
+      [&] { run(bias_relu_pool_kernel<kConv2Out, kConv2Side, kConv2Side>); });
+}
+
+int bias_grad_partials(int n, int c, int h, int w) {
+  const int ipb = images_per_block(h, w);
+  return c * ((std::max(1, n) + ipb - 1) / ipb);
+}
+
+void launch_pool_relu_bias_backward(const float* dp, const float* p, const uint8_t* arg, float* dy, float* dbias,
+                                    double* partials, unsigned* counter, int n, int c, int h, int w,
+                                    cudaStream_t stream) {
+  if (n <= 0) return;
+  check_size(static_cast<long long>(n) * c * h * w, "pool+relu+bias backward");
+  const int ipb = images_per_block(h, w);
+  const dim3 grid(c, (n + ipb - 1) / ipb);
+  auto run = [&](auto kernel) {
+    kernel<<<grid, kThreads, 0, stream>>>(dp, p, arg, dy, dbias, partials, counter, n, ipb);
+    CUDA_CHECK_LAUNCH();
+  };
+  using namespace cnn;
+  dispatch_conv_shape(
+      c, h, w, [&] { run(pool_relu_bias_backward_kernel<kConv1Out, kConv1Side, kConv1Side>); },
+      [&] { run(pool_relu_bias_backward_kernel<kConv2Out, kConv2Side, kConv2Side>); });
+}
+
+void launch_bias_relu(float* y, const float* bias, int n, int c, cudaStream_t stream) {
+  if (n <= 0 || c <= 0) return;
+  check_size(static_cast<long long>(n) * c, "bias+relu");
+  const int total = n * c;
+  bias_relu_kernel<<<blocks_for(total), kThreads, 0, stream>>>(y, bias, c, total);
   CUDA_CHECK_LAUNCH();
 }
 
-void launch_bias_activation(float* y, const float* bias, int n, int c, int hw, bool relu, cudaStream_t stream) {
-  const std::size_t total = std::size_t(n) * c * hw;
-  if (total == 0) return;
-  bias_activation_kernel<<<blocks_for(total), kThreads, 0, stream>>>(y, bias, c, hw, total, relu);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_relu_bias_backward(float* dy, const float* y, int n, int c, int hw, float* dbias, cudaStream_t stream) {
+void launch_dense_bias_backward(float* dy, const float* y, int n, int c, float* dbias, cudaStream_t stream) {
   if (c <= 0) return;
-  relu_bias_backward_kernel<<<c, 512, 0, stream>>>(dy, y, n, c, hw, dbias);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_softmax_xent(const float* logits, const int32_t* labels, int n, int classes, const float* grad_scale,
-                         float* dlogits, double* stats, bool accumulate, cudaStream_t stream) {
-  softmax_xent_kernel<<<1, kThreads, 0, stream>>>(logits, labels, n, classes, grad_scale, dlogits, stats, accumulate);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_maxpool2x2_forward(const float* x, float* y, int n, int c, int h, int w, cudaStream_t stream) {
-  const std::size_t planes = std::size_t(n) * c, total = planes * std::size_t(h / 2) * std::size_t(w / 2);
-  if (total == 0) return;
-  maxpool2x2_forward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, y, planes, h, w);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_maxpool2x2_backward(const float* x, const float* dy, float* dx, int n, int c, int h, int w,
-                                cudaStream_t stream) {
-  const std::size_t planes = std::size_t(n) * c, total = planes * std::size_t(h) * std::size_t(w);
-  if (total == 0) return;
-  maxpool2x2_backward_kernel<<<blocks_for(total), kThreads, 0, stream>>>(x, dy, dx, planes, h, w);
-  CUDA_CHECK_LAUNCH();
-}
-
-void launch_adam(float* w, const float* g, float* m, float* v, std::size_t count, const StepScalars* scalars,
-                 cudaStream_t stream) {
-  if (count == 0) return;
-  adam_kernel<<<blocks_for(count), kThreads, 0, stream>>>(w, g, m, v, count, scalars);
+  check_size(static_cast<long long>(n) * c, "dense bias backward");
+  dense_bias_backward_kernel<<<c, 128, 0, stream>>>(dy, y, n, c, dbias);
   CUDA_CHECK_LAUNCH();
 }
 
 void launch_sum_buffers(const BufferSet& buffers, int ranks, std::size_t count, cudaStream_t stream) {
   if (count == 0 || ranks <= 1) return;
-  sum_buffers_kernel<<<blocks_for(count), kThreads, 0, stream>>>(buffers, ranks, count);
+  check_size(static_cast<long long>(count), "in-GPU all-reduce");
+  sum_buffers_kernel<<<blocks_for(static_cast<long long>(count)), kThreads, 0, stream>>>(buffers, ranks,
+                                                                                         static_cast<int>(count));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,7 +1,9 @@
 // NCCL all-reduce between distinct GPUs, one rank per replica (see nccl_communicator.h).
 #include "backends/cuda/nccl_communicator.h"
 
+#include <chrono>
 #include <set>
+#include <thread>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -9,8 +11,21 @@
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_select.h"
 #include "util/error.h"
+#include "util/spin_barrier.h"
 
 namespace mb::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+// A healthy finalisation takes milliseconds; past this the communicator is aborted instead.
+constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
+
+void pause(int round) {
+  if (round < 200) std::this_thread::yield();
+  else std::this_thread::sleep_for(std::chrono::microseconds(50));
+}
+
+}  // namespace
 
 NcclCommunicator::NcclCommunicator(int device, std::unique_ptr<Communicator> host)
     : device_(device), host_(std::move(host)) {
@@ -21,8 +36,45 @@ NcclCommunicator::NcclCommunicator(int device, std::unique_ptr<Communicator> hos
 NcclCommunicator::~NcclCommunicator() {
   if (!comm_) return;
   cudaSetDevice(device_);
-  const ncclResult_t status = aborted_ ? ncclCommAbort(comm_) : ncclCommDestroy(comm_);
-  if (status != ncclSuccess) spdlog::warn("nccl: closing rank {} failed: {}", rank(), ncclGetErrorString(status));
+  ncclResult_t status = ncclSuccess;
+  if (!aborted_) {
+    // Non-blocking: finalise (flush) and poll, then free locally. Engines, and with them the
+    // graphs holding this communicator's collectives, are gone by now (the trainer's order).
+    status = ncclCommFinalize(comm_);
+    const auto deadline = Clock::now() + kFinalizeTimeout;
+    ncclResult_t state = status;
+    for (int round = 0; state == ncclInProgress && Clock::now() < deadline; ++round) {
+      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
+      pause(round);
+    }
+    status = state == ncclSuccess ? ncclCommDestroy(comm_) : state;
+    if (state != ncclSuccess) aborted_ = true;
+  }
+  if (aborted_) status = ncclCommAbort(comm_);
+  if (status != ncclSuccess && status != ncclInProgress)
+    spdlog::warn("nccl: closing rank {} failed: {}", rank(), ncclGetErrorString(status));
+  comm_ = nullptr;
+}
+
+void NcclCommunicator::fail(ncclResult_t status, const char* what) {
+  std::string text = ncclGetErrorString(status);
+  const char* last = ncclGetLastError(comm_);
+  if (last && last[0] != '\0') text += std::string("; ") + last;
+  throw DeviceError(fmt::format("nccl: rank {} on cuda:{}: {} failed: {}", rank(), device_, what, text));
+}
+
+void NcclCommunicator::wait_ready(const char* what) {
+  ncclResult_t state = ncclInProgress;
+  for (int round = 0;; ++round) {
+    const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+    if (r != ncclSuccess) fail(r, what);
+    if (state == ncclSuccess) return;
+    if (state != ncclInProgress) fail(state, what);
+    // The peer this call waits for may have failed: then give up (the rank's thread calls
+    // cancel_device_work after releasing its graphs, or the destructor aborts).
+    if (aborted_) throw BarrierAborted();
+    pause(round);
+  }
 }
 
 void NcclCommunicator::connect() {
@@ -31,21 +83,58 @@ void NcclCommunicator::connect() {
   ncclUniqueId id{};
   if (rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
   host_->broadcast_bytes(&id, sizeof id, 0);
-  NCCL_CHECK(ncclCommInitRank(&comm_, size(), id, rank()));
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  const ncclResult_t r = ncclCommInitRankConfig(&comm_, size(), id, rank(), &config);
+  if (r != ncclSuccess && r != ncclInProgress) {
+    if (comm_) {
+      ncclCommAbort(comm_);
+      comm_ = nullptr;
+    }
+    NCCL_CHECK(r);
+  }
+  try {
+    wait_ready("ncclCommInitRankConfig");
+  } catch (...) {
+    // A half-initialised communicator is aborted here: no graph holds it yet.
+    ncclCommAbort(comm_);
+    comm_ = nullptr;
+    throw;
+  }
   spdlog::debug("nccl: rank {} of {} on cuda:{} connected", rank(), size(), device_);
 }
 
 void NcclCommunicator::all_reduce_sum(float* data, std::size_t count) {
-  if (aborted_) throw DeviceError("nccl: communicator aborted after another replica failed");
+  if (aborted_) throw BarrierAborted();
   if (count == 0 || size() == 1) return;
-  MB_CHECK(comm_ != nullptr, Error, "nccl: rank {} used before connect()", rank());
+  MB_CHECK(comm_ != nullptr, Error, "nccl: rank {} used before connect() (or after a failure)", rank());
   CUDA_CHECK(cudaSetDevice(device_));
-  NCCL_CHECK(ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_.get()));
+  const ncclResult_t r = ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_.get());
+  if (r == ncclInProgress) wait_ready("ncclAllReduce");
+  else if (r != ncclSuccess) fail(r, "ncclAllReduce");
+}
+
+void NcclCommunicator::check() {
+  if (aborted_) throw BarrierAborted();
+  host_->check();
+  if (!comm_) return;
+  ncclResult_t state = ncclSuccess;
+  const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
+  if (r != ncclSuccess) fail(r, "ncclCommGetAsyncError");
+  if (state != ncclSuccess && state != ncclInProgress) fail(state, "a collective");
+}
+
+void NcclCommunicator::cancel_device_work() {
+  aborted_ = true;
+  if (!comm_) return;
+  cudaSetDevice(device_);
+  const ncclResult_t status = ncclCommAbort(comm_);
+  if (status != ncclSuccess) spdlog::warn("nccl: aborting rank {} failed: {}", rank(), ncclGetErrorString(status));
+  comm_ = nullptr;
 }
 
 void NcclCommunicator::abort(const std::string& reason) {
-  // Host waits end now. The NCCL communicator itself is aborted (not destroyed) when this
-  // object is, after the engine that may still replay graphs holding its collectives.
+  // Host waits end now; the device side ends on the rank's own thread (header).
   aborted_ = true;
   host_->abort(reason);
 }

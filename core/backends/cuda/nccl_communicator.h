@@ -1,8 +1,16 @@
 // NCCL between distinct GPUs, one rank per replica, in one process or across processes:
-// every rank is initialised with ncclCommInitRank from its own thread, with the unique id
-// that rank 0 created and broadcast over the host communicator (threads and/or MPI), so the
-// same code serves cuda:0,cuda:1 in one process and `mpirun ... --devices cuda:local`.
+// every rank is initialised with ncclCommInitRankConfig from its own thread, with the unique
+// id that rank 0 created and broadcast over the host communicator (threads and/or MPI), so
+// the same code serves cuda:0,cuda:1 in one process and `mpirun ... --devices cuda:local`.
 // The control plane (statistics, digests) goes through that host communicator.
+//
+// Failure: the NCCL communicator is non-blocking (config.blocking = 0), so no NCCL call waits
+// for a peer on the host; initialisation and enqueueing are polled with ncclCommGetAsyncError
+// and give up when abort() was called. abort() may come from any thread and only raises a
+// flag (and aborts the host communicator); the rank's own thread, polling its device through
+// check(), then releases its graphs and calls cancel_device_work(), which is ncclCommAbort:
+// the NCCL kernels that wait for the failed peer exit and the rank's streams drain. Every
+// NCCL call of a rank thus happens on its own thread, and none after ncclCommAbort.
 #pragma once
 #include <atomic>
 #include <memory>
@@ -38,9 +46,16 @@ class NcclCommunicator final : public Communicator {
   }
   void barrier() override { host_->barrier(); }
   void abort(const std::string& reason) override;
+  void check() override;
+  void cancel_device_work() override;
   CollectiveTimes take_times() override { return host_->take_times(); }
 
  private:
+  // Polls the communicator's state until NCCL has finished the call that returned
+  // ncclInProgress; throws when it failed or abort() was called meanwhile.
+  void wait_ready(const char* what);
+  [[noreturn]] void fail(ncclResult_t status, const char* what);
+
   const int device_;
   std::unique_ptr<Communicator> host_;
   Stream stream_;
