@@ -207,8 +207,11 @@ class HierarchicalCommunicator final : public Communicator {
   }
 
   void check() override {
-    std::lock_guard lock(g_->abort_mutex);
-    if (!g_->abort_reason.empty()) throw BarrierAborted();
+    {
+      std::lock_guard lock(g_->abort_mutex);
+      if (!g_->abort_reason.empty()) throw BarrierAborted();
+    }
+    if (g_->linked()) g_->link->check();   // a failure notice from another process
   }
 
   CollectiveTimes take_times() override { return std::exchange(times_, CollectiveTimes{}); }

@@ -45,6 +45,11 @@ class ProcessLink {
   virtual void all_gather(const void* mine, std::size_t bytes, void* all) = 0;
   virtual void barrier() = 0;
 
+  // Throws PeerFailure when another process's failure notice has arrived: for ranks that wait
+  // on a device rather than in a link collective (a GPU replica between statistics exchanges).
+  // Cheap (one probe); any thread.
+  virtual void check() {}
+
   // This process failed: tell the other processes (so they fail with this reason instead of
   // timing out) and make collectives in progress here give up. Any thread, idempotent.
   virtual void request_abort(const std::string& reason) = 0;

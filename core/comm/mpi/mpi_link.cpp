@@ -193,6 +193,19 @@ void MpiLink::request_abort(const std::string& reason) {
   }
 }
 
+void MpiLink::check() {
+  std::string remote;
+  {
+    std::lock_guard lock(mutex_);
+    if (broken_ || coll_ == MPI_COMM_NULL) return;   // the collectives report the rest
+    service_control_locked();
+    remote = remote_failure_;
+  }
+  if (remote.empty()) return;
+  broken_ = true;   // this run ends with MPI_Abort: device work with the peer is left unfinished
+  throw PeerFailure(remote);
+}
+
 void MpiLink::service_control_locked() {
   for (;;) {
     int flag = 0;

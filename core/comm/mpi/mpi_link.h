@@ -36,6 +36,7 @@ class MpiLink final : public ProcessLink {
   void all_gather(const void* mine, std::size_t bytes, void* all) override;
   void barrier() override;
   void request_abort(const std::string& reason) override;
+  void check() override;
 
   // True once a collective was left unfinished (failure, abort): MPI_Finalize could wait for
   // it forever, so the session ends the run with MPI_Abort instead.
