@@ -33,13 +33,17 @@ int node_of(const std::string& cpu_dir) {
 
 }  // namespace
 
-CpuPlacement cpu_placement(const std::string& sysfs) {
+CpuPlacement cpu_placement() {
   std::vector<int> allowed;
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) {
     for (int c = 0; c < CPU_SETSIZE; ++c)
       if (CPU_ISSET(c, &set)) allowed.push_back(c);
   }
+  return cpu_placement(allowed, "/sys/devices/system/cpu");
+}
+
+CpuPlacement cpu_placement(const std::vector<int>& allowed, const std::string& sysfs) {
   CpuPlacement out;
   if (allowed.empty()) return out;
 

@@ -15,8 +15,10 @@ struct CpuPlacement {
   int nodes = 1;            // NUMA nodes among them
 };
 
-// For this process's affinity mask; `sysfs` is the root to read (tests pass a fake tree).
-CpuPlacement cpu_placement(const std::string& sysfs = "/sys/devices/system/cpu");
+// For this process's affinity mask.
+CpuPlacement cpu_placement();
+// For the logical CPUs `allowed`, with the topology read under `sysfs` (tests pass a fake tree).
+CpuPlacement cpu_placement(const std::vector<int>& allowed, const std::string& sysfs);
 
 // Pins the calling thread to logical CPU `cpu`; false if the system refused.
 bool pin_current_thread(int cpu);
