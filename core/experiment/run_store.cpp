@@ -1,6 +1,8 @@
 // Run persistence: plain files a user can copy, diff or delete by hand.
 #include "experiment/run_store.h"
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <fstream>
 #include <sstream>
@@ -12,6 +14,19 @@
 #include "util/error.h"
 
 namespace mb {
+
+std::filesystem::path default_history_root() {
+  namespace fs = std::filesystem;
+  auto env = [](const char* name) -> const char* {
+    const char* v = std::getenv(name);
+    return v && *v ? v : nullptr;
+  };
+  if (const char* home = env("MIRRORBENCH_HOME")) return fs::path(home);
+  if (const char* data = env("XDG_DATA_HOME")) return fs::path(data) / "mirrorbench" / "mirrorbench";
+  if (const char* home = env("HOME")) return fs::path(home) / ".local" / "share" / "mirrorbench" / "mirrorbench";
+  // No home at all: never fall back to the working directory silently.
+  return fs::path("/tmp") / ".mirrorbench";
+}
 
 namespace fs = std::filesystem;
 

@@ -12,6 +12,11 @@
 
 namespace mb {
 
+// The history the workbench and mirrorbench-cli share: $MIRRORBENCH_HOME if set (tests,
+// portable installs), else $XDG_DATA_HOME/mirrorbench/mirrorbench, else
+// ~/.local/share/mirrorbench/mirrorbench (Qt's AppDataLocation for the workbench on Linux).
+std::filesystem::path default_history_root();
+
 class RunStore {
  public:
   explicit RunStore(std::filesystem::path root);

@@ -1,0 +1,62 @@
+// `mirrorbench-cli reference`: the classic task in one command - the reference model, 5 epochs,
+// global batch 128, the whole data set, on one device (the baseline) and then on the chosen
+// devices, with the task's two criteria judged as the workbench judges them.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "cli_options.h"
+#include "experiment/comparison_report.h"
+#include "experiment/plans.h"
+#include "plan_runner.h"
+#include "trainer/mirrored_trainer.h"
+#include "records/run_record.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+namespace mb::cli {
+namespace {
+
+std::string& history_flag() {
+  static std::string dir;
+  return dir;
+}
+
+void add_reference_options(CLI::App& sub, Options& o) {
+  sub.add_option("--devices", o.train.devices, "the devices to compare with one (default cpu:2)")
+      ->check(not_an_option())
+      ->type_name("LIST");
+  sub.add_option("--data", o.train.data_dir, "IDX folder (default: Fashion-MNIST)")->check(not_an_option())->type_name("DIR");
+  sub.add_option("--history", history_flag(), "save both runs here (default: the workbench's history)")
+      ->check(not_an_option())
+      ->type_name("DIR");
+  sub.add_option("--json", o.json_out, "write the multi-device run's record")->check(not_an_option())->type_name("FILE");
+}
+
+int run_reference(const Options& o) {
+  TrainConfig base = o.train;
+  if (base.devices == TrainConfig{}.devices) base.devices = "cpu:2";   // "1 vs N": N defaults to 2
+  const TrainConfig config = reference_config(base, base.devices);
+  const std::string single = baseline_device(config.devices);
+  MB_CHECK(config.devices != single, ConfigError,
+           "reference: --devices {} is the baseline's own device; give two or more (e.g. cpu:2)", config.devices);
+  const auto plan = make_plan(PlanKind::Reference, config, single);
+  for (const auto& p : plan) check_train_config(p.config);
+  const RunStore store = history_store(history_flag());
+  const PlanRun ran = run_plan(plan, store);
+  if (ran.records.size() < 2) {
+    fmt::print(stderr, "mirrorbench-cli: the reference experiment did not finish ({})\n",
+               ran.stopped ? "stopped" : ran.records.empty() ? "no run" : ran.records.back().error);
+    return 1;
+  }
+  const RunRecord& run = ran.records[1];
+  if (!o.json_out.empty()) write_run_json(run, o.json_out);
+  fmt::print("\n{}", comparison_text(run, compare_runs(ran.records[0], run)));
+  return run.status == RunStatus::Failed ? 1 : 0;
+}
+
+[[maybe_unused]] const bool registered = register_command(
+    {"reference", "the classic task: one device, then --devices, judged by its two criteria", 11,
+     add_reference_options, run_reference});
+
+}  // namespace
+}  // namespace mb::cli
