@@ -176,7 +176,9 @@ void MainWindow::restore_settings() {
   if (!settings_.has_last_config()) config.devices = setup_->all_devices().toStdString();   // first launch
   setup_->set_recent_data_dirs(settings_.recent_data_dirs());
   setup_->set_config(config);
-  setup_->set_processes(settings_.last_processes(), settings_.last_hostfile());
+  // Without mpirun now, the group says so and runs stay in this process.
+  setup_->set_processes(controller_->launcher().available() ? settings_.last_processes() : 1,
+                        settings_.last_hostfile());
   charts_->set_options(settings_.chart_options());
   log_->set_level(settings_.log_level());
   if (!restoreGeometry(settings_.window_geometry())) resize(1440, 900);

@@ -97,9 +97,9 @@ void ProcessWorker::escalate() {
     spdlog::warn("The {} processes did not stop within {} s: ending them", processes_, stop_grace_ms_ / 1000.0);
     kill_stage_ = 1;
     ::kill(pid, SIGTERM);   // mpirun ends every process of the job
-    grace_.start(kKillGraceMs);
+    grace_.start(kill_grace_ms_);
   } else if (kill_stage_ == 1) {
-    spdlog::warn("mpirun did not end within {} s of SIGTERM: killing its process group", kKillGraceMs / 1000);
+    spdlog::warn("mpirun did not end within {} s of SIGTERM: killing its process group", kill_grace_ms_ / 1000.0);
     kill_stage_ = 2;
     ::kill(-pid, SIGKILL);
     process_->kill();
@@ -113,7 +113,7 @@ void ProcessWorker::shutdown() {
     grace_.stop();   // no event loop from here on: the waits below keep the time
     // waitForFinished reads the pipes and emits readyRead and finished meanwhile, so the
     // start event (which sends the deferred stop) and the end event are still handled.
-    const int waits[] = {stop_grace_ms_, kKillGraceMs, 2000};
+    const int waits[] = {stop_grace_ms_, kill_grace_ms_, 2000};
     for (int wait : waits) {
       if (process_->state() == QProcess::NotRunning || process_->waitForFinished(wait)) break;
       escalate();

@@ -34,7 +34,8 @@ class ProcessWorker : public RunWorker {
   void stop() override;
   void shutdown() override;
 
-  void set_stop_grace_ms(int ms) { stop_grace_ms_ = ms; }   // tests: a child that ignores Stop
+  // Tests: a child that ignores Stop (and SIGTERM) is ended sooner.
+  void set_grace_ms(int stop_ms, int kill_ms) { stop_grace_ms_ = stop_ms, kill_grace_ms_ = kill_ms; }
   qint64 child_pid() const;   // mpirun's pid while it runs, else 0
 
  private:
@@ -62,6 +63,7 @@ class ProcessWorker : public RunWorker {
   QProcess* process_ = nullptr;
   QTimer grace_;
   int stop_grace_ms_ = kStopGraceMs;
+  int kill_grace_ms_ = kKillGraceMs;
   int kill_stage_ = 0;             // 1: SIGTERM sent, 2: SIGKILL sent
   QByteArray out_buffer_, err_buffer_;
   QStringList cli_errors_;         // "mirrorbench-cli: ..." lines, prefix removed
