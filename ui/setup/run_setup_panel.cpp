@@ -207,6 +207,7 @@ void RunSetupPanel::set_processes(int processes, const QString& hostfile) {
 }
 
 void RunSetupPanel::set_launcher(const Launcher& launcher) { processes_->set_launcher(launcher); }
+
 QString RunSetupPanel::single_device() const { return devices_->single_device(); }
 QString RunSetupPanel::all_devices() const { return devices_->all_devices(); }
 
