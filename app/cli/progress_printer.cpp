@@ -18,6 +18,9 @@ void ProgressPrinter::start(const RunConfig& c) {
              c.replicas, c.devices, where, c.simulated ? ", simulated" : "", c.backend, c.communicator);
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
+  if (c.slow_replica >= 0)
+    fmt::print(out_, "  simulated straggler: replica {} computes {:g} times slower (a demonstration)\n", c.slow_replica,
+               c.slow_factor);
   std::fflush(out_);
 }
 

@@ -2,11 +2,14 @@
 // --reference it drives that same window from the command line (slides, automation):
 //   mirrorbench --run --devices cpu:2 --epochs 1 --limit-train 2048
 //               --export-png charts.png --export-csv runs.csv --quit
+//   mirrorbench --run --processes 2 --devices cpu:1 ...   (2 processes under mpirun)
 // Exit status in scripted mode: 0 all runs completed and exports written, 1 a run failed or
 // was stopped, 2 bad command line, 3 an export could not be written.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QFileInfo>
 
+#include <algorithm>
 #include <cstdio>
 
 #include "app/main_window.h"
@@ -56,13 +59,19 @@ int main(int argc, char** argv) {
   const QCommandLineOption limit_val(QStringLiteral("limit-val"), "Validate on the first N images.", "n");
   const QCommandLineOption backend(QStringLiteral("backend"), "CPU kernels: auto, onednn or reference.", "name");
   const QCommandLineOption data(QStringLiteral("data"), "IDX data folder (default: Fashion-MNIST).", "dir");
+  const QCommandLineOption processes(QStringLiteral("processes"),
+                                     "Run as N processes under mpirun, each with --devices (cuda:local: one GPU "
+                                     "each); 1: in this process.", "n");
+  const QCommandLineOption hostfile(QStringLiteral("hostfile"),
+                                    "Open MPI hostfile for --processes: the hosts to run on (default: this machine, "
+                                    "shared memory and loopback only).", "file");
   const QCommandLineOption export_png(QStringLiteral("export-png"), "Write all charts as one PNG when done.", "file");
   const QCommandLineOption export_size(QStringLiteral("export-size"), "PNG size, WIDTHxHEIGHT (default 1600x1000).", "size");
   const QCommandLineOption export_csv(QStringLiteral("export-csv"), "Write the runs' per-epoch data as CSV (the runs of this invocation, else the latest).", "file");
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), "Write a screenshot of the window when done.", "file");
   const QCommandLineOption quit(QStringLiteral("quit"), "Exit when done (status 0 on success).");
   parser.addOptions({run, compare, reference, devices, epochs, batch, per_replica, lr, scale_lr, seed, limit_train,
-                     limit_val, backend, data, export_png, export_size, export_csv, screenshot, quit});
+                     limit_val, backend, data, processes, hostfile, export_png, export_size, export_csv, screenshot, quit});
   parser.process(app);   // --help/--version/unknown options exit here
 
   mb::MainWindow window;
@@ -83,8 +92,6 @@ int main(int argc, char** argv) {
                                            : mb::PlanKind::Single;
   mb::TrainConfig& c = options.config;
   c = window.setup_panel()->config();
-  if (parser.isSet(reference))
-    c = mb::reference_config(c, window.setup_panel()->all_devices().toStdString());
 
   QString bad_option;   // the first numeric option that is not a whole number in range
   auto integer = [&](const QCommandLineOption& o, long long min, long long current) {
@@ -94,6 +101,14 @@ int main(int argc, char** argv) {
     if ((!ok || v < min) && bad_option.isEmpty()) bad_option = QStringLiteral("--%1 needs a whole number >= %2").arg(o.names().front()).arg(min);
     return ok && v >= min ? v : current;
   };
+  options.processes = int(std::min(integer(processes, 1, window.setup_panel()->processes()), 256LL));
+  options.hostfile = parser.isSet(hostfile) ? parser.value(hostfile) : window.setup_panel()->hostfile();
+  if (parser.isSet(hostfile) && !QFileInfo(options.hostfile).isFile())
+    return usage_error(QStringLiteral("--hostfile: no such file: %1").arg(options.hostfile));
+  if (options.processes < 2) options.hostfile.clear();
+  // Across processes the reference experiment keeps the devices each process gets.
+  if (parser.isSet(reference))
+    c = mb::reference_config(c, options.processes > 1 ? c.devices : window.setup_panel()->all_devices().toStdString());
   if (parser.isSet(devices)) {
     try {
       mb::parse_devices(parser.value(devices).toStdString());

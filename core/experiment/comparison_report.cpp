@@ -25,7 +25,7 @@ std::string join(const std::vector<std::string>& parts, const char* separator) {
 }
 
 std::string describe(const RunRecord& r) {
-  return fmt::format("{} ({}{}, {})", r.id, r.config.devices, r.config.simulated ? ", simulated" : "",
+  return fmt::format("{} ({}{}, {})", r.id, devices_label(r.config), r.config.simulated ? ", simulated" : "",
                      to_string(r.status));
 }
 

@@ -31,13 +31,15 @@ std::string baseline_device(const std::string& devices) {
   return "cpu:1";
 }
 
-std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device) {
-  if (kind == PlanKind::Single) return {PlannedRun{config, RunRole::Run}};
+std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
+                                  int processes, const std::string& hostfile) {
+  const PlannedRun run{config, RunRole::Run, processes, hostfile};
+  if (kind == PlanKind::Single) return {run};
   TrainConfig baseline = config;
   baseline.devices = single_device;
   // Per-replica mode on one device is the same global batch as the multi-device per-replica
   // batch: the baseline does the same work per device (weak scaling).
-  return {PlannedRun{baseline, RunRole::Baseline}, PlannedRun{config, RunRole::Run}};
+  return {PlannedRun{baseline, RunRole::Baseline, 1, {}}, run};
 }
 
 }  // namespace mb

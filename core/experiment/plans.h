@@ -22,6 +22,11 @@ enum class RunRole {
 struct PlannedRun {
   TrainConfig config;
   RunRole role = RunRole::Run;
+  // 1: in the front end's own process. N > 1: N processes under mpirun, each with
+  // config.devices (mirrorbench-cli train), on this machine only, or on the hosts of
+  // `hostfile` when it is not empty.
+  int processes = 1;
+  std::string hostfile;
 };
 
 // The classic task (ClassicTask in verdict.h): the reference model, 5 epochs, global batch
@@ -34,7 +39,9 @@ std::string baseline_device(const std::string& devices);
 
 // Single: [config]. Compare and Reference: [config on `single_device` (RunRole::Baseline),
 // config]. A comparison needs two or more devices; the caller checks config.devices differs
-// from single_device.
-std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device);
+// from single_device, or that the run has several processes. The run the user asked for gets
+// `processes` and `hostfile`; the baseline always runs in one process.
+std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
+                                  int processes = 1, const std::string& hostfile = {});
 
 }  // namespace mb

@@ -56,7 +56,9 @@ std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
     c.per_replica_batch = false;
     c.lr = p.lr;
     c.scale_lr = false;   // the sweep's scaling is by batch, already in lr (not by replicas)
-    plan.push_back({c, RunRole::Run});
+    PlannedRun run;
+    run.config = c;
+    plan.push_back(std::move(run));
   }
   return plan;
 }

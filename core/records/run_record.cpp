@@ -344,6 +344,10 @@ double RunRecord::best_val_acc() const {
   return best;
 }
 
+std::string devices_label(const RunConfig& c) {
+  return c.processes > 1 ? fmt::format("{} x {}", c.processes, c.devices) : c.devices;
+}
+
 std::string make_run_id(const RunConfig& config) {
   // Two runs started in the same second on the same devices still differ in the suffix.
   uint32_t salt = 0;

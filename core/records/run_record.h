@@ -81,6 +81,9 @@ struct RunRecord {
 
 std::string make_run_id(const RunConfig& config);
 
+// The devices of a run for people: "cpu:2", or "2 x cpu:1" for 2 processes with cpu:1 each.
+std::string devices_label(const RunConfig& config);
+
 nlohmann::json to_json(const RunRecord& record);
 RunRecord run_record_from_json(const nlohmann::json& j);   // throws DataError on missing/mistyped fields
 // The parts, for streams that carry them one by one (trainer/progress_events.h).

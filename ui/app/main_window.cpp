@@ -67,7 +67,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 
   history_ = new HistoryModel(RunStore(default_store_root()), this);
   controller_ = new RunController(this);
-  setup_ = new RunSetupPanel(safe_query_devices(), this);
+  setup_ = new RunSetupPanel(safe_query_devices(), controller_->launcher(), this);
   charts_ = new ChartPanel(this);
   progress_ = new ProgressPanel(this);
   history_view_ = new HistoryView(history_, this);
@@ -176,6 +176,9 @@ void MainWindow::restore_settings() {
   if (!settings_.has_last_config()) config.devices = setup_->all_devices().toStdString();   // first launch
   setup_->set_recent_data_dirs(settings_.recent_data_dirs());
   setup_->set_config(config);
+  // Without mpirun now, the group says so and runs stay in this process.
+  setup_->set_processes(controller_->launcher().available() ? settings_.last_processes() : 1,
+                        settings_.last_hostfile());
   charts_->set_options(settings_.chart_options());
   log_->set_level(settings_.log_level());
   if (!restoreGeometry(settings_.window_geometry())) resize(1440, 900);
@@ -190,6 +193,7 @@ void MainWindow::restore_settings() {
 void MainWindow::save_settings() {
   if (scripted_) return;   // a scripted run must not overwrite the user's last configuration
   settings_.set_last_config(setup_->config());
+  settings_.set_last_launch(setup_->processes(), setup_->hostfile());
   settings_.set_recent_data_dirs(setup_->recent_data_dirs());
   QByteArray state;
   QDataStream out(&state, QIODevice::WriteOnly);
@@ -202,22 +206,26 @@ void MainWindow::save_settings() {
 
 bool MainWindow::start_plan(PlanKind kind) {
   TrainConfig config = setup_->config();
+  const int processes = setup_->processes();
   if (kind == PlanKind::Reference) {
-    config = reference_config(config, setup_->all_devices().toStdString());
+    // Across processes the devices stay what each process was given; in one process the
+    // experiment takes every device of the machine.
+    config = reference_config(config, processes > 1 ? config.devices : setup_->all_devices().toStdString());
     setup_->set_config(config);   // show the user what the preset means
   }
-  return start_plan(kind, config);
+  return start_plan(kind, config, processes, processes > 1 ? setup_->hostfile().toStdString() : std::string());
 }
 
-bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config) {
+bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int processes, const std::string& hostfile) {
   if (controller_->busy()) return false;
   const QStringList problems = setup_->problems();
   if (!problems.isEmpty() && !scripted_) {   // the buttons are disabled then; menus/shortcuts land here
     statusBar()->showMessage(problems.front(), 8000);
     return false;
   }
-  const std::string single = baseline_device(config.devices);
-  if (kind != PlanKind::Single && config.devices == single) {
+  // cuda:local (one GPU per process) is compared with the first GPU in this process.
+  const std::string single = config.devices == "cuda:local" ? std::string("cuda:0") : baseline_device(config.devices);
+  if (kind != PlanKind::Single && config.devices == single && processes < 2) {
     const QString device = QString::fromStdString(single);
     const QString why =
         kind == PlanKind::Compare
@@ -229,8 +237,14 @@ bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config) {
     spdlog::warn("{}", why.toStdString());   // scripted mode has no panel to read it from
     return false;
   }
-  if (!scripted_) settings_.set_last_config(setup_->config());
-  controller_->start(kind, make_plan(kind, config, single));
+  if (!scripted_) {
+    settings_.set_last_config(setup_->config());
+    settings_.set_last_launch(setup_->processes(), setup_->hostfile());
+  }
+  if (processes > 1)
+    spdlog::info("{}: the run as {} processes under mpirun{}", to_string(kind), processes,
+                 hostfile.empty() ? std::string(" on this machine") : " on the hosts of " + hostfile);
+  controller_->start(kind, make_plan(kind, config, single, processes, processes > 1 ? hostfile : std::string()));
   return true;
 }
 

@@ -45,7 +45,9 @@ class MainWindow : public QMainWindow {
 
   // Runs a plan as the buttons do. Returns false (and says why in place) if it cannot start.
   bool start_plan(PlanKind kind);
-  bool start_plan(PlanKind kind, const TrainConfig& config);
+  // `processes` > 1: the run (not its baseline) as that many processes under mpirun, on the
+  // hosts of `hostfile` if it is not empty (experiment/plans.h).
+  bool start_plan(PlanKind kind, const TrainConfig& config, int processes = 1, const std::string& hostfile = {});
   void stop();
 
   // Exports of what the charts show now.

@@ -12,6 +12,8 @@ struct ScriptOptions {
   bool start = false;                // --run / --compare / --reference
   PlanKind kind = PlanKind::Single;
   TrainConfig config;                // the panel's configuration with the command line's overrides
+  int processes = 1;                 // > 1: the run under mpirun (--processes), on the hosts of
+  QString hostfile;                  // --hostfile when given, else this machine only
   QString export_png;                // all charts as one image
   QString export_csv;                // the plan's runs (selected when it ends), one row per run x epoch
   QString screenshot;                // the whole window

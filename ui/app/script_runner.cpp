@@ -20,12 +20,13 @@ ScriptRunner::ScriptRunner(MainWindow* window, ScriptOptions options)
 void ScriptRunner::start() {
   window_->set_scripted(true);
   window_->setup_panel()->set_config(options_.config);
+  window_->setup_panel()->set_processes(options_.processes, options_.hostfile);
   if (!options_.start) {
     QTimer::singleShot(0, this, [this] { finish(true); });
     return;
   }
   QTimer::singleShot(0, this, [this] {
-    if (!window_->start_plan(options_.kind, options_.config)) {
+    if (!window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString())) {
       spdlog::error("Scripted run could not start (see the previous message)");
       finish(false);
     }

@@ -3,6 +3,7 @@
 
 #include <QSettings>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 
@@ -54,6 +55,13 @@ void Settings::set_last_config(const TrainConfig& c) {
   s_->setValue("limit_val", qlonglong(c.limit_val));
   s_->setValue("backend", QString::fromStdString(c.backend));
   s_->endGroup();
+}
+
+int Settings::last_processes() const { return std::max(1, s_->value("run/processes", 1).toInt()); }
+QString Settings::last_hostfile() const { return s_->value("run/hostfile").toString(); }
+void Settings::set_last_launch(int processes, const QString& hostfile) {
+  s_->setValue("run/processes", processes);
+  s_->setValue("run/hostfile", hostfile);
 }
 
 QStringList Settings::recent_data_dirs() const { return s_->value("data/recent").toStringList(); }

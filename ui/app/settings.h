@@ -1,5 +1,5 @@
-// What the workbench remembers between launches (QSettings): the last run configuration,
-// recent data folders, window geometry, chart choices, log level, export size.
+// What the workbench remembers between launches (QSettings): the last run configuration and
+// process count, recent data folders, window geometry, chart choices, log level, export size.
 #pragma once
 #include <QByteArray>
 #include <QSize>
@@ -24,6 +24,9 @@ class Settings {
   bool has_last_config() const;               // false on the first launch
   TrainConfig last_config() const;
   void set_last_config(const TrainConfig& config);
+  int last_processes() const;                 // 1: in the workbench's own process
+  QString last_hostfile() const;
+  void set_last_launch(int processes, const QString& hostfile);
   QStringList recent_data_dirs() const;
   void set_recent_data_dirs(const QStringList& dirs);
 

@@ -9,8 +9,13 @@
 
 namespace mb {
 
+QString devices_text(const RunConfig& c) {
+  const QString devices = QString::fromStdString(c.devices);
+  return c.processes > 1 ? QStringLiteral("%1 × %2").arg(c.processes).arg(devices) : devices;
+}
+
 QString default_run_name(const RunConfig& c) {
-  QString name = QString::fromStdString(c.devices);
+  QString name = devices_text(c);
   if (c.per_replica_batch_mode && c.replicas > 1)
     name += QStringLiteral(" · %1 per replica").arg(c.per_replica_batch);
   else
@@ -26,10 +31,11 @@ QString run_label(const RunRecord& r) {
 bool has_user_name(const RunRecord& r) {
   if (r.name.empty()) return false;
   const QString name = QString::fromStdString(r.name);
-  // The trainer names runs after their devices and the workbench after devices and batch:
-  // neither is a name the user chose.
+  // The trainer names runs after their devices ("2 processes x cpu:1" across processes) and
+  // the workbench after devices and batch: neither is a name the user chose.
+  const std::string processes = std::to_string(r.config.processes) + " processes x " + r.config.devices;
   return name != default_run_name(r.config) && r.name != r.config.devices &&
-         r.name != r.config.devices + " (simulated)";
+         r.name != r.config.devices + " (simulated)" && r.name != processes;
 }
 
 std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
@@ -45,7 +51,7 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
       labels.push_back(QString::fromStdString(r->name));
       continue;
     }
-    QString l = QString::fromStdString(r->config.devices);
+    QString l = devices_text(r->config);
     if (r->config.simulated) l += QObject::tr(" (sim.)");
     if (!same_batch) l += QStringLiteral(" · ") + batch_of(r->config);
     labels.push_back(l);

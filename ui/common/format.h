@@ -10,6 +10,8 @@
 
 namespace mb {
 
+// The devices of a run: "cpu:2", or "2 × cpu:1" for a run of 2 processes with cpu:1 each.
+QString devices_text(const RunConfig& config);
 QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
 QString run_label(const RunRecord& record);          // the user's name, else the default
 // Short legend labels for runs shown together: the user's name if they gave one, else the

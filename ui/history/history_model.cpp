@@ -221,7 +221,7 @@ QVariant HistoryModel::display(int row, int col) const {
     case Date:
       return format_date(c.start_time);
     case Devices:
-      return QString::fromStdString(c.devices) + (c.simulated ? tr(" (simulated)") : QString());
+      return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString());
     case Batch:
       return c.replicas > 1 ? QStringLiteral("%1 (%2)").arg(c.global_batch).arg(c.per_replica_batch)
                             : QString::number(c.global_batch);
@@ -252,7 +252,7 @@ QVariant HistoryModel::sort_value(int row, int col) const {
   switch (col) {
     case Name: return run_label(r).toLower();
     case Date: return QString::fromStdString(r.config.start_time);
-    case Devices: return QString::fromStdString(r.config.devices);
+    case Devices: return devices_text(r.config);
     case Batch: return qlonglong(r.config.global_batch);
     case Epochs: return int(r.epochs.size());
     case MeanEpochTime: return r.mean_epoch_time();
@@ -273,8 +273,12 @@ QString HistoryModel::tooltip(int row) const {
   QString tip = QStringLiteral("<b>%1</b><br>id %2<br>").arg(run_label(r).toHtmlEscaped(), QString::fromStdString(r.id));
   tip += tr("%1 replica(s) on %2, %3 backend, %4 communicator<br>")
              .arg(c.replicas)
-             .arg(QString::fromStdString(c.devices), QString::fromStdString(c.backend),
-                  QString::fromStdString(c.communicator));
+             .arg(devices_text(c), QString::fromStdString(c.backend), QString::fromStdString(c.communicator));
+  if (c.processes > 1) {
+    QStringList hosts;
+    for (const auto& h : c.hosts) hosts << QString::fromStdString(h).toHtmlEscaped();
+    tip += tr("%1 processes × %2 replica(s) on %3<br>").arg(c.processes).arg(c.replicas_per_process).arg(hosts.join(", "));
+  }
   tip += tr("global batch %1, %2 per replica; lr %3%4; seed %5<br>")
              .arg(c.global_batch)
              .arg(c.per_replica_batch)

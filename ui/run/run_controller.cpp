@@ -1,69 +1,89 @@
-// The plan runner: one QThread with one TrainingWorker for the window's lifetime, so the
-// cached data set survives between runs.
+// The plan runner: picks the worker per planned run and follows it (see run_controller.h).
 #include "run/run_controller.h"
 
-#include <QCoreApplication>
-#include <QEvent>
-
-#include "run/training_worker.h"
+#include "run/in_process_worker.h"
+#include "run/process_worker.h"
 
 namespace mb {
 
-RunController::RunController(QObject* parent) : QObject(parent) {
+RunController::RunController(QObject* parent) : QObject(parent), launcher_(find_launcher()) {
   register_metatypes();
-  thread_.setObjectName("mirrorbench-trainer");
-  auto* worker = new TrainingWorker;
-  worker->moveToThread(&thread_);
-  worker_ = worker;
-  connect(&thread_, &QThread::finished, worker, &QObject::deleteLater);
-  connect(this, &RunController::start_worker, worker, &TrainingWorker::run);
-  connect(worker, &TrainingWorker::status, this, &RunController::status);
-  connect(worker, &TrainingWorker::run_started, this,
-          [this](const RunConfig& c) { emit run_started(current_, c); });
-  connect(worker, &TrainingWorker::step_progress, this, &RunController::step_progress);
-  connect(worker, &TrainingWorker::epoch_finished, this, &RunController::epoch_finished);
-  connect(worker, &TrainingWorker::run_finished, this, &RunController::on_run_finished);
-  connect(worker, &TrainingWorker::run_rejected, this, &RunController::on_run_rejected);
-  thread_.start();
+  in_process_ = new InProcessWorker(this);
+  connect_worker(in_process_);
 }
 
 RunController::~RunController() { shutdown(); }
+
+void RunController::connect_worker(RunWorker* w) {
+  // Only the worker of the run in progress speaks for the plan.
+  auto mine = [this, w] { return w == active_.data(); };
+  connect(w, &RunWorker::status, this, [this, mine](const QString& s) {
+    if (mine()) emit status(s);
+  });
+  connect(w, &RunWorker::run_started, this, [this, mine](const RunConfig& c) {
+    if (mine()) emit run_started(current_, c);
+  });
+  connect(w, &RunWorker::step_progress, this, [this, mine](const StepProgress& p) {
+    if (mine()) emit step_progress(p);
+  });
+  connect(w, &RunWorker::epoch_finished, this, [this, mine](const EpochMetrics& m) {
+    if (mine()) emit epoch_finished(m);
+  });
+  connect(w, &RunWorker::run_finished, this, [this, mine](const RunRecord& r) {
+    if (mine()) on_run_finished(r);
+  });
+  connect(w, &RunWorker::run_rejected, this, [this, mine](const QString& m) {
+    if (mine()) on_run_rejected(m);
+  });
+}
 
 const PlannedRun* RunController::current_run() const {
   return current_ >= 0 && current_ < int(plan_.size()) ? &plan_[std::size_t(current_)] : nullptr;
 }
 
 void RunController::start(PlanKind kind, std::vector<PlannedRun> plan) {
-  if (busy() || plan.empty() || !thread_.isRunning()) return;
+  if (busy() || plan.empty() || closed_) return;
   kind_ = kind;
   plan_ = std::move(plan);
   stopped_ = false;
   all_ok_ = true;
   current_ = 0;
   emit plan_started(kind_, plan_size());
-  worker_->arm();
-  emit start_worker(plan_[0].config);
+  start_current();
+}
+
+void RunController::start_current() {
+  const PlannedRun& run = plan_[std::size_t(current_)];
+  if (run.processes > 1) {
+    auto* child = new ProcessWorker(launcher_, run.processes, run.hostfile, this);
+    connect_worker(child);
+    active_ = child;
+  } else {
+    active_ = in_process_;
+  }
+  active_->start(run.config);
 }
 
 void RunController::stop() {
   if (!busy()) return;
   stopped_ = true;
-  if (worker_) worker_->request_stop();
+  if (active_) active_->stop();
 }
 
 void RunController::shutdown() {
-  if (!thread_.isRunning()) return;
+  if (closed_) return;
+  closed_ = true;
   stop();
-  thread_.quit();   // takes effect once the worker returns to the thread's event loop
-  thread_.wait();
-  // The worker's last signals are queued to this (GUI) thread; deliver them now, because
-  // the event loop may never run again.
-  QCoreApplication::sendPostedEvents(this, QEvent::MetaCall);
-  // Still busy: the next run of the plan was queued to the worker but the thread quit before
-  // it started, so no run_finished will ever come. End the plan as stopped.
+  // The run in progress delivers its record before this returns (which ends the plan: no next
+  // run starts once closed), then the in-process thread is joined.
+  if (active_ && active_ != in_process_) active_->shutdown();
+  in_process_->shutdown();
+  // Still busy: the next run was queued to the thread but it quit before starting it, so no
+  // run_finished will ever come. End the plan as stopped.
   if (busy()) {
     const PlanKind kind = kind_;
     current_ = -1;
+    active_ = nullptr;
     emit plan_finished(kind, false, true);
   }
 }
@@ -85,10 +105,12 @@ void RunController::on_run_rejected(const QString& message) {
 }
 
 void RunController::next_or_finish() {
-  if (!stopped_ && current_ + 1 < plan_size() && thread_.isRunning()) {
+  // A child's worker is done with its run; it goes once its signal has returned.
+  if (active_ && active_ != in_process_) active_->deleteLater();
+  active_ = nullptr;
+  if (!stopped_ && !closed_ && current_ + 1 < plan_size()) {
     ++current_;
-    worker_->arm();
-    emit start_worker(plan_[std::size_t(current_)].config);
+    start_current();
     return;
   }
   const PlanKind kind = kind_;

@@ -1,38 +1,46 @@
-// Owns the training thread and runs a plan (experiment/plans.h: one run, or a baseline
-// followed by a multi-device run) back to back. Lives in the GUI thread; forwards the
-// worker's signals.
+// Runs a plan (experiment/plans.h: one run, or a baseline followed by a multi-device run) back
+// to back, each planned run on the worker it needs: the trainer on a thread of this process
+// (one for the window's lifetime, so the data set stays cached), or mirrorbench-cli processes
+// under mpirun when the run asks for more than one process. Lives in the GUI thread; forwards
+// the workers' signals, which are the same for both.
 #pragma once
 #include <QObject>
 #include <QPointer>
 #include <QString>
-#include <QThread>
 
 #include <vector>
 
 #include "experiment/plans.h"
+#include "run/child_command.h"
 #include "run/metatypes.h"
 
 namespace mb {
 
-class TrainingWorker;
+class InProcessWorker;
+class RunWorker;
 
 class RunController : public QObject {
   Q_OBJECT
  public:
   explicit RunController(QObject* parent = nullptr);
-  ~RunController() override;   // stops a run in progress and joins the thread
+  ~RunController() override;   // shutdown()
 
   bool busy() const { return current_ >= 0; }
   int plan_size() const { return int(plan_.size()); }
   const PlannedRun* current_run() const;
 
+  // What multi-process runs are started with (found on PATH and beside the executable).
+  const Launcher& launcher() const { return launcher_; }
+  void set_launcher(Launcher launcher) { launcher_ = std::move(launcher); }
+
   void start(PlanKind kind, std::vector<PlannedRun> plan);
   // Stops the run in progress at its next step and cancels the rest of the plan.
   void stop();
-  // Stops, waits for the thread and, before returning, delivers the run_finished of a run
-  // in progress (so a window that closes mid-run still saves the partial record) and then
-  // plan_finished. A run that was queued but never started (the thread quit first) has no
-  // record: the plan just ends, stopped. Afterwards busy() is false.
+  // Stops, waits for the run in progress (a child process: at most about half a minute, then
+  // it is ended) and, before returning, delivers its run_finished (so a window that closes
+  // mid-run still saves the partial record) and then plan_finished. A run that was queued but
+  // never started has no record: the plan just ends, stopped. Afterwards busy() is false and
+  // start() does nothing.
   void shutdown();
 
  signals:
@@ -46,20 +54,22 @@ class RunController : public QObject {
   void plan_finished(mb::PlanKind kind, bool ok, bool stopped);
   void status(const QString& message);
 
-  void start_worker(const mb::TrainConfig& config);   // internal: queued to the worker
-
  private:
-  void on_run_finished(const mb::RunRecord& record);
+  void connect_worker(RunWorker* worker);
+  void start_current();
+  void on_run_finished(const RunRecord& record);
   void on_run_rejected(const QString& message);
   void next_or_finish();
 
-  QThread thread_;
-  QPointer<TrainingWorker> worker_;
+  Launcher launcher_;
+  InProcessWorker* in_process_;
+  QPointer<RunWorker> active_;     // the worker of the run in progress
   PlanKind kind_ = PlanKind::Single;
   std::vector<PlannedRun> plan_;
   int current_ = -1;
   bool stopped_ = false;
   bool all_ok_ = true;
+  bool closed_ = false;
 };
 
 }  // namespace mb

@@ -108,6 +108,10 @@ int DevicePicker::replicas() const {
   return cpu ? cpu_replicas_->value() : gpus * per_gpu_->value();
 }
 
+bool DevicePicker::gpus_selected() const { return QString::fromStdString(devices()).startsWith("cuda"); }
+
+int DevicePicker::replicas_per_gpu() const { return per_gpu_->value(); }
+
 std::string DevicePicker::devices() const {
   QStringList devices;
   for (int i = 0; i < list_->count(); ++i) {

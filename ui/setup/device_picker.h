@@ -26,6 +26,8 @@ class DevicePicker : public QGroupBox {
   std::string devices() const;             // "cpu:2", "cuda:0,cuda:1", "" when nothing is ticked
   void set_devices(const std::string& devices);   // unknown or vanished devices: one CPU replica
   int replicas() const;                    // replicas the ticked devices make
+  bool gpus_selected() const;              // GPUs are ticked (not the CPU)
+  int replicas_per_gpu() const;
   QString single_device() const;           // the baseline device: "cpu:1" or the first GPU
   QString all_devices() const;             // every usable device: for the reference experiment
   // Whether the reference experiment can compare against one device here (two or more CPU

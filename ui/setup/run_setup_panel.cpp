@@ -5,6 +5,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -22,14 +23,16 @@
 #include "setup/data_picker.h"
 #include "setup/device_picker.h"
 #include "setup/note_label.h"
+#include "setup/process_picker.h"
 
 namespace mb {
 
 const int RunSetupPanel::kBatchPresets[4] = {64, 128, 256, 512};
 
-RunSetupPanel::RunSetupPanel(DeviceInventory inventory, QWidget* parent) : QWidget(parent) {
+RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher, QWidget* parent) : QWidget(parent) {
   data_ = new DataPicker(this);
   devices_ = new DevicePicker(std::move(inventory), this);
+  processes_ = new ProcessPicker(launcher, this);
   message_ = new QLabel(this);
   message_->setObjectName("setup_message");
   message_->setWordWrap(true);
@@ -60,6 +63,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, QWidget* parent) : QWidg
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(data_);
   layout->addWidget(devices_);
+  layout->addWidget(processes_);
   layout->addWidget(build_training_group());
   layout->addWidget(message_);
   layout->addLayout(buttons);
@@ -71,6 +75,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, QWidget* parent) : QWidg
   connect(stop_, &QPushButton::clicked, this, &RunSetupPanel::stop_clicked);
   connect(data_, &DataPicker::changed, this, &RunSetupPanel::on_changed);
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
+  connect(processes_, &ProcessPicker::changed, this, &RunSetupPanel::on_changed);
   update_state();
 }
 
@@ -187,7 +192,22 @@ void RunSetupPanel::set_recent_data_dirs(const QStringList& dirs) { data_->set_r
 
 int64_t RunSetupPanel::batch_value() const { return batch_custom_->value(); }
 
-int RunSetupPanel::replicas() const { return devices_->replicas(); }
+int RunSetupPanel::replicas() const {
+  const int n = processes();
+  if (n < 2) return devices_->replicas();
+  return devices_->gpus_selected() ? n : devices_->replicas() * n;   // cuda:local: one GPU each
+}
+
+int RunSetupPanel::processes() const { return processes_->processes(); }
+QString RunSetupPanel::hostfile() const { return processes_->hostfile(); }
+
+void RunSetupPanel::set_processes(int processes, const QString& hostfile) {
+  processes_->set_hostfile(hostfile);
+  processes_->set_processes(processes);
+}
+
+void RunSetupPanel::set_launcher(const Launcher& launcher) { processes_->set_launcher(launcher); }
+
 QString RunSetupPanel::single_device() const { return devices_->single_device(); }
 QString RunSetupPanel::all_devices() const { return devices_->all_devices(); }
 
@@ -198,7 +218,7 @@ int64_t RunSetupPanel::global_batch() const {
 TrainConfig RunSetupPanel::config() const {
   TrainConfig c;
   c.data_dir = data_->dir().toStdString();
-  c.devices = devices_->devices();
+  c.devices = processes() > 1 && devices_->gpus_selected() ? std::string("cuda:local") : devices_->devices();
   c.batch = batch_value();
   c.per_replica_batch = batch_per_replica_->isChecked();
   c.lr = lr_->value();
@@ -213,7 +233,8 @@ TrainConfig RunSetupPanel::config() const {
 
 void RunSetupPanel::set_config(const TrainConfig& c) {
   data_->set_dir(QString::fromStdString(c.data_dir));
-  devices_->set_devices(c.devices);
+  // cuda:local is "one GPU per process": tick the first GPU, as the picker offers no such item.
+  devices_->set_devices(c.devices == "cuda:local" ? std::string("cuda:0") : c.devices);
   const int preset = batch_preset_->findData(int(c.batch));
   batch_preset_->setCurrentIndex(preset >= 0 ? preset : batch_preset_->count() - 1);
   batch_custom_->setValue(int(std::clamp<int64_t>(c.batch, 1, 65536)));
@@ -242,7 +263,53 @@ QStringList RunSetupPanel::problems() const {
              .arg(global)
              .arg(n);
   if (global > 65536) p << tr("The global batch %1 is larger than the supported 65,536.").arg(global);
+  p << process_problems();
   return p;
+}
+
+QStringList RunSetupPanel::process_problems() const {
+  QStringList p;
+  const int n = processes();
+  if (n < 2) return p;
+  if (!processes_->available()) {
+    p << tr("%1 processes cannot be started: %2.").arg(n).arg(processes_->unavailable_reason());
+    return p;
+  }
+  if (const QString h = processes_->hostfile_problem(); !h.isEmpty()) p << h;
+  const bool local = hostfile().isEmpty();
+  const DeviceInventory& inv = devices_->inventory();
+  if (devices_->gpus_selected()) {
+    if (devices_->replicas_per_gpu() > 1)
+      p << tr("Several replicas per GPU (simulated) run in one process only: set Replicas per GPU to 1, or "
+              "Processes to 1.");
+    if (local && n > int(inv.gpus.size()))
+      p << tr("%1 processes need %1 GPUs, one each; this machine has %n. Use fewer processes, or a hostfile that "
+              "lists more machines.", nullptr, int(inv.gpus.size()))
+               .arg(n);
+  } else if (local && devices_->replicas() * n > inv.cpu_cores) {
+    p << tr("%1 processes × %2 CPU replica(s) need %3 cores; this machine has %4. Use fewer processes or "
+            "replicas, or a hostfile that lists more machines.")
+             .arg(n)
+             .arg(devices_->replicas())
+             .arg(devices_->replicas() * n)
+             .arg(inv.cpu_cores);
+  }
+  return p;
+}
+
+QString RunSetupPanel::process_note() const {
+  const int n = processes();
+  if (n < 2) return tr("The trainer runs inside the workbench, one thread per replica.");
+  const QString where = hostfile().isEmpty()
+                            ? tr("on this machine (shared memory and loopback only)")
+                            : tr("on the hosts of %1").arg(QFileInfo(hostfile()).fileName());
+  const QString each = devices_->gpus_selected()
+                           ? tr("each with one GPU (cuda:local: the GPU of its rank on its host)")
+                           : tr("each with %n CPU replica(s)", nullptr, devices_->replicas());
+  return tr("%1 mirrorbench-cli processes under mpirun %2, %3: %4 replicas in all.")
+      .arg(n)
+      .arg(where, each)
+      .arg(replicas());
 }
 
 QStringList RunSetupPanel::advice() const {
@@ -286,6 +353,7 @@ void RunSetupPanel::update_state() {
                         : QString());
   lr_note_->setVisible(!lr_note_->text().isEmpty());
 
+  processes_->set_note(process_note());
   const QStringList problems = this->problems();
   QStringList lines;
   for (const QString& p : problems) lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(p.toHtmlEscaped());
@@ -300,10 +368,12 @@ void RunSetupPanel::update_state() {
   const bool ok = problems.isEmpty() && !busy_;
   run_->setEnabled(ok);
   compare_->setEnabled(ok && n > 1);
+  const QString run_devices = processes() > 1 ? tr("%1 × %2").arg(processes()).arg(QString::fromStdString(config().devices))
+                                              : QString::fromStdString(devices_->devices());
   compare_->setToolTip(n > 1 ? tr("Run %1 (the single-device baseline), then %2, back to back")
-                                   .arg(single_device(), QString::fromStdString(devices_->devices()))
+                                   .arg(single_device(), run_devices)
                              : tr("Select two or more devices (or CPU replicas) to compare against one device"));
-  reference_->setEnabled(ok && devices_->reference_possible());
+  reference_->setEnabled(ok && (devices_->reference_possible() || processes() > 1));
   stop_->setEnabled(busy_);
 }
 

@@ -1,11 +1,12 @@
-// The run setup panel: the data set and device groups, the training settings (batch, epochs,
-// learning rate, seed, sample limits, CPU kernels), the problems of the current combination
-// explained in place, and the Run / Compare / Reference experiment / Stop buttons.
+// The run setup panel: the data set, device and process groups, the training settings (batch,
+// epochs, learning rate, seed, sample limits, CPU kernels), the problems of the current
+// combination explained in place, and the Run / Compare / Reference experiment / Stop buttons.
 #pragma once
 #include <QStringList>
 #include <QWidget>
 
 #include "backends/devices.h"
+#include "run/child_command.h"
 #include "trainer/train_config.h"
 
 class QCheckBox;
@@ -20,16 +21,29 @@ namespace mb {
 
 class DataPicker;
 class DevicePicker;
+class ProcessPicker;
 
 class RunSetupPanel : public QWidget {
   Q_OBJECT
  public:
-  explicit RunSetupPanel(DeviceInventory inventory, QWidget* parent = nullptr);
+  // `launcher`: what runs across processes would be started with (their group is disabled,
+  // saying why, when it is not available).
+  explicit RunSetupPanel(DeviceInventory inventory, const Launcher& launcher = find_launcher(),
+                         QWidget* parent = nullptr);
 
-  TrainConfig config() const;              // what the fields say now
+  // What the fields say now. With several processes and GPUs ticked the devices are
+  // "cuda:local": each process drives the GPU of its rank on its host.
+  TrainConfig config() const;
   void set_config(const TrainConfig& config);   // unknown devices fall back to one CPU replica
 
-  int replicas() const;                    // devices selected
+  // The process group: 1, or N processes under mpirun, each with config().devices; the
+  // hostfile (empty: this machine only) counts only with N > 1.
+  int processes() const;
+  QString hostfile() const;
+  void set_processes(int processes, const QString& hostfile);
+  void set_launcher(const Launcher& launcher);
+
+  int replicas() const;                    // replicas in all: devices selected x processes
   QString single_device() const;           // the baseline device: "cpu:1" or the first GPU
   QString all_devices() const;             // every usable device: for the reference experiment
   QStringList problems() const;            // why Run is disabled (empty: runnable)
@@ -57,12 +71,15 @@ class RunSetupPanel : public QWidget {
   void update_state();
   int64_t batch_value() const;
   int64_t global_batch() const;            // the batch, times the replicas in per-replica mode
+  QStringList process_problems() const;
+  QString process_note() const;
 
   bool busy_ = false;
   QString trainer_error_;
 
   DataPicker* data_;
   DevicePicker* devices_;
+  ProcessPicker* processes_;
   QComboBox* batch_preset_;
   QSpinBox* batch_custom_;
   QRadioButton* batch_global_;
