@@ -318,6 +318,54 @@ class TestCli : public QObject {
     QVERIFY2(out.contains(QByteArray("run ") + id.c_str() + ": wrote"), out.constData());
   }
 
+  void sweep_reports_every_configuration() {
+    const QString history = tmp_.filePath("sweep-history"), json = tmp_.filePath("sweep.json");
+    Result r = run_cli({"sweep", "--data", data_dir_, "--batches", "32,64", "--epochs", "2", "--target", "0.3",
+                        "--history", history, "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("<- best") && r.out.contains("time to 30 %"), qPrintable(r.out));
+    const nlohmann::json j = nlohmann::json::parse(mb::test::read_bytes(json.toStdString()));
+    QCOMPARE(j.at("configurations").size(), std::size_t(4));   // 32, 64, then both scaled
+    for (const auto& c : j.at("configurations"))
+      for (const char* key : {"global_batch", "scale_lr", "epoch_s", "val_acc", "time_to_target_s"}) QVERIFY(c.contains(key));
+    // Every configuration's run is in the history, where compare and the workbench find it.
+    QCOMPARE(QDir(history + "/runs").entryList({"*.json"}, QDir::Files).size(), 4);
+    QVERIFY(run_cli({"sweep", "--batches", "64,64"}).err.contains("listed twice"));
+  }
+
+  void reference_and_compare_give_the_verdict() {
+    // The classic task on the small synthetic set: one replica, then two, judged; then the
+    // stored two-replica run compared again, from the history, with the same verdict.
+    const QString history = tmp_.filePath("ref-history"), json = tmp_.filePath("ref.json");
+    Result r = run_cli({"reference", "--data", data_dir_, "--devices", "cpu:2", "--history", history, "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("time per epoch reduced by >= 40 %:") && r.out.contains("validation accuracy above 80 %:"),
+             qPrintable(r.out));
+    const QString verdict = r.out.mid(r.out.lastIndexOf("time per epoch reduced"));
+    const mb::RunRecord run = mb::read_run_json(json.toStdString());
+    QCOMPARE(run.config.epochs, 5);
+    Result c = run_cli({"compare", json, "--history", history});
+    QVERIFY2(c.exit_code == 0, qPrintable(c.err));
+    QVERIFY2(c.out.contains(QString::fromStdString(run.id)), qPrintable(c.out));
+    QCOMPARE(c.out.mid(c.out.lastIndexOf("time per epoch reduced")), verdict);
+    // By id too.
+    QCOMPARE(run_cli({"compare", QString::fromStdString(run.id), "--history", history}).out, c.out);
+    QCOMPARE(run_cli({"compare", "no-such-run", "--history", history}).exit_code, 2);
+    QVERIFY(run_cli({"reference", "--devices", "cpu:1"}).err.contains("baseline's own device"));
+  }
+
+  void scaling_predicts_in_json() {
+    const QString json = tmp_.filePath("scaling.json");
+    Result r = run_cli({"scaling", "--max-replicas", "3", "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const nlohmann::json j = nlohmann::json::parse(mb::test::read_bytes(json.toStdString()));
+    QVERIFY(j.at("calibration").contains("allreduce"));
+    QCOMPARE(j.at("predictions").size(), std::size_t(6));   // 1..3, global and per-replica
+    for (const auto& p : j.at("predictions"))
+      for (const char* key : {"replicas", "mode", "epoch_s", "speedup", "efficiency", "comm_share"}) QVERIFY(p.contains(key));
+    QVERIFY(run_cli({"scaling", "--devices", "cuda:0"}).err.contains("CPU replicas"));
+  }
+
   void json_progress_is_a_stream_of_events() {
     // What the workbench reads from a run it started as a child process (mpirun ...): every
     // stdout line an event, in order, the last one the whole record, as written to --json.

@@ -16,32 +16,34 @@
 namespace mb::cli {
 namespace {
 
-std::string& history_flag() {
-  static std::string dir;
-  return dir;
+struct ReferenceFlags {
+  std::string devices = "cpu:2";   // "1 vs N": N defaults to 2
+  std::string history;
+};
+ReferenceFlags& flags() {
+  static ReferenceFlags f;
+  return f;
 }
 
 void add_reference_options(CLI::App& sub, Options& o) {
-  sub.add_option("--devices", o.train.devices, "the devices to compare with one (default cpu:2)")
+  sub.add_option("--devices", flags().devices, "the devices to compare with one (default cpu:2)")
       ->check(not_an_option())
       ->type_name("LIST");
   sub.add_option("--data", o.train.data_dir, "IDX folder (default: Fashion-MNIST)")->check(not_an_option())->type_name("DIR");
-  sub.add_option("--history", history_flag(), "save both runs here (default: the workbench's history)")
+  sub.add_option("--history", flags().history, "save both runs here (default: the workbench's history)")
       ->check(not_an_option())
       ->type_name("DIR");
   sub.add_option("--json", o.json_out, "write the multi-device run's record")->check(not_an_option())->type_name("FILE");
 }
 
 int run_reference(const Options& o) {
-  TrainConfig base = o.train;
-  if (base.devices == TrainConfig{}.devices) base.devices = "cpu:2";   // "1 vs N": N defaults to 2
-  const TrainConfig config = reference_config(base, base.devices);
+  const TrainConfig config = reference_config(o.train, flags().devices);
   const std::string single = baseline_device(config.devices);
   MB_CHECK(config.devices != single, ConfigError,
            "reference: --devices {} is the baseline's own device; give two or more (e.g. cpu:2)", config.devices);
   const auto plan = make_plan(PlanKind::Reference, config, single);
   for (const auto& p : plan) check_train_config(p.config);
-  const RunStore store = history_store(history_flag());
+  const RunStore store = history_store(flags().history);
   const PlanRun ran = run_plan(plan, store);
   if (ran.records.size() < 2) {
     fmt::print(stderr, "mirrorbench-cli: the reference experiment did not finish ({})\n",
