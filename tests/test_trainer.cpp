@@ -329,6 +329,64 @@ class TestTrainer : public QObject {
       for (const char* phase : {"forward", "backward", "all-reduce", "optimizer"})
         QVERIFY2(seen.count({tid, phase}), phase);
   }
+
+  void detailed_steps_hold_the_real_numbers() {
+    // The classroom view's step: the global batch split into the replicas' shares, each
+    // replica's own loss and gradient, and the same parameters everywhere after the update.
+    auto data = test::make_synthetic_split(64 * 40, 16);
+    MirroredTrainer t(small_config("cpu:3", "onednn", 64), data);
+    std::vector<StepProgress> detailed;
+    std::mutex m;
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      std::lock_guard lock(m);
+      if (p.has_detail) detailed.push_back(p);
+    };
+    const RunRecord r = t.run(obs);
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(int(detailed.size()), 40 / 16);   // steps 16 and 32
+    for (const StepProgress& p : detailed) {
+      const StepDetail& d = p.detail;
+      QCOMPARE(p.step % 16, int64_t(0));
+      QCOMPARE(d.global_batch, int64_t(64));
+      QCOMPARE(int(d.samples.size()), 64);
+      QCOMPARE(d.allreduce_bytes, double(cnn::kParamCount) * 4);
+      QCOMPARE(int(d.replicas.size()), 3);
+      int64_t covered = 0;
+      for (int k = 0; k < 3; ++k) {
+        const ReplicaStepDetail& x = d.replicas[std::size_t(k)];
+        QCOMPARE(x.share_begin, covered);   // contiguous shares of the global batch
+        covered += x.share_count;
+        QVERIFY(std::isfinite(x.grad_norm) && x.grad_norm > 0);
+        QVERIFY(x.loss > 0 && x.correct >= 0 && x.correct <= x.share_count);
+        QCOMPARE(x.digest, d.replicas[0].digest);   // one update, everywhere
+        QVERIFY(x.phases.total() > 0);
+      }
+      QCOMPARE(covered, int64_t(64));
+      // The shares' sample indices are the epoch order's: distinct and in range.
+      std::set<int32_t> unique(d.samples.begin(), d.samples.end());
+      QCOMPARE(int(unique.size()), 64);
+      QVERIFY(*unique.rbegin() < 64 * 40);
+    }
+  }
+
+  void teaching_pace_gives_every_step_in_detail() {
+    auto data = test::make_synthetic_split(32 * 4, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 32);
+    c.step_delay_s = 0.05;
+    MirroredTrainer t(c, data);
+    int detailed = 0;
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) { detailed += p.has_detail ? 1 : 0; };
+    QElapsedTimer clock;
+    clock.start();
+    const RunRecord r = t.run(obs);
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(detailed, 4);
+    QVERIFY(clock.elapsed() >= 4 * 50);   // at least the pace asked for
+    c.step_delay_s = 61;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestTrainer)

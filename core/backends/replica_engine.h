@@ -3,6 +3,7 @@
 // thread each. Backends (reference loops, oneDNN, CUDA) are peers behind this interface.
 #pragma once
 #include <chrono>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -35,6 +36,8 @@ struct TrainStep {
   float grad_scale = 1.0f;            // 1 / global_batch: each replica's loss is its sum / global
   int64_t adam_step = 0;              // counts from 1
   bool time_phases = true;            // false: leave PhaseTimes alone (to measure their cost)
+  double* local_grad_norm = nullptr;  // when set: the L2 norm of this replica's own gradient,
+                                      // before the all-reduce (engines that cannot: leave it)
 };
 
 class ReplicaEngine {
@@ -89,6 +92,12 @@ class ReplicaEngine {
   // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
     pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
+    if (step.local_grad_norm) {
+      double sum = 0;
+      const float* g = grad_buffer();
+      for (std::size_t i = 0; i < cnn::kParamCount; ++i) sum += double(g[i]) * g[i];
+      *step.local_grad_norm = std::sqrt(sum);
+    }
     if (comm.size() > 1) {
       comm.all_reduce_sum(grad_buffer(), cnn::kParamCount);
       const CollectiveTimes ct = comm.take_times();

@@ -39,6 +39,8 @@ using Clock = std::chrono::steady_clock;
 constexpr int64_t kMaxGlobalBatch = 65536;
 constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
 constexpr std::size_t kRecentReports = 6;  // the live timeline's steps
+constexpr int64_t kDetailEvery = 16;       // steps between detailed steps (each one, at teaching pace)
+constexpr std::size_t kDetailSamples = 256;
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Training order for one epoch: a seeded shuffle that every replica derives identically.
@@ -67,7 +69,11 @@ struct StepReport {
   BatchStats stats;      // the steps since the last report
   PhaseTimes times;      // likewise
   int32_t stop = 0;      // this process was asked to stop
-  int32_t pad = 0;
+  int32_t detailed = 0;  // the fields below describe this report's last step
+  double grad_norm = 0;  // this replica's own gradient, before the all-reduce
+  uint64_t digest = 0;   // its parameters after the step
+  int64_t share_begin = 0, share_count = 0;
+  PhaseTimes step_times;
 };
 
 // Each replica's end of an epoch, all-gathered.
@@ -107,7 +113,8 @@ uint64_t config_digest(const TrainConfig& c) {
   const std::string text =
       fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", c.devices, c.batch, c.per_replica_batch, c.lr,
                   c.scale_lr, c.epochs, c.seed, c.limit_train, c.limit_val, c.backend, c.precision, c.time_phases,
-                  c.trace, c.slow_replica, c.slow_factor);
+                  c.trace, c.slow_replica, c.slow_factor) +
+      fmt::format("|{}", c.step_delay_s);
   return digest64(text.data(), text.size());
 }
 
@@ -130,7 +137,8 @@ struct PrimaryBook {
   void set_steps_per_report(int every) { steps_per_report = every; }
 
   // After `steps_done` steps of this epoch, `images_done` images.
-  void add(const std::vector<StepReport>& all, int64_t steps_done, int64_t images_done) {
+  void add(const std::vector<StepReport>& all, int64_t steps_done, int64_t images_done,
+           std::span<const int32_t> step_samples) {
     std::vector<PhaseTimes> report(all.size());
     for (std::size_t r = 0; r < all.size(); ++r) {
       running += all[r].stats;
@@ -140,7 +148,8 @@ struct PrimaryBook {
     if (recent.size() == kRecentReports) recent.erase(recent.begin());
     recent.push_back(std::move(report));
     const double elapsed = seconds_since(epoch_start);
-    if (!observer.on_step || (elapsed - last_report < 0.05 && steps_done != steps)) return;
+    const bool detailed = all.front().detailed != 0;
+    if (!observer.on_step || (elapsed - last_report < 0.05 && steps_done != steps && !detailed)) return;
     last_report = elapsed;
     StepProgress p;
     p.epoch = epoch, p.epochs = rc.epochs, p.step = steps_done, p.steps = steps;
@@ -152,6 +161,24 @@ struct PrimaryBook {
     p.running_acc = double(running.correct) / std::max<int64_t>(1, running.samples);
     p.recent = recent;
     p.steps_per_report = steps_per_report;
+    if (detailed) {
+      p.has_detail = true;
+      StepDetail& d = p.detail;
+      d.global_batch = int64_t(step_samples.size());
+      d.samples.assign(step_samples.begin(), step_samples.begin() + std::min(step_samples.size(), kDetailSamples));
+      d.allreduce_bytes = double(cnn::kParamCount) * sizeof(float);
+      for (const StepReport& r : all) {
+        ReplicaStepDetail x;
+        x.share_begin = r.share_begin;
+        x.share_count = r.share_count;
+        x.loss = r.share_count > 0 ? r.stats.loss_sum / double(r.stats.samples) : 0;
+        x.correct = r.stats.correct;
+        x.grad_norm = r.grad_norm;
+        x.digest = digest_hex(r.digest);
+        x.phases = r.step_times;
+        d.replicas.push_back(std::move(x));
+      }
+    }
     observer.on_step(p);
   }
 
@@ -239,6 +266,8 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int proces
            global, n, n);
   MB_CHECK(global <= kMaxGlobalBatch, ConfigError, "global batch {} is larger than the supported {}", global,
            kMaxGlobalBatch);
+  MB_CHECK(std::isfinite(config.step_delay_s) && config.step_delay_s >= 0 && config.step_delay_s <= 60, ConfigError,
+           "the teaching pace must be 0..60 s per step (got {})", config.step_delay_s);
   if (config.slow_replica >= 0) {
     MB_CHECK(config.slow_replica < n, ConfigError, "--slow-replica {}: the run has replicas 0..{}",
              config.slow_replica, n - 1);
@@ -456,7 +485,8 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       }
       const auto run_start = Clock::now();   // the traces' common zero: everyone just left the barrier
 
-      const int every = std::max(1, engine.steps_per_report());
+      const int every = config_.step_delay_s > 0 ? 1 : std::max(1, engine.steps_per_report());
+      const int64_t detail_every = std::max<int64_t>(every, kDetailEvery);
       if (rank == 0) book.set_steps_per_report(every);
       // Sampled steps for the trace: every `stride`-th step of the run, at most kMaxTraceSteps.
       const int64_t total_steps = steps * rc.epochs;
@@ -484,25 +514,48 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
           step.adam_step = ++adam_step;
           step.time_phases = config_.time_phases;
           const bool traced = config_.trace && run_step++ % stride == 0 && trace.size() < trace_capacity;
+          const bool report = (s + 1) % every == 0 || s + 1 == steps;
+          // The same steps on every rank: the choice depends on the step number only.
+          const bool detailed = report && (config_.step_delay_s > 0 || (s + 1) % detail_every == 0);
+          double grad_norm = std::nan("");
+          if (detailed) step.local_grad_norm = &grad_norm;
           const PhaseTimes before = since;
-          const double started = traced ? std::chrono::duration<double>(Clock::now() - run_start).count() : 0.0;
+          const auto step_start = Clock::now();
+          const double started = traced ? std::chrono::duration<double>(step_start - run_start).count() : 0.0;
           engine.train_step(step, comm, adam, since);
           ++s;
           if (traced) trace.push_back({started, since - before, e, static_cast<int32_t>(s)});
-          if (s % every != 0 && s != steps) continue;
+          if (!report) continue;
           StepReport mine;
           mine.stats = engine.take_train_stats();
           mine.times = since;
           mine.stop = stop_.load() ? 1 : 0;
+          if (detailed) {
+            mine.detailed = 1;
+            mine.grad_norm = grad_norm;
+            engine.get_params(params);
+            mine.digest = params_digest(params);
+            mine.share_begin = lo;
+            mine.share_count = hi - lo;
+            mine.step_times = since - before;
+          }
           const auto all = comm.all_gather(mine);
           // The exchange itself is step time too: it opens the next report's account.
           const CollectiveTimes ct = comm.take_times();
           since = PhaseTimes{};
           since.wait_s = ct.wait_s;
           since.allreduce_s = ct.transfer_s;
-          if (rank == 0) book.add(all, s, std::min(train_size, s * global));
+          if (rank == 0)
+            book.add(all, s, std::min(train_size, s * global),
+                     std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
           stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
           if (stop) break;
+          // Teaching pace: the step lasts at least step_delay_s (every rank waits alike).
+          if (config_.step_delay_s > 0) {
+            const auto until = step_start + std::chrono::duration_cast<Clock::duration>(
+                                                std::chrono::duration<double>(config_.step_delay_s));
+            while (Clock::now() < until && !stop_.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+          }
         }
         engine.synchronize();
         const double time_s = rank == 0 ? seconds_since(book.epoch_start) : 0.0;

@@ -24,6 +24,24 @@
 
 namespace mb {
 
+// One training step as it happened, for the classroom view: the global batch, each replica's
+// share of it, what each computed from its share alone, the all-reduce, and the identical
+// update that arrived at every replica (equal parameter digests).
+struct ReplicaStepDetail {
+  int64_t share_begin = 0, share_count = 0;   // this replica's samples: the step's [begin, begin+count)
+  double loss = 0;                            // mean cross-entropy over its own samples
+  int64_t correct = 0;
+  double grad_norm = 0;                       // its own gradient, before the all-reduce (NaN: not known)
+  std::string digest;                         // its parameters after the update
+  PhaseTimes phases;                          // this step's
+};
+struct StepDetail {
+  int64_t global_batch = 0;
+  std::vector<int32_t> samples;               // the step's first sample indices (at most 256), in order
+  double allreduce_bytes = 0;                 // the gradient each replica sends and receives
+  std::vector<ReplicaStepDetail> replicas;
+};
+
 struct StepProgress {
   int epoch = 0, epochs = 0;          // 1-based epoch
   int64_t step = 0, steps = 0;        // 1-based step within the epoch
@@ -36,6 +54,10 @@ struct StepProgress {
   // reports, oldest first; a report covers steps_per_report steps): the live timeline.
   std::vector<std::vector<PhaseTimes>> recent;
   int steps_per_report = 1;
+  // Every 16th step, and every step at teaching pace (TrainConfig::step_delay_s): the step in
+  // detail. Such steps always reach on_step (others are reported at most every 50 ms).
+  bool has_detail = false;
+  StepDetail detail;
 };
 
 enum class LogLevel { Info, Warning, Error };

@@ -27,6 +27,41 @@ LogLevel parse_level(const std::string& s) {
   return LogLevel::Info;
 }
 
+json detail_json(const StepDetail& d) {
+  json replicas = json::array();
+  for (const auto& r : d.replicas)
+    replicas.push_back({{"share_begin", r.share_begin},
+                        {"share_count", r.share_count},
+                        {"loss", r.loss},
+                        {"correct", r.correct},
+                        {"grad_norm", r.grad_norm},
+                        {"digest", r.digest},
+                        {"phases", to_json(r.phases)}});
+  return json{{"global_batch", d.global_batch},
+              {"samples", d.samples},
+              {"allreduce_bytes", d.allreduce_bytes},
+              {"replicas", std::move(replicas)}};
+}
+
+StepDetail detail_from(const json& j) {
+  StepDetail d;
+  d.global_batch = j.at("global_batch").get<int64_t>();
+  d.samples = j.at("samples").get<std::vector<int32_t>>();
+  d.allreduce_bytes = j.at("allreduce_bytes").get<double>();
+  for (const auto& r : j.at("replicas")) {
+    ReplicaStepDetail x;
+    x.share_begin = r.at("share_begin").get<int64_t>();
+    x.share_count = r.at("share_count").get<int64_t>();
+    x.loss = r.at("loss").is_null() ? std::nan("") : r.at("loss").get<double>();
+    x.correct = r.at("correct").get<int64_t>();
+    x.grad_norm = r.at("grad_norm").is_null() ? std::nan("") : r.at("grad_norm").get<double>();
+    x.digest = r.at("digest").get<std::string>();
+    x.phases = phase_times_from_json(r.at("phases"));
+    d.replicas.push_back(std::move(x));
+  }
+  return d;
+}
+
 json step_json(const StepProgress& p) {
   json recent = json::array();
   for (const auto& report : p.recent) {
@@ -34,7 +69,7 @@ json step_json(const StepProgress& p) {
     for (const auto& t : report) replicas.push_back(to_json(t));
     recent.push_back(std::move(replicas));
   }
-  return json{{"epoch", p.epoch},
+  json j{{"epoch", p.epoch},
               {"recent", std::move(recent)},
               {"steps_per_report", p.steps_per_report},
               {"epochs", p.epochs},
@@ -46,6 +81,8 @@ json step_json(const StepProgress& p) {
               {"eta_s", p.eta_s},
               {"running_loss", p.running_loss},
               {"running_acc", p.running_acc}};
+  if (p.has_detail) j["detail"] = detail_json(p.detail);
+  return j;
 }
 
 StepProgress step_from(const json& j) {
@@ -68,6 +105,10 @@ StepProgress step_from(const json& j) {
       for (const auto& t : report) replicas.push_back(phase_times_from_json(t));
       p.recent.push_back(std::move(replicas));
     }
+  if (j.contains("detail")) {
+    p.has_detail = true;
+    p.detail = detail_from(j.at("detail"));
+  }
   return p;
 }
 

@@ -24,6 +24,8 @@ struct TrainConfig {
   bool trace = false;                // keep sampled per-step phase events (a Chrome trace)
   int slow_replica = -1;             // a simulated straggler: this rank ...
   double slow_factor = 1.0;          // ... computes this many times slower (>= 1)
+  double step_delay_s = 0;           // teaching pace: every step lasts at least this long (and is
+                                     // reported in detail), so a class can follow one at a time
 };
 
 }  // namespace mb

@@ -88,6 +88,10 @@ void add_train_options(CLI::App& sub, Options& o) {
          },
          "simulated straggler for demonstrations: replica RANK computes FACTOR times slower (CPU replicas)")
       ->type_name("RANK:FACTOR");
+  sub.add_option("--pace", t.step_delay_s,
+                 "teaching pace: every step lasts at least S seconds (e.g. 1) and is reported in detail")
+      ->transform(positive_real_up_to(60))
+      ->type_name("S");
   sub.add_flag_function(
          "--no-breakdown", [&t](int64_t) { t.time_phases = false; },
          "do not time the phases of each step (only to measure what the breakdown itself costs)");
