@@ -423,7 +423,13 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     return -1;
   };
   const bool cpu_run = devices_.front().kind == DeviceKind::Cpu;
-  // (More replicas than CPUs was already warned about by validate_devices.)
+  // (More replicas than CPUs was already warned about by validate_devices; under a launcher
+  // that is usually its binding, which is worth saying how to change.)
+  if (cpu_run && cpu_for(0) < 0 && world.processes > 1)
+    log_line(observer, LogLevel::Warning,
+             fmt::format("process {} may run on {} CPU(s) but has {} replicas: start mpirun with --bind-to none "
+                         "(or --map-by socket:PE={}) so each replica gets a core",
+                         world.process, placement.order.size(), local, local));
   if (cpu_run && cpu_for(0) >= 0 && local > placement.physical_cores)
     spdlog::info("{} CPU replicas on {} physical core(s): some share a core with its SMT sibling and run slower",
                  local, placement.physical_cores);
