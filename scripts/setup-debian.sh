@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(cmake ninja-build g++ pkg-config
           qt6-base-dev qt6-charts-dev libgl-dev
-          libdnnl-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
+          libdnnl-dev libhwy-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev
           dataset-fashion-mnist)
 missing=()
 for p in "${packages[@]}"; do

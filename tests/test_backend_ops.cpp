@@ -4,15 +4,24 @@
 // the device-string grammar (parse_devices) as a data-driven table.
 #include <QtTest>
 
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backends/devices.h"
+#include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/onednn_engine.h"
+#include "backends/onednn/simd_target.h"
+#include "backends/reference/layers.h"
 #include "backends/selftest.h"
 #include "model/cnn_spec.h"
+#include "optim/adam.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -47,6 +56,61 @@ std::vector<float> random_params(uint64_t seed) {
   std::vector<float> p(cnn::kParamCount);
   cnn::init_params(p, seed);
   return p;
+}
+
+// One data row per SIMD target the CPU kernels were compiled for (column "target").
+void add_simd_target_rows() {
+  QTest::addColumn<QString>("target");
+  for (const auto& t : onednn::simd_targets()) QTest::addRow("%s", t.name.c_str()) << QString::fromStdString(t.name);
+}
+
+bool simd_target_supported(const QString& name) {
+  for (const auto& t : onednn::simd_targets())
+    if (QString::fromStdString(t.name) == name) return t.supported;
+  return false;
+}
+
+// The CPU kernels run on one target for the scope, on the best one again after it.
+class ForcedSimdTarget {
+ public:
+  explicit ForcedSimdTarget(const QString& name) { onednn::force_simd_target(name.toStdString()); }
+  ~ForcedSimdTarget() { onednn::force_simd_target(""); }
+  ForcedSimdTarget(const ForcedSimdTarget&) = delete;
+  ForcedSimdTarget& operator=(const ForcedSimdTarget&) = delete;
+};
+
+// Conv1 inputs: images with an exact-zero background on the left (ties in the pool windows),
+// random weights (OIHW and the kernel's [tap][channel]) and biases, and a pool-output gradient
+// on a grid (plain nchw).
+struct Conv1Case {
+  std::vector<float> images, weights, taps, bias, d_pooled;
+};
+
+Conv1Case make_conv1_case(int n) {
+  Conv1Case k;
+  k.images.resize(std::size_t(n) * cnn::kImagePixels);
+  SplitMix64 rng(21);
+  for (std::size_t i = 0; i < k.images.size(); ++i)
+    k.images[i] = (i % cnn::kImageSide) < 10 ? 0.0f : static_cast<float>(rng.next_unit());
+  k.weights.resize(std::size_t(cnn::kConv1Out) * onednn::kConv1Taps);
+  k.taps.resize(k.weights.size());
+  k.bias.resize(cnn::kConv1Out);
+  for (auto& x : k.weights) x = static_cast<float>(rng.next_unit() - 0.5);
+  for (auto& x : k.bias) x = static_cast<float>(0.2 * (rng.next_unit() - 0.5));
+  onednn::conv1_weights_to_taps(k.weights.data(), k.taps.data());
+  k.d_pooled = grid_values(std::size_t(n) * cnn::kConv1Out * cnn::kPool1Side * cnn::kPool1Side, 5);
+  return k;
+}
+
+// The first maximum (row-major) of pool window (ph, pw) in a [n, 32, 26, 26] conv1 output.
+int window_argmax(const std::vector<float>& y, int s, int c, int ph, int pw) {
+  constexpr int O = cnn::kConv1Side;
+  const float* p = y.data() + ((std::size_t(s) * cnn::kConv1Out + c) * O + 2 * ph) * O + 2 * pw;
+  const float v[4] = {p[0], p[1], p[O], p[O + 1]};
+  int k = 0;
+  for (int q = 1; q < 4; ++q)
+    if (v[q] > v[k]) k = q;
+  return k;
 }
 
 }  // namespace
@@ -151,9 +215,15 @@ class TestBackendOps : public QObject {
     QCOMPARE(sb.correct, sb_alone.correct);
   }
 
-  // The AVX-512 Adam is the reference loop's arithmetic exactly (no FMA contraction), so a
-  // oneDNN replica and a reference replica fed equal gradients stay bit-identical.
+  // ---- the hand-written kernels on every SIMD target they were compiled for ----
+  // Adam is the reference loop's arithmetic exactly (no FMA contraction) on every target, so
+  // a oneDNN replica and a reference replica fed equal gradients stay bit-identical, whatever
+  // the instruction set of the machine each runs on.
+  void onednn_adam_is_bit_identical_to_reference_data() { add_simd_target_rows(); }
   void onednn_adam_is_bit_identical_to_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
     const Dataset data = test::make_synthetic_dataset(64, 9);
     auto e = make_onednn_engine(64);
     e->bind_data(data, data);
@@ -174,103 +244,211 @@ class TestBackendOps : public QObject {
     }
   }
 
-  // The hand-written loops next to oneDNN (fused conv1+ReLU+pool, pool2): their portable
-  // template paths (what CPUs without AVX-512 run) and every channel block against the
-  // AVX-512 nChw16c path, so the fallbacks are tested on this machine too.
-  void fused_conv1_paths_agree() {
-    constexpr int n = 3, C = cnn::kConv1Out, S = cnn::kPool1Side;
-    std::vector<float> images(n * cnn::kImagePixels);
-    SplitMix64 rng(21);
-    for (std::size_t i = 0; i < images.size(); ++i)   // zero background on the left: exact ties
-      images[i] = (i % 28) < 10 ? 0.0f : static_cast<float>(rng.next_unit());
-    std::vector<float> w(C * onednn::kConv1Taps), taps(w.size()), bias(C);
+  // The kernel alone over gradients spanning many octaves, exact zeros and both signs, on a
+  // length with a tail after the last whole vector of every width: weights and both moments
+  // bit for bit (memcmp: even the sign of a zero).
+  void adam_kernel_is_bit_identical_to_reference_data() { add_simd_target_rows(); }
+  void adam_kernel_is_bit_identical_to_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr std::size_t count = 4099;
+    SplitMix64 rng(17);
+    std::vector<float> w(count), g(count), m(count, 0.0f), v(count, 0.0f);
     for (auto& x : w) x = static_cast<float>(rng.next_unit() - 0.5);
-    for (auto& x : bias) x = static_cast<float>(0.2 * (rng.next_unit() - 0.5));
-    onednn::conv1_weights_to_taps(w.data(), taps.data());
-    const std::vector<float> d_pooled16 = grid_values(std::size_t(n) * C * S * S, 5);
-
-    std::vector<float> p16(d_pooled16.size());
-    std::vector<uint8_t> a16(p16.size());
-    std::vector<double> dt16(taps.size()), db16(C);
-    onednn::conv1_relu_pool_forward(n, images.data(), taps.data(), bias.data(), 16, p16.data(), a16.data());
-    onednn::conv1_relu_pool_backward(n, images.data(), p16.data(), d_pooled16.data(), a16.data(), 16, dt16.data(),
-                                     db16.data());
-    int positive = 0;
-    for (float v : p16) positive += v > 0.0f;
-    QVERIFY(positive > int(p16.size()) / 5 && positive < int(p16.size()));   // ReLU both ways
-
-    for (int block : {16, 8, 1}) {
-      std::vector<float> p(p16.size()), dp(p16.size());
-      std::vector<uint8_t> a(p16.size());
-      std::vector<double> dt(taps.size()), db(C);
-      for (int s = 0; s < n; ++s)
-        for (int c = 0; c < C; ++c)
-          for (int i = 0; i < S * S; ++i)
-            dp[blocked_at(s, c, i / S, i % S, C, S, block)] = d_pooled16[blocked_at(s, c, i / S, i % S, C, S, 16)];
-      onednn::conv1_relu_pool_forward(n, images.data(), taps.data(), bias.data(), block, p.data(), a.data(),
-                                      onednn::Simd::Portable);
-      onednn::conv1_relu_pool_backward(n, images.data(), p.data(), dp.data(), a.data(), block, dt.data(), db.data(),
-                                       onednn::Simd::Portable);
-      for (int s = 0; s < n; ++s)
-        for (int c = 0; c < C; ++c)
-          for (int i = 0; i < S * S; ++i) {
-            const std::size_t x = blocked_at(s, c, i / S, i % S, C, S, block), r = blocked_at(s, c, i / S, i % S, C, S, 16);
-            // FMA (AVX-512) against separate multiply-add: a few ulps.
-            QVERIFY2(test::close(p[x], p16[r], 1e-6, 1e-5), qPrintable(QString("block %1 pooled").arg(block)));
-            if (p16[r] > 0.0f) QCOMPARE(a[x], a16[r]);
-          }
-      for (std::size_t i = 0; i < dt.size(); ++i) QVERIFY(test::close(dt[i], dt16[i], 1e-6, 1e-5));
-      for (int c = 0; c < C; ++c) QVERIFY(test::close(db[c], db16[c], 1e-6, 1e-5));
+    std::vector<float> w_ref = w, m_ref = m, v_ref = v;
+    AdamConfig cfg;
+    cfg.lr = 3e-3f;
+    for (int step = 1; step <= 6; ++step) {
+      for (auto& x : g) {
+        const int octave = int(rng.below(40)) - 30;   // 1e-9 .. 1e3
+        x = rng.below(10) == 0 ? 0.0f : static_cast<float>(std::ldexp(rng.next_unit() - 0.5, octave));
+      }
+      onednn::adam_update(cfg, step, w, g, m, v);
+      adam_update_reference(cfg, step, w_ref, g, m_ref, v_ref);
+      const QString at = QString("%1, step %2").arg(target).arg(step);
+      QVERIFY2(std::memcmp(w.data(), w_ref.data(), count * sizeof(float)) == 0, qPrintable("weights, " + at));
+      QVERIFY2(std::memcmp(m.data(), m_ref.data(), count * sizeof(float)) == 0, qPrintable("m, " + at));
+      QVERIFY2(std::memcmp(v.data(), v_ref.data(), count * sizeof(float)) == 0, qPrintable("v, " + at));
     }
   }
 
-  void pool2_paths_agree() {
-    constexpr int n = 2, C = cnn::kConv2Out, IN = cnn::kConv2Side, OUT = cnn::kPool2Side;
-    const std::vector<float> in16 = grid_values(std::size_t(n) * C * IN * IN, 7);
-    const std::vector<float> d_out_plain = grid_values(std::size_t(n) * C * OUT * OUT, 8);
-    // The production case (nChw16c -> plain NCHW) decides; every path must agree bit for bit
-    // (selection only, no arithmetic).
-    onednn::PoolShape ref_shape{n, C, IN, OUT, 16, 1};
-    std::vector<float> ref_out(d_out_plain.size()), ref_din(in16.size());
-    std::vector<uint8_t> ref_arg(ref_out.size());
-    onednn::max_pool_forward(ref_shape, in16.data(), ref_out.data(), ref_arg.data());
-    onednn::max_pool_backward_relu(ref_shape, d_out_plain.data(), ref_out.data(), ref_arg.data(), ref_din.data());
+  // Fused conv1+ReLU+pool forward and its weight gradient, in every channel block, against the
+  // reference layers (conv2d, ReLU, max-pool and back). The reference sums in double, the
+  // kernel in float (with FMA where the target has one), so values agree to float noise; the
+  // window argmax agrees exactly wherever it matters (a positive maximum).
+  void conv1_kernel_matches_reference_data() { add_simd_target_rows(); }
+  void conv1_kernel_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    QCOMPARE(QString::fromStdString(onednn::simd_target()), target);
+    constexpr int n = 3, C = cnn::kConv1Out, S = cnn::kPool1Side, O = cnn::kConv1Side;
+    const Conv1Case k = make_conv1_case(n);
 
-    struct Case {
-      int in_block, out_block;
-      onednn::Simd simd;
-    };
-    for (const Case& k : {Case{16, 1, onednn::Simd::Portable}, Case{16, 16, onednn::Simd::Auto},
-                          Case{16, 16, onednn::Simd::Portable}, Case{8, 8, onednn::Simd::Portable},
-                          Case{8, 1, onednn::Simd::Portable}, Case{1, 1, onednn::Simd::Portable}}) {
-      const QString label = QString("in block %1, out block %2, %3")
-                                .arg(k.in_block)
-                                .arg(k.out_block)
-                                .arg(k.simd == onednn::Simd::Auto ? "auto" : "portable");
-      onednn::PoolShape shape{n, C, IN, OUT, k.in_block, k.out_block};
-      std::vector<float> in(in16.size()), d_out(d_out_plain.size()), out(d_out.size()), d_in(in.size(), 7.0f);
+    std::vector<float> y(std::size_t(n) * C * O * O), pooled_ref(std::size_t(n) * C * S * S);
+    const ref::ConvShape cs{n, 1, cnn::kImageSide, cnn::kImageSide, C, 3};
+    const ref::PoolShape ps{n, C, O, O};
+    ref::conv2d_forward(cs, k.images.data(), k.weights.data(), k.bias.data(), y.data());
+    ref::relu_forward(y.data(), y.data(), y.size());
+    ref::maxpool2x2_forward(ps, y.data(), pooled_ref.data());
+    std::vector<float> dy(y.size()), dw_ref(k.weights.size()), db_ref(C);
+    ref::maxpool2x2_backward(ps, y.data(), k.d_pooled.data(), dy.data());
+    ref::relu_backward(y.data(), dy.data(), dy.data(), dy.size());
+    ref::conv2d_backward(cs, k.images.data(), k.weights.data(), dy.data(), nullptr, dw_ref.data(), db_ref.data());
+    int positive = 0;
+    for (float x : pooled_ref) positive += x > 0.0f;
+    QVERIFY(positive > int(pooled_ref.size()) / 5 && positive < int(pooled_ref.size()));   // ReLU both ways
+    double dw_max = 0, db_max = 0;
+    for (float x : dw_ref) dw_max = std::max(dw_max, double(std::fabs(x)));
+    for (float x : db_ref) db_max = std::max(db_max, double(std::fabs(x)));
+
+    for (int block : {16, 8, 1}) {
+      const QString label = QString("%1, block %2").arg(target).arg(block);
+      std::vector<float> p(pooled_ref.size()), dp(p.size());
+      std::vector<uint8_t> a(p.size());
+      std::vector<double> dt(k.taps.size()), db(C);
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < C; ++c)
+          for (int i = 0; i < S * S; ++i)
+            dp[blocked_at(s, c, i / S, i % S, C, S, block)] = k.d_pooled[blocked_at(s, c, i / S, i % S, C, S, 1)];
+      onednn::conv1_relu_pool_forward(n, k.images.data(), k.taps.data(), k.bias.data(), block, p.data(), a.data());
+      onednn::conv1_relu_pool_backward(n, k.images.data(), p.data(), dp.data(), a.data(), block, dt.data(), db.data());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < C; ++c)
+          for (int i = 0; i < S * S; ++i) {
+            const std::size_t x = blocked_at(s, c, i / S, i % S, C, S, block), r = blocked_at(s, c, i / S, i % S, C, S, 1);
+            QVERIFY2(test::close(p[x], pooled_ref[r], 1e-6, 1e-5),
+                     qPrintable(QString("%1: pooled %2 vs reference %3").arg(label).arg(p[x]).arg(pooled_ref[r])));
+            if (pooled_ref[r] > 0.0f) QCOMPARE(int(a[x]), window_argmax(y, s, c, i / S, i % S));
+          }
+      std::vector<float> dw(dw_ref.size());
+      onednn::conv1_taps_to_weights(dt.data(), dw.data());
+      // Per-sample float sums of <= 169 terms: ~1e-6 of the largest gradient measured.
+      for (std::size_t i = 0; i < dw.size(); ++i)
+        QVERIFY2(test::close(dw[i], dw_ref[i], 1e-5 * dw_max, 1e-4),
+                 qPrintable(QString("%1: d_weight[%2] %3 vs reference %4").arg(label).arg(i).arg(dw[i]).arg(dw_ref[i])));
+      for (int c = 0; c < C; ++c)
+        QVERIFY2(test::close(db[c], db_ref[c], 1e-5 * db_max, 1e-4),
+                 qPrintable(QString("%1: d_bias[%2] %3 vs reference %4").arg(label).arg(c).arg(db[c]).arg(db_ref[c])));
+    }
+  }
+
+  // Pool2 + ReLU mask over every supported pair of layouts against the reference max-pool:
+  // selection only, no arithmetic, so bit for bit, including the floor's dropped row/column.
+  void pool2_kernel_matches_reference_data() { add_simd_target_rows(); }
+  void pool2_kernel_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr int n = 2, C = cnn::kConv2Out, IN = cnn::kConv2Side, OUT = cnn::kPool2Side;
+    const std::vector<float> in_plain = grid_values(std::size_t(n) * C * IN * IN, 7);
+    const std::vector<float> d_out_plain = grid_values(std::size_t(n) * C * OUT * OUT, 8);
+    // The reference: pooled values, then the gradient masked by the ReLU (pooled > 0) and
+    // routed to the first maximum.
+    const ref::PoolShape ps{n, C, IN, IN};
+    std::vector<float> ref_out(d_out_plain.size()), masked(d_out_plain.size()), ref_din(in_plain.size());
+    ref::maxpool2x2_forward(ps, in_plain.data(), ref_out.data());
+    for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = ref_out[i] > 0.0f ? d_out_plain[i] : 0.0f;
+    ref::maxpool2x2_backward(ps, in_plain.data(), masked.data(), ref_din.data());
+
+    for (auto [in_block, out_block] : {std::pair{16, 1}, {16, 16}, {8, 8}, {8, 1}, {1, 1}}) {
+      const QString label = QString("%1, in block %2, out block %3").arg(target).arg(in_block).arg(out_block);
+      const onednn::PoolShape shape{n, C, IN, OUT, in_block, out_block};
+      std::vector<float> in(in_plain.size()), d_out(d_out_plain.size()), out(d_out.size()), d_in(in.size(), 7.0f);
       std::vector<uint8_t> arg(out.size());
       for (int s = 0; s < n; ++s)
         for (int c = 0; c < C; ++c) {
           for (int i = 0; i < IN * IN; ++i)
-            in[blocked_at(s, c, i / IN, i % IN, C, IN, k.in_block)] = in16[blocked_at(s, c, i / IN, i % IN, C, IN, 16)];
+            in[blocked_at(s, c, i / IN, i % IN, C, IN, in_block)] = in_plain[blocked_at(s, c, i / IN, i % IN, C, IN, 1)];
           for (int i = 0; i < OUT * OUT; ++i)
-            d_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, k.out_block)] =
+            d_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, out_block)] =
                 d_out_plain[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)];
         }
-      onednn::max_pool_forward(shape, in.data(), out.data(), arg.data(), k.simd);
-      onednn::max_pool_backward_relu(shape, d_out.data(), out.data(), arg.data(), d_in.data(), k.simd);
+      onednn::max_pool_forward(shape, in.data(), out.data(), arg.data());
+      onednn::max_pool_backward_relu(shape, d_out.data(), out.data(), arg.data(), d_in.data());
+      int wrong_out = 0, wrong_din = 0;
       for (int s = 0; s < n; ++s)
         for (int c = 0; c < C; ++c) {
           for (int i = 0; i < OUT * OUT; ++i)
-            QVERIFY2(out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, k.out_block)] ==
-                         ref_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)],
-                     qPrintable(label));
+            wrong_out += out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, out_block)] !=
+                         ref_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)];
           for (int i = 0; i < IN * IN; ++i)   // every element written, including the dropped row/column
-            QVERIFY2(d_in[blocked_at(s, c, i / IN, i % IN, C, IN, k.in_block)] ==
-                         ref_din[blocked_at(s, c, i / IN, i % IN, C, IN, 16)],
-                     qPrintable(label));
+            wrong_din += d_in[blocked_at(s, c, i / IN, i % IN, C, IN, in_block)] !=
+                         ref_din[blocked_at(s, c, i / IN, i % IN, C, IN, 1)];
         }
+      QVERIFY2(wrong_out == 0, qPrintable(QString("%1: %2 pooled values differ").arg(label).arg(wrong_out)));
+      QVERIFY2(wrong_din == 0, qPrintable(QString("%1: %2 gradient values differ").arg(label).arg(wrong_din)));
+    }
+  }
+
+  // The own kernels split the batch by sample and add per-sample sums in sample order, so
+  // the intra-replica thread count changes nothing, bit for bit.
+  void kernels_do_not_depend_on_thread_count() {
+    constexpr int n = 7, C = cnn::kConv1Out, S = cnn::kPool1Side;
+    const Conv1Case k = make_conv1_case(n);
+    const onednn::PoolShape pool{n, C, S, S / 2, 16, 1};
+    struct Result {
+      std::vector<float> pooled, pool_out, pool_din;
+      std::vector<uint8_t> arg, pool_arg;
+      std::vector<double> d_taps, d_bias;
+    };
+    auto run = [&](int threads) {
+      omp_set_num_threads(threads);
+      Result r;
+      r.pooled.resize(k.d_pooled.size());
+      r.arg.resize(r.pooled.size());
+      r.d_taps.resize(k.taps.size());
+      r.d_bias.resize(C);
+      onednn::conv1_relu_pool_forward(n, k.images.data(), k.taps.data(), k.bias.data(), 16, r.pooled.data(),
+                                      r.arg.data());
+      onednn::conv1_relu_pool_backward(n, k.images.data(), r.pooled.data(), k.d_pooled.data(), r.arg.data(), 16,
+                                       r.d_taps.data(), r.d_bias.data());
+      r.pool_out.resize(std::size_t(n) * C * (S / 2) * (S / 2));
+      r.pool_arg.resize(r.pool_out.size());
+      r.pool_din.resize(r.pooled.size());
+      onednn::max_pool_forward(pool, r.pooled.data(), r.pool_out.data(), r.pool_arg.data());
+      onednn::max_pool_backward_relu(pool, r.pool_out.data(), r.pool_out.data(), r.pool_arg.data(), r.pool_din.data());
+      omp_set_num_threads(1);
+      return r;
+    };
+    const Result one = run(1), three = run(3);
+    QVERIFY(one.pooled == three.pooled && one.arg == three.arg);
+    QVERIFY(one.d_taps == three.d_taps && one.d_bias == three.d_bias);
+    QVERIFY(one.pool_out == three.pool_out && one.pool_arg == three.pool_arg && one.pool_din == three.pool_din);
+  }
+
+  void simd_targets_are_listed_and_forced() {
+    const auto targets = onednn::simd_targets();
+    QVERIFY(!targets.empty());
+    QCOMPARE(QString::fromStdString(targets.back().name), QString("scalar"));   // the fallback, compiled last
+    QVERIFY(targets.front().supported || targets.size() > 1);
+    int supported = 0;
+    for (const auto& t : targets) supported += t.supported;
+    QVERIFY(supported >= 1 && targets.back().supported);
+    {
+      const ForcedSimdTarget forced("scalar");
+      QCOMPARE(QString::fromStdString(onednn::simd_target()), QString("scalar"));
+    }
+    // Back to the best this CPU has.
+    for (const auto& t : targets)
+      if (t.supported) {
+        QCOMPARE(QString::fromStdString(onednn::simd_target()), QString::fromStdString(t.name));
+        break;
+      }
+    for (const char* bad : {"avx9", "AVX2", "neon2"}) {
+      try {
+        onednn::force_simd_target(bad);
+        QFAIL(qPrintable(QString("accepted SIMD target '%1'").arg(bad)));
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains(bad) && QString(e.what()).contains("scalar"), e.what());
+      }
+    }
+    for (const auto& t : targets)
+      if (!t.supported) QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::force_simd_target(t.name));
+    if (onednn::simd_targets().front().name == "avx3") {
+      const ForcedSimdTarget forced("avx512");   // the familiar name for Highway's AVX3
+      QCOMPARE(QString::fromStdString(onednn::simd_target()), QString("avx3"));
     }
   }
 

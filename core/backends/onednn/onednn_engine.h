@@ -1,4 +1,5 @@
-// The fast CPU engine: oneDNN primitives, single-threaded inside one replica (one core).
+// The fast CPU engine: oneDNN primitives and own Highway kernels, `threads` OpenMP threads
+// inside one replica (1 by default: one core per replica).
 #pragma once
 #include <memory>
 #include <string>
@@ -7,7 +8,9 @@
 
 namespace mb {
 
-std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch);
+// threads: intra-replica threads (oneDNN's and the own kernels'); >= 1, else ConfigError.
+// Results do not depend on it beyond float summation order inside oneDNN's primitives.
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads = 1);
 std::string onednn_version();   // "2.6.3"
 
 }  // namespace mb

@@ -2,6 +2,7 @@
 #include "backends/onednn/onednn_plan.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -256,8 +257,10 @@ void NetPlan::run(dnnl::stream& stream, const Step& step) { step.prim.execute(st
 
 void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
   if (version == weights_version_) return;
-  conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
-  for (const auto& s : weight_sync_) run(stream, s);
+  stage(stream, "weight reorders", [&] {
+    conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
+    for (const auto& s : weight_sync_) run(stream, s);
+  });
   stream.wait();
   weights_version_ = version;
 }
@@ -266,38 +269,66 @@ std::vector<NetPlan::Step*> NetPlan::primitive_steps() {
   return {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_};
 }
 
+template <typename F>
+void NetPlan::stage(dnnl::stream& stream, const char* name, F&& body) {
+  if (!profiling_) {
+    body();
+    return;
+  }
+  const auto start = std::chrono::steady_clock::now();
+  body();
+  stream.wait();
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  auto it = std::find_if(profile_.begin(), profile_.end(), [&](const StageTime& t) { return t.name == name; });
+  if (it == profile_.end()) it = profile_.insert(profile_.end(), StageTime{name});
+  it->seconds += seconds;
+  ++it->calls;
+}
+
+void NetPlan::set_profiling(bool on) {
+  profiling_ = on;
+  profile_.clear();
+}
+
 void NetPlan::forward(dnnl::stream& stream) {
   const auto& layout = cnn::param_tensors();
-  conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
-                          data_of(p1_), arg1_.data());
-  run(stream, conv2_);
+  stage(stream, "conv1+relu+pool1 fwd (own)", [&] {
+    conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
+                            data_of(p1_), arg1_.data());
+  });
+  stage(stream, "conv2+relu fwd", [&] { run(stream, conv2_); });
   stream.wait();
-  max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data());
-  run(stream, fc1_);
-  run(stream, fc2_);
+  stage(stream, "pool2 fwd (own)", [&] { max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data()); });
+  stage(stream, "fc1+relu fwd", [&] { run(stream, fc1_); });
+  stage(stream, "fc2 fwd", [&] { run(stream, fc2_); });
   stream.wait();
 }
 
 void NetPlan::backward(dnnl::stream& stream) {
-  run(stream, fc2_bw_);
-  run(stream, fc2_bd_);
+  stage(stream, "fc2 bwd-w", [&] { run(stream, fc2_bw_); });
+  stage(stream, "fc2 bwd-d", [&] { run(stream, fc2_bd_); });
   stream.wait();
-  relu_mask(h1_, dh1_);
-  run(stream, fc1_bw_);
-  run(stream, fc1_bd_);
+  stage(stream, "fc1 relu mask", [&] { relu_mask(h1_, dh1_); });
+  stage(stream, "fc1 bwd-w", [&] { run(stream, fc1_bw_); });
+  stage(stream, "fc1 bwd-d", [&] { run(stream, fc1_bd_); });
   stream.wait();
-  max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
-  run(stream, conv2_bw_);
-  run(stream, conv2_bd_);
+  stage(stream, "pool2+relu bwd (own)",
+        [&] { max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_)); });
+  stage(stream, "conv2 bwd-w", [&] { run(stream, conv2_bw_); });
+  stage(stream, "conv2 bwd-d", [&] { run(stream, conv2_bd_); });
   stream.wait();
-  for (const auto& s : grad_export_) run(stream, s);
+  stage(stream, "gradient reorders", [&] {
+    for (const auto& s : grad_export_) run(stream, s);
+  });
   stream.wait();
   const auto& layout = cnn::param_tensors();
-  conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
-                           conv1_dtaps_.data(), conv1_dbias_.data());
-  conv1_taps_to_weights(conv1_dtaps_.data(), grads_ + layout[cnn::kConv1W].offset);
-  float* dbias = grads_ + layout[cnn::kConv1B].offset;
-  for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
+  stage(stream, "conv1 bwd-w (own)", [&] {
+    conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
+                             conv1_dtaps_.data(), conv1_dbias_.data());
+    conv1_taps_to_weights(conv1_dtaps_.data(), grads_ + layout[cnn::kConv1W].offset);
+    float* dbias = grads_ + layout[cnn::kConv1B].offset;
+    for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
+  });
 }
 
 std::string NetPlan::describe() {

@@ -39,6 +39,17 @@ class NetPlan {
   // Implementation names of the main primitives, for the debug log.
   std::string describe();
 
+  // Per-stage wall time of forward() and backward() (bench/kernel_bench's layer table). While
+  // on, every stage waits for the stream before its clock stops, so a profiled step is a little
+  // slower than a plain one. Stages in execution order, seconds summed since the last reset.
+  struct StageTime {
+    std::string name;
+    double seconds = 0.0;
+    int64_t calls = 0;
+  };
+  void set_profiling(bool on);
+  const std::vector<StageTime>& profile() const { return profile_; }
+
  private:
   struct Step {
     dnnl::primitive prim;
@@ -46,6 +57,9 @@ class NetPlan {
     std::string name;
   };
   void run(dnnl::stream& stream, const Step& step);
+  // Runs `body` as stage `name`, timed when profiling.
+  template <typename F>
+  void stage(dnnl::stream& stream, const char* name, F&& body);
   std::vector<Step*> primitive_steps();
   dnnl::memory make(const dnnl::memory::desc& desc);
   // A memory in `desc` fed from (or flushed to) `user`: bound in place when the layouts
@@ -82,6 +96,9 @@ class NetPlan {
 
   Step conv2_, fc1_, fc2_;
   Step fc2_bw_, fc2_bd_, fc1_bw_, fc1_bd_, conv2_bw_, conv2_bd_;
+
+  bool profiling_ = false;
+  std::vector<StageTime> profile_;
 };
 
 }  // namespace mb::onednn

@@ -1,0 +1,429 @@
+// Kernel lab for the CPU engine (llm.c dev/ style): every hand-written kernel of
+// core/backends/onednn is validated against the reference layers, then timed, on each Highway
+// target this CPU runs; then the FP32 FMA peak per target and the oneDNN training step layer
+// by layer, so a regression on one instruction set shows up as a number.
+//   build/bin/kernel_bench                 everything (about a minute)
+//   build/bin/kernel_bench --validate      validation only, every target (seconds; a ctest)
+//   build/bin/kernel_bench --target avx2 --batch 64 --layers
+// Emulating an AVX2-only CPU on an AVX-512 one: ONEDNN_MAX_CPU_ISA=AVX2 kernel_bench --target avx2
+#include <omp.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "backends/onednn/adam_kernel.h"
+#include "backends/onednn/blocked_pool.h"
+#include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/onednn_plan.h"
+#include "backends/onednn/simd_target.h"
+#include "backends/reference/layers.h"
+#include "fma_peak.h"
+#include "model/cnn_spec.h"
+#include "optim/adam.h"
+#include "util/error.h"
+#include "util/random.h"
+#include "util/system_info.h"
+
+namespace mb::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Options {
+  bool validate_only = false;
+  bool layers_only = false;
+  std::string target = "all";   // a Highway target name, or every supported one
+  std::vector<int> batches = {128, 64};
+  double seconds = 0.3;         // of timing per kernel and target
+  int threads = 1;
+};
+
+// Best time per call over rounds of about 20 ms each, for about `seconds` in all: on a shared
+// machine other load only ever adds time, so the minimum is the kernel's own cost.
+double time_per_call(const std::function<void()>& f, double seconds) {
+  f();   // warm caches and the dispatch table
+  int calls = 1;
+  for (;;) {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    if (std::chrono::duration<double>(Clock::now() - start).count() > 0.02 || calls > (1 << 20)) break;
+    calls *= 2;
+  }
+  double best = 1e30;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+  do {
+    const auto start = Clock::now();
+    for (int i = 0; i < calls; ++i) f();
+    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count() / calls);
+  } while (Clock::now() < deadline);
+  return best;
+}
+
+// Element (n, c, h, w) of a [n, channels, side, side] tensor blocked by `block` (blocked_pool.h).
+std::size_t blocked_at(int n, int c, int h, int w, int channels, int side, int block) {
+  return ((((std::size_t(n) * (channels / block) + c / block) * side + h) * side + w) * block) + c % block;
+}
+
+std::vector<float> to_blocked(const std::vector<float>& plain, int n, int channels, int side, int block) {
+  std::vector<float> out(plain.size());
+  for (int s = 0; s < n; ++s)
+    for (int c = 0; c < channels; ++c)
+      for (int i = 0; i < side * side; ++i)
+        out[blocked_at(s, c, i / side, i % side, channels, side, block)] =
+            plain[blocked_at(s, c, i / side, i % side, channels, side, 1)];
+  return out;
+}
+
+std::vector<float> to_plain(const std::vector<float>& blocked, int n, int channels, int side, int block) {
+  std::vector<float> out(blocked.size());
+  for (int s = 0; s < n; ++s)
+    for (int c = 0; c < channels; ++c)
+      for (int i = 0; i < side * side; ++i)
+        out[blocked_at(s, c, i / side, i % side, channels, side, 1)] =
+            blocked[blocked_at(s, c, i / side, i % side, channels, side, block)];
+  return out;
+}
+
+// max |x - ref| / (|ref| + floor): llm.c's atol + rtol*|ref| rule as one number (see selftest.h).
+double worst_rel(const std::vector<float>& x, const std::vector<float>& ref, double floor) {
+  double worst = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double d = std::fabs(double(x[i]) - double(ref[i]));
+    worst = std::max(worst, std::isnan(d) ? 1e30 : d / (std::fabs(double(ref[i])) + floor));
+  }
+  return worst;
+}
+
+double max_abs(const std::vector<float>& v) {
+  double m = 0;
+  for (float x : v) m = std::max(m, double(std::fabs(x)));
+  return m;
+}
+
+struct Row {
+  std::string kernel, target;
+  int batch = 0;
+  double seconds = 0;       // per call
+  double flops = 0, bytes = 0;
+  double error = 0, tolerance = 0;
+  bool ok() const { return error <= tolerance; }
+};
+
+void print_header() {
+  fmt::print("{:<28} {:>7} {:>6} {:>11} {:>9} {:>8} {:>10} {:>9}  {}\n", "kernel", "target", "batch", "us/call",
+             "GFLOP/s", "GB/s", "error", "tol", "valid");
+}
+
+void print_row(const Row& r, bool timed) {
+  const std::string us = timed ? fmt::format("{:.2f}", r.seconds * 1e6) : "-";
+  const std::string gf = timed && r.flops > 0 ? fmt::format("{:.1f}", r.flops / r.seconds * 1e-9) : "-";
+  const std::string gb = timed && r.bytes > 0 ? fmt::format("{:.1f}", r.bytes / r.seconds * 1e-9) : "-";
+  const std::string batch = r.batch > 0 ? std::to_string(r.batch) : "-";
+  fmt::print("{:<28} {:>7} {:>6} {:>11} {:>9} {:>8} {:>10.2e} {:>9.1e}  {}\n", r.kernel, r.target, batch, us, gf, gb,
+             r.error, r.tolerance, r.ok() ? "ok" : "FAIL");
+  std::fflush(stdout);
+}
+
+// ---- conv1 + ReLU + pool1, forward and weight gradient, against the reference layers ----
+struct Conv1Data {
+  int n;
+  std::vector<float> images, weights, taps, bias, d_pooled;            // d_pooled plain nchw
+  std::vector<float> pooled_ref, dw_ref, db_ref;                       // the reference's answers
+};
+
+Conv1Data make_conv1(int n) {
+  constexpr int C = cnn::kConv1Out, O = cnn::kConv1Side, S = cnn::kPool1Side;
+  Conv1Data k{n, {}, {}, {}, {}, {}, {}, {}, {}};
+  SplitMix64 rng(21);
+  k.images.resize(std::size_t(n) * cnn::kImagePixels);
+  for (std::size_t i = 0; i < k.images.size(); ++i)   // a zero background, as in Fashion-MNIST
+    k.images[i] = (i % cnn::kImageSide) < 6 ? 0.0f : static_cast<float>(rng.next_unit());
+  k.weights.resize(std::size_t(C) * onednn::kConv1Taps);
+  k.taps.resize(k.weights.size());
+  k.bias.resize(C);
+  for (auto& x : k.weights) x = static_cast<float>(rng.next_unit() - 0.5);
+  for (auto& x : k.bias) x = static_cast<float>(0.2 * (rng.next_unit() - 0.5));
+  onednn::conv1_weights_to_taps(k.weights.data(), k.taps.data());
+  k.d_pooled.resize(std::size_t(n) * C * S * S);
+  for (auto& x : k.d_pooled) x = static_cast<float>(rng.next_unit() - 0.5);
+
+  std::vector<float> y(std::size_t(n) * C * O * O), dy(y.size());
+  const ref::ConvShape cs{n, 1, cnn::kImageSide, cnn::kImageSide, C, 3};
+  const ref::PoolShape ps{n, C, O, O};
+  k.pooled_ref.resize(k.d_pooled.size());
+  k.dw_ref.resize(k.weights.size());
+  k.db_ref.resize(C);
+  ref::conv2d_forward(cs, k.images.data(), k.weights.data(), k.bias.data(), y.data());
+  ref::relu_forward(y.data(), y.data(), y.size());
+  ref::maxpool2x2_forward(ps, y.data(), k.pooled_ref.data());
+  ref::maxpool2x2_backward(ps, y.data(), k.d_pooled.data(), dy.data());
+  ref::relu_backward(y.data(), dy.data(), dy.data(), dy.size());
+  ref::conv2d_backward(cs, k.images.data(), k.weights.data(), dy.data(), nullptr, k.dw_ref.data(), k.db_ref.data());
+  return k;
+}
+
+void bench_conv1(const Conv1Data& k, int block, const std::string& target, const Options& opt, bool& all_ok) {
+  constexpr int C = cnn::kConv1Out, S = cnn::kPool1Side;
+  const int n = k.n;
+  std::vector<float> pooled(k.d_pooled.size());
+  std::vector<uint8_t> arg(pooled.size());
+  std::vector<double> dt(k.taps.size()), db(C);
+  const std::vector<float> dp = to_blocked(k.d_pooled, n, C, S, block);
+  auto fwd = [&] {
+    onednn::conv1_relu_pool_forward(n, k.images.data(), k.taps.data(), k.bias.data(), block, pooled.data(),
+                                    arg.data());
+  };
+  auto bwd = [&] {
+    onednn::conv1_relu_pool_backward(n, k.images.data(), pooled.data(), dp.data(), arg.data(), block, dt.data(),
+                                     db.data());
+  };
+  fwd();
+  bwd();
+  std::vector<float> dw(k.dw_ref.size()), dbf(C);
+  onednn::conv1_taps_to_weights(dt.data(), dw.data());
+  for (int c = 0; c < C; ++c) dbf[c] = static_cast<float>(db[c]);
+  // Same tolerances as tests/test_backend_ops.cpp: float vs double sums.
+  const double conv_flops = 2.0 * cnn::kConv1Side * cnn::kConv1Side * C * onednn::kConv1Taps * n;
+  Row f{fmt::format("conv1+relu+pool fwd nc{}", block), target, n, 0, conv_flops, 0,
+        worst_rel(to_plain(pooled, n, C, S, block), k.pooled_ref, 0.1), 1e-5};
+  Row b{fmt::format("conv1 bwd-weights nc{}", block), target, n, 0, conv_flops, 0,
+        std::max(worst_rel(dw, k.dw_ref, 0.1 * max_abs(k.dw_ref)), worst_rel(dbf, k.db_ref, 0.1 * max_abs(k.db_ref))),
+        1e-4};
+  if (!opt.validate_only) {
+    f.seconds = time_per_call(fwd, opt.seconds);
+    b.seconds = time_per_call(bwd, opt.seconds);
+  }
+  print_row(f, !opt.validate_only);
+  print_row(b, !opt.validate_only);
+  all_ok = all_ok && f.ok() && b.ok();
+}
+
+// ---- pool2 + ReLU mask + flatten (selection only: must be exact) ----
+void bench_pool2(int n, int in_block, int out_block, const std::string& target, const Options& opt, bool& all_ok) {
+  constexpr int C = cnn::kConv2Out, IN = cnn::kConv2Side, OUT = cnn::kPool2Side;
+  SplitMix64 rng(7);
+  std::vector<float> in_plain(std::size_t(n) * C * IN * IN), d_out_plain(std::size_t(n) * C * OUT * OUT);
+  for (auto& x : in_plain) x = static_cast<float>(int(rng.below(9)) - 4) * 0.25f;   // ties and ReLU zeros
+  for (auto& x : d_out_plain) x = static_cast<float>(rng.next_unit() - 0.5);
+  const ref::PoolShape ps{n, C, IN, IN};
+  std::vector<float> ref_out(d_out_plain.size()), masked(d_out_plain.size()), ref_din(in_plain.size());
+  ref::maxpool2x2_forward(ps, in_plain.data(), ref_out.data());
+  for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = ref_out[i] > 0.0f ? d_out_plain[i] : 0.0f;
+  ref::maxpool2x2_backward(ps, in_plain.data(), masked.data(), ref_din.data());
+
+  const onednn::PoolShape shape{n, C, IN, OUT, in_block, out_block};
+  const std::vector<float> in = to_blocked(in_plain, n, C, IN, in_block);
+  const std::vector<float> d_out = to_blocked(d_out_plain, n, C, OUT, out_block);
+  std::vector<float> out(d_out.size()), d_in(in.size());
+  std::vector<uint8_t> arg(out.size());
+  auto fwd = [&] { onednn::max_pool_forward(shape, in.data(), out.data(), arg.data()); };
+  auto bwd = [&] { onednn::max_pool_backward_relu(shape, d_out.data(), out.data(), arg.data(), d_in.data()); };
+  fwd();
+  bwd();
+  auto count_wrong = [](const std::vector<float>& a, const std::vector<float>& b) {
+    double wrong = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) wrong += a[i] != b[i];
+    return wrong;
+  };
+  const double in_bytes = 4.0 * in.size(), out_bytes = 4.0 * out.size();
+  Row f{fmt::format("pool2 fwd nc{}->nc{}", in_block, out_block), target, n, 0, 0,
+        in_bytes + out_bytes + out.size(), count_wrong(to_plain(out, n, C, OUT, out_block), ref_out), 0};
+  Row b{fmt::format("pool2+relu bwd nc{}->nc{}", in_block, out_block), target, n, 0, 0,
+        in_bytes + 2 * out_bytes + out.size(), count_wrong(to_plain(d_in, n, C, IN, in_block), ref_din), 0};
+  if (!opt.validate_only) {
+    f.seconds = time_per_call(fwd, opt.seconds);
+    b.seconds = time_per_call(bwd, opt.seconds);
+  }
+  print_row(f, !opt.validate_only);
+  print_row(b, !opt.validate_only);
+  all_ok = all_ok && f.ok() && b.ok();
+}
+
+// ---- Adam over the whole model (bit-identical to the reference: error = differing floats) ----
+void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
+  const std::size_t count = cnn::kParamCount;
+  SplitMix64 rng(3);
+  std::vector<float> w(count), g(count), m(count), v(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    w[i] = static_cast<float>(rng.next_unit() - 0.5);
+    g[i] = static_cast<float>(std::ldexp(rng.next_unit() - 0.5, int(rng.below(20)) - 15));
+    m[i] = static_cast<float>(0.01 * (rng.next_unit() - 0.5));
+    v[i] = static_cast<float>(1e-4 * rng.next_unit());
+  }
+  std::vector<float> w2 = w, m2 = m, v2 = v;
+  const AdamConfig cfg;
+  onednn::adam_update(cfg, 3, w, g, m, v);
+  adam_update_reference(cfg, 3, w2, g, m2, v2);
+  double wrong = 0;
+  for (std::size_t i = 0; i < count; ++i)
+    wrong += std::memcmp(&w[i], &w2[i], 4) != 0 || std::memcmp(&m[i], &m2[i], 4) != 0 ||
+             std::memcmp(&v[i], &v2[i], 4) != 0;
+  Row r{"adam (121,930 params)", target, 0, 0, 0, 28.0 * count, wrong, 0};   // 4 arrays read, 3 written
+  if (!opt.validate_only) {
+    int64_t step = 4;
+    r.seconds = time_per_call([&] { onednn::adam_update(cfg, step++, w, g, m, v); }, opt.seconds);
+    Row ref = r;
+    ref.kernel = "adam reference loop";
+    ref.target = "-";
+    ref.seconds = time_per_call([&] { adam_update_reference(cfg, step++, w2, g, m2, v2); }, opt.seconds);
+    print_row(r, true);
+    print_row(ref, true);
+  } else {
+    print_row(r, false);
+  }
+  all_ok = all_ok && r.ok();
+}
+
+// ---- the whole oneDNN training step, stage by stage ----
+std::string isa_name(dnnl::cpu_isa isa) {
+  switch (isa) {
+    case dnnl::cpu_isa::sse41: return "sse41";
+    case dnnl::cpu_isa::avx: return "avx";
+    case dnnl::cpu_isa::avx2: return "avx2";
+    case dnnl::cpu_isa::avx2_vnni: return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core: return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni: return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16: return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx: return "avx512_core_amx";
+    default: return fmt::format("isa {:#x}", int(isa));
+  }
+}
+
+void bench_layers(int batch, const Options& opt) {
+  omp_set_num_threads(opt.threads);
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::vector<float> params(cnn::kParamCount), grads(cnn::kParamCount);
+  cnn::init_params(params, 5);
+  onednn::NetPlan plan(engine, batch, params.data(), grads.data());
+  SplitMix64 rng(9);
+  for (int i = 0; i < batch * cnn::kImagePixels; ++i)
+    plan.input()[i] = (i % cnn::kImageSide) < 6 ? 0.0f : static_cast<float>(rng.next_unit());
+  for (int i = 0; i < batch * cnn::kClasses; ++i) plan.logits_grad()[i] = static_cast<float>(rng.next_unit() - 0.5);
+  auto step = [&](uint64_t version) {
+    plan.sync_weights(stream, version);   // every step, as after each Adam update
+    plan.forward(stream);
+    plan.backward(stream);
+  };
+  uint64_t version = 0;
+  const double unprofiled = time_per_call([&] { step(++version); }, 2 * opt.seconds);
+  // Per stage: the best of several rounds of the profiled step (min per stage).
+  std::vector<onednn::NetPlan::StageTime> best;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(4 * opt.seconds);
+  do {
+    plan.set_profiling(true);
+    for (int i = 0; i < 5; ++i) step(++version);
+    const auto& p = plan.profile();
+    if (best.empty()) best = p;
+    for (std::size_t i = 0; i < p.size() && i < best.size(); ++i)
+      best[i].seconds = std::min(best[i].seconds, p[i].seconds);
+  } while (Clock::now() < deadline);
+  plan.set_profiling(false);
+  double sum = 0;
+  for (const auto& s : best) sum += s.seconds / s.calls;
+  fmt::print("\ntraining step, batch {}, {} thread(s), SIMD target {}, oneDNN ISA {}\n{}\n", batch, opt.threads,
+             onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()), plan.describe());
+  fmt::print("{:<28} {:>10} {:>8}\n", "stage", "ms", "share");
+  for (const auto& s : best)
+    fmt::print("{:<28} {:>10.3f} {:>7.1f}%\n", s.name, s.seconds / s.calls * 1e3, 100.0 * s.seconds / s.calls / sum);
+  fmt::print("{:<28} {:>10.3f}   (stages summed; each waited for)\n", "sum", sum * 1e3);
+  fmt::print("{:<28} {:>10.3f}   {:.1f} GFLOP/s nominal ({:.2f} MFLOP per image), {:.0f} img/s\n", "whole step",
+             unprofiled * 1e3, cnn::train_flops_per_image() * batch / unprofiled * 1e-9,
+             cnn::train_flops_per_image() * 1e-6, batch / unprofiled);
+}
+
+int run(const Options& opt) {
+  omp_set_num_threads(opt.threads);
+  fmt::print("CPU: {}; Highway targets:", cpu_model_name());
+  for (const auto& t : onednn::simd_targets()) fmt::print(" {}{}", t.name, t.supported ? "" : " (not on this CPU)");
+  fmt::print("; oneDNN ISA {}\n\n", isa_name(dnnl::get_effective_cpu_isa()));
+  std::vector<std::string> targets;
+  for (const auto& t : onednn::simd_targets())
+    if (t.supported && (opt.target == "all" || opt.target == t.name)) targets.push_back(t.name);
+  MB_CHECK(!targets.empty(), ConfigError, "--target {}: not a SIMD target this CPU runs", opt.target);
+
+  bool all_ok = true;
+  if (!opt.layers_only) {
+    print_header();
+    for (const auto& target : targets) {
+      onednn::force_simd_target(target);
+      for (int n : opt.batches) {
+        const Conv1Data k = make_conv1(n);
+        for (int block : {16, 8}) bench_conv1(k, block, target, opt, all_ok);
+        for (int in_block : {16, 8}) bench_pool2(n, in_block, 1, target, opt, all_ok);
+      }
+      bench_adam(target, opt, all_ok);
+      if (opt.validate_only) {   // the remaining layouts, which production does not use
+        const Conv1Data k = make_conv1(3);
+        bench_conv1(k, 1, target, opt, all_ok);
+        bench_pool2(3, 16, 16, target, opt, all_ok);
+        bench_pool2(3, 8, 8, target, opt, all_ok);
+        bench_pool2(3, 1, 1, target, opt, all_ok);
+      }
+    }
+    onednn::force_simd_target("");
+  }
+  if (opt.validate_only) {
+    fmt::print("\n{}\n", all_ok ? "all kernels match the reference" : "SOME KERNELS DO NOT MATCH THE REFERENCE");
+    return all_ok ? 0 : 1;
+  }
+  if (!opt.layers_only) {
+    fmt::print("\nFP32 multiply-add peak of one core (12 independent chains, best of {:.1f} s):\n", opt.seconds);
+    for (const auto& target : targets) {
+      onednn::force_simd_target(target);
+      fmt::print("  {:<7} {:>7.1f} GFLOP/s\n", target, fma_peak_gflops(opt.seconds));
+    }
+    onednn::force_simd_target("");
+  }
+  if (opt.target != "all") onednn::force_simd_target(opt.target);
+  for (int n : opt.batches) bench_layers(n, opt);
+  return all_ok ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace mb::bench
+
+int main(int argc, char** argv) {
+  mb::bench::Options opt;
+  try {
+    for (int i = 1; i < argc; ++i) {
+      const std::string a = argv[i];
+      auto value = [&]() -> std::string {
+        MB_CHECK(i + 1 < argc, mb::ConfigError, "{} needs a value", a);
+        return argv[++i];
+      };
+      if (a == "--validate") {
+        opt.validate_only = true;
+        opt.batches = {37};
+      } else if (a == "--layers") {
+        opt.layers_only = true;
+      } else if (a == "--target") {
+        opt.target = value();
+      } else if (a == "--batch") {
+        opt.batches = {std::stoi(value())};
+      } else if (a == "--seconds") {
+        opt.seconds = std::stod(value());
+      } else if (a == "--threads") {
+        opt.threads = std::stoi(value());
+      } else {
+        std::fprintf(stderr,
+                     "usage: kernel_bench [--validate] [--layers] [--target NAME] [--batch N] [--seconds S] "
+                     "[--threads T]\n");
+        return 2;
+      }
+    }
+    return mb::bench::run(opt);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "kernel_bench: %s\n", e.what());
+    return 2;
+  }
+}
