@@ -25,6 +25,7 @@
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
+#include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "fma_peak.h"
 #include "model/cnn_spec.h"
@@ -248,6 +249,72 @@ void bench_pool2(int n, int in_block, int out_block, const std::string& target, 
   all_ok = all_ok && f.ok() && b.ok();
 }
 
+// ---- own Winograd conv2: forward (+bias +ReLU), data and weight gradients ----
+struct Conv2Data {
+  int n;
+  std::vector<float> x, w, bias, dy;            // plain nchw / OIHW
+  std::vector<float> y_ref, dx_ref, dw_ref, db_ref;
+};
+
+Conv2Data make_conv2(int n) {
+  constexpr int CI = cnn::kConv1Out, CO = cnn::kConv2Out, IS = cnn::kPool1Side, OS = cnn::kConv2Side;
+  Conv2Data k{n, {}, {}, {}, {}, {}, {}, {}, {}};
+  SplitMix64 rng(31);
+  k.x.resize(std::size_t(n) * CI * IS * IS);
+  k.w.resize(std::size_t(CO) * CI * 9);
+  k.bias.resize(CO);
+  k.dy.resize(std::size_t(n) * CO * OS * OS);
+  for (auto& v : k.x) v = std::max(0.0f, static_cast<float>(rng.next_unit() - 0.3));   // post-ReLU: zeros
+  for (auto& v : k.w) v = static_cast<float>(0.16 * (rng.next_unit() - 0.5));
+  for (auto& v : k.bias) v = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
+  for (auto& v : k.dy) v = static_cast<float>(rng.next_unit() - 0.5);
+  const ref::ConvShape cs{n, CI, IS, IS, CO, 3};
+  k.y_ref.resize(k.dy.size());
+  k.dx_ref.resize(k.x.size());
+  k.dw_ref.resize(k.w.size());
+  k.db_ref.resize(CO);
+  ref::conv2d_forward(cs, k.x.data(), k.w.data(), k.bias.data(), k.y_ref.data());
+  ref::relu_forward(k.y_ref.data(), k.y_ref.data(), k.y_ref.size());
+  ref::conv2d_backward(cs, k.x.data(), k.w.data(), k.dy.data(), k.dx_ref.data(), k.dw_ref.data(), k.db_ref.data());
+  return k;
+}
+
+void bench_conv2(const Conv2Data& k, const std::string& target, const Options& opt, bool& all_ok) {
+  constexpr int CI = cnn::kConv1Out, CO = cnn::kConv2Out, IS = cnn::kPool1Side, OS = cnn::kConv2Side;
+  const int n = k.n;
+  onednn::WinogradConv2Weights u;
+  const std::vector<float> x = to_blocked(k.x, n, CI, IS, 16), dy = to_blocked(k.dy, n, CO, OS, 16);
+  std::vector<float> y(dy.size()), dx(x.size()), dw(k.w.size()), db(CO);
+  auto wt = [&] { onednn::winograd_conv2_set_weights(k.w.data(), u); };
+  auto fwd = [&] { onednn::winograd_conv2_forward(u, n, x.data(), k.bias.data(), y.data()); };
+  auto bwd_d = [&] { onednn::winograd_conv2_backward_data(u, n, dy.data(), dx.data()); };
+  auto bwd_w = [&] { onednn::winograd_conv2_backward_weights(n, x.data(), dy.data(), dw.data(), db.data()); };
+  wt();
+  fwd();
+  bwd_d();
+  bwd_w();
+  // The selftest's gradient rule: 1e-4 of the tensor's largest magnitude plus 1e-3 of the value.
+  auto err = [](const std::vector<float>& got, const std::vector<float>& want) {
+    return worst_rel(got, want, 0.1 * max_abs(want)) / 1e-3;
+  };
+  const double flops = 2.0 * n * OS * OS * CO * CI * 9;   // direct convolution's count
+  std::vector<Row> rows = {
+      {"conv2 wino weights", target, 0, 0, 0, 4.0 * (k.w.size() + 2 * u.forward.size()), 0, 1},
+      {"conv2 wino fwd+relu", target, n, 0, flops, 0, err(to_plain(y, n, CO, OS, 16), k.y_ref), 1},
+      {"conv2 wino bwd-data", target, n, 0, flops, 0, err(to_plain(dx, n, CI, IS, 16), k.dx_ref), 1},
+      {"conv2 wino bwd-weights", target, n, 0, flops, 0, std::max(err(dw, k.dw_ref), err(db, k.db_ref)), 1}};
+  if (!opt.validate_only) {
+    rows[0].seconds = time_per_call(wt, opt.seconds);
+    rows[1].seconds = time_per_call(fwd, opt.seconds);
+    rows[2].seconds = time_per_call(bwd_d, opt.seconds);
+    rows[3].seconds = time_per_call(bwd_w, opt.seconds);
+  }
+  for (const Row& r : rows) {
+    print_row(r, !opt.validate_only);
+    all_ok = all_ok && r.ok();
+  }
+}
+
 // ---- Adam over the whole model (bit-identical to the reference: error = differing floats) ----
 void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
   const std::size_t count = cnn::kParamCount;
@@ -352,12 +419,19 @@ int run(const Options& opt) {
   bool all_ok = true;
   if (!opt.layers_only) {
     print_header();
+    // The reference answers once per batch size (the double-precision conv2 takes seconds).
+    std::vector<Conv1Data> conv1_data;
+    std::vector<Conv2Data> conv2_data;
+    for (int n : opt.batches) {
+      conv1_data.push_back(make_conv1(n));
+      conv2_data.push_back(make_conv2(n));
+    }
     for (const auto& target : targets) {
       onednn::force_simd_target(target);
-      for (int n : opt.batches) {
-        const Conv1Data k = make_conv1(n);
-        for (int block : {16, 8}) bench_conv1(k, block, target, opt, all_ok);
-        for (int in_block : {16, 8}) bench_pool2(n, in_block, 1, target, opt, all_ok);
+      for (std::size_t b = 0; b < opt.batches.size(); ++b) {
+        for (int block : {16, 8}) bench_conv1(conv1_data[b], block, target, opt, all_ok);
+        for (int in_block : {16, 8}) bench_pool2(opt.batches[b], in_block, 1, target, opt, all_ok);
+        bench_conv2(conv2_data[b], target, opt, all_ok);
       }
       bench_adam(target, opt, all_ok);
       if (opt.validate_only) {   // the remaining layouts, which production does not use

@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -17,7 +18,9 @@
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/onednn_engine.h"
+#include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
+#include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "backends/selftest.h"
 #include "model/cnn_spec.h"
@@ -120,29 +123,46 @@ class TestBackendOps : public QObject {
 
  private slots:
   // ---- every backend against the reference ----
+  // Rows: backend (onednn or cuda), a CPU-engine variant, and the batch. The variants: the
+  // default per-ISA choice; conv2 on oneDNN throughout (its Winograd where it has one, or, with
+  // MB_ONEDNN_DIRECT=1, its direct kernels: what CPUs without AVX-512 would run there); conv2 on
+  // the own Winograd throughout; and the own kernels forced onto each SIMD target in turn.
   void matches_reference_data() {
     QTest::addColumn<QString>("target");
+    QTest::addColumn<QString>("conv2");   // MB_CONV2, "" for the default
+    QTest::addColumn<QString>("simd");    // a forced SIMD target, "" for the best
     QTest::addColumn<int>("batch");
     for (const QString& target : {QString("onednn"), QString("cuda")})
       for (int batch : {1, 3, 37, 64, 128})
-        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << batch;
-    // oneDNN without Winograd: what runs on CPUs lacking its AVX-512 kernels.
-    for (int batch : {37, 128}) QTest::addRow("onednn-direct/batch=%d", batch) << QString("onednn-direct") << batch;
+        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << "" << "" << batch;
+    QTest::addRow("onednn-direct/batch=37") << "onednn-direct" << "onednn" << "" << 37;
+    QTest::addRow("onednn-conv2-onednn/batch=37") << "onednn" << "onednn" << "" << 37;
+    for (int batch : {37, 128}) QTest::addRow("onednn-conv2-own/batch=%d", batch) << "onednn" << "own" << "" << batch;
+    // 7 images: whole and partial Winograd chunks in every pass.
+    for (const auto& t : onednn::simd_targets())
+      QTest::addRow("onednn-conv2-own@%s/batch=7", t.name.c_str())
+          << "onednn" << "own" << QString::fromStdString(t.name) << 7;
   }
   void matches_reference() {
     QFETCH(QString, target);
+    QFETCH(QString, conv2);
+    QFETCH(QString, simd);
     QFETCH(int, batch);
     if (target == "cuda") {
       const DeviceInventory inv = query_devices();
       if (inv.gpus.empty()) QSKIP(qPrintable("no GPU: " + QString::fromStdString(inv.gpu_note)));
     }
+    if (!simd.isEmpty() && !simd_target_supported(simd)) QSKIP(qPrintable("this CPU cannot run " + simd));
+    const std::unique_ptr<ForcedSimdTarget> forced = simd.isEmpty() ? nullptr : std::make_unique<ForcedSimdTarget>(simd);
     const bool direct = target == "onednn-direct";
     if (direct) qputenv("MB_ONEDNN_DIRECT", "1");
+    if (!conv2.isEmpty()) qputenv("MB_CONV2", conv2.toUtf8());
     SelftestOptions opt;
     opt.targets = {direct ? std::string("onednn") : target.toStdString()};
     opt.batches = {batch};
     const auto cases = run_selftest(opt);
-    if (direct) qunsetenv("MB_ONEDNN_DIRECT");
+    qunsetenv("MB_ONEDNN_DIRECT");
+    qunsetenv("MB_CONV2");
     // Per target: loss/correct/samples, 8 gradient tensors, 2 Adam steps, the empty batch,
     // and evaluate on val and train (3 rows each).
     QVERIFY(!cases.empty());
@@ -153,6 +173,20 @@ class TestBackendOps : public QObject {
     }
     QCOMPARE(failures, 0);
     QVERIFY(cases.size() % 20 == 0);   // 20 rows per engine: nothing silently skipped
+  }
+
+  void conv2_choice_follows_mb_conv2() {
+    qputenv("MB_CONV2", "own");
+    const onednn::Conv2Passes own = onednn::choose_conv2();
+    qputenv("MB_CONV2", "onednn");
+    const onednn::Conv2Passes none = onednn::choose_conv2();
+    qputenv("MB_CONV2", "fast");
+    QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::choose_conv2());
+    qunsetenv("MB_CONV2");
+    const onednn::Conv2Passes automatic = onednn::choose_conv2();
+    QVERIFY(own.forward && own.backward_weights && own.backward_data);
+    QVERIFY(!none.forward && !none.backward_weights && !none.backward_data);
+    QVERIFY(automatic.backward_data);   // oneDNN 2.6's data gradient is direct on every ISA
   }
 
   void selftest_targets_cover_every_device() {
@@ -380,6 +414,75 @@ class TestBackendOps : public QObject {
       QVERIFY2(wrong_out == 0, qPrintable(QString("%1: %2 pooled values differ").arg(label).arg(wrong_out)));
       QVERIFY2(wrong_din == 0, qPrintable(QString("%1: %2 gradient values differ").arg(label).arg(wrong_din)));
     }
+  }
+
+  // Own Winograd conv2, F(4x4, 3x3): forward (+ bias + ReLU), data gradient and weight
+  // gradient against the reference conv2d. The transforms' constants (4, 5, 8, 1/6, 1/24)
+  // cost a few bits against direct summation, as in oneDNN's Winograd: each result is held to
+  // 1e-4 of its tensor's largest magnitude plus 1e-3 of itself (the selftest's gradient rule);
+  // a wrong tap, tile edge or channel would be off by O(1) of that scale. n = 5 makes partial
+  // chunks in every pass.
+  void winograd_conv2_matches_reference_data() { add_simd_target_rows(); }
+  void winograd_conv2_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr int n = 5, CI = cnn::kConv1Out, CO = cnn::kConv2Out, IS = cnn::kPool1Side, OS = cnn::kConv2Side;
+    SplitMix64 rng(31);
+    std::vector<float> x(std::size_t(n) * CI * IS * IS), w(std::size_t(CO) * CI * 9), bias(CO),
+        dy(std::size_t(n) * CO * OS * OS);
+    for (auto& v : x) v = std::max(0.0f, static_cast<float>(rng.next_unit() - 0.3));   // post-ReLU: zeros
+    for (auto& v : w) v = static_cast<float>(0.16 * (rng.next_unit() - 0.5));
+    for (auto& v : bias) v = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
+    for (auto& v : dy) v = static_cast<float>(rng.next_unit() - 0.5);
+    const ref::ConvShape cs{n, CI, IS, IS, CO, 3};
+    std::vector<float> y_ref(dy.size()), dx_ref(x.size()), dw_ref(w.size()), db_ref(CO);
+    ref::conv2d_forward(cs, x.data(), w.data(), bias.data(), y_ref.data());
+    ref::relu_forward(y_ref.data(), y_ref.data(), y_ref.size());
+    ref::conv2d_backward(cs, x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data());
+
+    auto blocked = [&](const std::vector<float>& plain, int channels, int side) {
+      std::vector<float> out(plain.size());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < channels; ++c)
+          for (int i = 0; i < side * side; ++i)
+            out[blocked_at(s, c, i / side, i % side, channels, side, 16)] =
+                plain[blocked_at(s, c, i / side, i % side, channels, side, 1)];
+      return out;
+    };
+    auto plain = [&](const std::vector<float>& b, int channels, int side) {
+      std::vector<float> out(b.size());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < channels; ++c)
+          for (int i = 0; i < side * side; ++i)
+            out[blocked_at(s, c, i / side, i % side, channels, side, 1)] =
+                b[blocked_at(s, c, i / side, i % side, channels, side, 16)];
+      return out;
+    };
+    onednn::WinogradConv2Weights u;
+    onednn::winograd_conv2_set_weights(w.data(), u);
+    const std::vector<float> xb = blocked(x, CI, IS), dyb = blocked(dy, CO, OS);
+    std::vector<float> yb(dy.size(), 7.0f), dxb(x.size(), 7.0f), dw(w.size()), db(CO);
+    onednn::winograd_conv2_forward(u, n, xb.data(), bias.data(), yb.data());
+    onednn::winograd_conv2_backward_data(u, n, dyb.data(), dxb.data());
+    onednn::winograd_conv2_backward_weights(n, xb.data(), dyb.data(), dw.data(), db.data());
+
+    auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& want) {
+      double scale = 0, worst = 0;
+      for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - want[i]) / (1e-4 * scale + 1e-3 * std::fabs(want[i]));
+        if (!(err <= worst)) worst = err, at = i;   // NaN counts as the worst
+      }
+      qInfo().noquote() << QString("%1 %2: worst %3 of the tolerance (at %4: %5 vs %6)")
+                               .arg(target, what).arg(worst, 0, 'g', 3).arg(at).arg(got[at]).arg(want[at]);
+      QVERIFY2(worst <= 1.0, qPrintable(QString("%1 %2").arg(target, what)));
+    };
+    check("forward", plain(yb, CO, OS), y_ref);
+    check("data gradient", plain(dxb, CI, IS), dx_ref);
+    check("weight gradient", dw, dw_ref);
+    check("bias gradient", db, db_ref);
   }
 
   // The own kernels split the batch by sample and add per-sample sums in sample order, so

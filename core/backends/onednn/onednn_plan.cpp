@@ -52,6 +52,21 @@ int channel_block(const memory::desc& desc) {
 
 }  // namespace
 
+Conv2Passes choose_conv2() {
+  const char* env = std::getenv("MB_CONV2");
+  const std::string mode = env ? env : "auto";
+  Conv2Passes own;
+  if (mode == "onednn") return own;
+  if (mode == "own") return {true, true, true};
+  MB_CHECK(mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto", mode);
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const bool avx512 = (isa & static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
+                      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
+  if (!avx512) return {true, true, true};   // oneDNN 2.6 has direct kernels only: Winograd wins every pass
+  own.backward_data = true;                 // oneDNN's data gradient is direct even on AVX-512
+  return own;
+}
+
 NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
     : engine_(engine), batch_(batch), params_(params), grads_(grads) {
   using namespace cnn;
@@ -80,19 +95,24 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   conv1_dtaps_.assign(kConv1Taps * kConv1Out, 0.0);
   conv1_dbias_.assign(kConv1Out, 0.0);
 
+  // Which conv2 passes run on the own Winograd kernels and which on oneDNN (choose_conv2).
+  conv2_own_ = choose_conv2();
+  const bool any_own = conv2_own_.forward || conv2_own_.backward_weights || conv2_own_.backward_data;
+  const bool any_onednn = !(conv2_own_.forward && conv2_own_.backward_weights && conv2_own_.backward_data);
+
   // p1 (the fused conv1 block's output) in the layout conv2 prefers, if the fused loop can
-  // write it; nChw16c otherwise.
-  memory::desc p1_desc;
-  {
-    const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
+  // write it; nChw16c otherwise, and always where an own conv2 pass reads or writes it.
+  const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
+  block1_ = kWinogradBlock;
+  if (!any_own) {
     auto probe = dnnl::convolution_forward::primitive_desc(
         {prop_kind::forward_training, algorithm::convolution_direct, any(p1_dims), any(w_c2),
          plain({kConv2Out}, Tag::x), any(c2_dims), one, zero, zero},
         relu_attr, engine_);
     block1_ = channel_block(probe.src_desc());
     if (!conv1_block_supported(block1_)) block1_ = 16;
-    p1_desc = plain(p1_dims, block_tag(block1_));
   }
+  const memory::desc p1_desc = plain(p1_dims, block_tag(block1_));
   p1_ = make(p1_desc);
   arg1_.resize(p1_desc.get_size() / sizeof(float));
 
@@ -102,28 +122,34 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
          zero},
         relu_attr, engine_);
   };
-  // The direct forward pd doubles as the layout hint for the direct backward kernels.
-  auto c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any(c2_dims));
-  if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
-    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
-  auto c2_fwd = c2_fwd_direct;
+  // The direct forward pd doubles as the layout hint for the direct backward kernels (and is
+  // needed as a hint even where the forward itself runs on the own kernels).
+  dnnl::convolution_forward::primitive_desc c2_fwd_direct, c2_fwd;
   bool c2_wino = false;
-  if (winograd_allowed()) {
-    try {
-      c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
-      c2_wino = true;
-    } catch (const dnnl::error&) {
-      // No Winograd kernel for this ISA or layout: the direct one it is.
+  if (any_onednn) {
+    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any_own ? plain(c2_dims, Tag::nChw16c) : any(c2_dims));
+    if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
+      c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
+    c2_fwd = c2_fwd_direct;
+    if (winograd_allowed()) {
+      try {
+        c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
+        c2_wino = true;
+      } catch (const dnnl::error&) {
+        // No Winograd kernel for this ISA or layout: the direct one it is.
+      }
     }
   }
-  account(c2_fwd);
-  c2_ = make(c2_fwd.dst_desc());
-  conv2_ = {dnnl::convolution_forward(c2_fwd),
-            {{DNNL_ARG_SRC, p1_},
-             {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-             {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
-             {DNNL_ARG_DST, c2_}},
-            fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
+  c2_ = make(any_onednn ? c2_fwd.dst_desc() : plain(c2_dims, Tag::nChw16c));
+  if (!conv2_own_.forward) {
+    account(c2_fwd);
+    conv2_ = {dnnl::convolution_forward(c2_fwd),
+              {{DNNL_ARG_SRC, p1_},
+               {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+               {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
+               {DNNL_ARG_DST, c2_}},
+              fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
+  }
 
   // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects.
   pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, channel_block(c2_.get_desc()), 1};
@@ -190,37 +216,42 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
 
   dc2_ = make(c2_.get_desc());
-  auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
-    return dnnl::convolution_backward_weights::primitive_desc(
-        {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
-        engine_, hint);
-  };
-  dnnl::convolution_backward_weights::primitive_desc conv2_bw;
-  if (c2_wino) {
-    try {
-      conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
-    } catch (const dnnl::error&) {
+  if (!conv2_own_.backward_weights) {
+    auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
+      return dnnl::convolution_backward_weights::primitive_desc(
+          {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
+          engine_, hint);
+    };
+    dnnl::convolution_backward_weights::primitive_desc conv2_bw;
+    if (c2_wino) {
+      try {
+        conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
+      } catch (const dnnl::error&) {
+      }
     }
+    if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
+    account(conv2_bw);
+    conv2_bw_ = {
+        dnnl::convolution_backward_weights(conv2_bw),
+        {{DNNL_ARG_SRC, p1_},
+         {DNNL_ARG_DIFF_DST, dc2_},
+         {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
+         {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
+        fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
   }
-  if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
-  account(conv2_bw);
-  conv2_bw_ = {dnnl::convolution_backward_weights(conv2_bw),
-               {{DNNL_ARG_SRC, p1_},
-                {DNNL_ARG_DIFF_DST, dc2_},
-                {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
-                {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
-               fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
 
-  auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
-      {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_, engine_,
-      c2_fwd_direct);
-  account(conv2_bd);
   dp1_ = make(p1_.get_desc());
-  conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
-               {{DNNL_ARG_DIFF_DST, dc2_},
-                {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-                {DNNL_ARG_DIFF_SRC, dp1_}},
-               fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
+  if (!conv2_own_.backward_data) {
+    auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
+        {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_,
+        engine_, c2_fwd_direct);
+    account(conv2_bd);
+    conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
+                 {{DNNL_ARG_DIFF_DST, dc2_},
+                  {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+                  {DNNL_ARG_DIFF_SRC, dp1_}},
+                 fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
+  }
 
   // One scratchpad for every step: they run one after another on one thread.
   scratch_ = memory(memory::desc({std::max<memory::dim>(scratch_bytes_, 1)}, Dt::u8, Tag::x), engine_);
@@ -259,6 +290,8 @@ void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
   if (version == weights_version_) return;
   stage(stream, "weight reorders", [&] {
     conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
+    if (conv2_own_.forward || conv2_own_.backward_data)
+      winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_);
     for (const auto& s : weight_sync_) run(stream, s);
   });
   stream.wait();
@@ -266,7 +299,10 @@ void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
 }
 
 std::vector<NetPlan::Step*> NetPlan::primitive_steps() {
-  return {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_};
+  std::vector<Step*> out;
+  for (Step* s : {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_})
+    if (s->prim) out.push_back(s);   // a conv2 pass on the own kernels has none
+  return out;
 }
 
 template <typename F>
@@ -296,7 +332,12 @@ void NetPlan::forward(dnnl::stream& stream) {
     conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
                             data_of(p1_), arg1_.data());
   });
-  stage(stream, "conv2+relu fwd", [&] { run(stream, conv2_); });
+  stage(stream, "conv2+relu fwd", [&] {
+    if (conv2_own_.forward)
+      winograd_conv2_forward(wino_, batch_, data_of(p1_), params_ + layout[cnn::kConv2B].offset, data_of(c2_));
+    else
+      run(stream, conv2_);
+  });
   stream.wait();
   stage(stream, "pool2 fwd (own)", [&] { max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data()); });
   stage(stream, "fc1+relu fwd", [&] { run(stream, fc1_); });
@@ -314,14 +355,25 @@ void NetPlan::backward(dnnl::stream& stream) {
   stream.wait();
   stage(stream, "pool2+relu bwd (own)",
         [&] { max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_)); });
-  stage(stream, "conv2 bwd-w", [&] { run(stream, conv2_bw_); });
-  stage(stream, "conv2 bwd-d", [&] { run(stream, conv2_bd_); });
+  const auto& layout = cnn::param_tensors();
+  stage(stream, "conv2 bwd-w", [&] {
+    if (conv2_own_.backward_weights)
+      winograd_conv2_backward_weights(batch_, data_of(p1_), data_of(dc2_), grads_ + layout[cnn::kConv2W].offset,
+                                      grads_ + layout[cnn::kConv2B].offset);
+    else
+      run(stream, conv2_bw_);
+  });
+  stage(stream, "conv2 bwd-d", [&] {
+    if (conv2_own_.backward_data)
+      winograd_conv2_backward_data(wino_, batch_, data_of(dc2_), data_of(dp1_));
+    else
+      run(stream, conv2_bd_);
+  });
   stream.wait();
   stage(stream, "gradient reorders", [&] {
     for (const auto& s : grad_export_) run(stream, s);
   });
   stream.wait();
-  const auto& layout = cnn::param_tensors();
   stage(stream, "conv1 bwd-w (own)", [&] {
     conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
                              conv1_dtaps_.data(), conv1_dbias_.data());
@@ -334,6 +386,10 @@ void NetPlan::backward(dnnl::stream& stream) {
 std::string NetPlan::describe() {
   std::string out = fmt::format("batch {}:", batch_);
   for (const Step* s : primitive_steps()) out += fmt::format(" [{}]", s->name);
+  const char* own = "own winograd F(4x4,3x3)";
+  if (conv2_own_.forward) out += fmt::format(" [conv2 fwd {}]", own);
+  if (conv2_own_.backward_weights) out += fmt::format(" [conv2 bwd-w {}]", own);
+  if (conv2_own_.backward_data) out += fmt::format(" [conv2 bwd-d {}]", own);
   out += fmt::format(" [fused conv1+pool1 writing block {}] [pool2 from block {}] + {} weight and {} gradient reorders",
                      block1_, pool2_.in_block, weight_sync_.size(), grad_export_.size());
   return out;

@@ -10,11 +10,24 @@
 
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/winograd_conv2.h"
 
 namespace mb::onednn {
 
+// Which passes of conv2 run on the own Winograd kernels (winograd_conv2.h); oneDNN runs the rest.
+struct Conv2Passes {
+  bool forward = false, backward_weights = false, backward_data = false;
+};
+
+// MB_CONV2=onednn: every pass in oneDNN (MB_ONEDNN_DIRECT=1 then keeps it off Winograd too);
+// MB_CONV2=own: every pass on the own kernels; unset or "auto": the fastest per oneDNN ISA, as
+// measured with bench/kernel_bench and bench/onednn_variants (docs/benchmarks.md). Throws
+// ConfigError for another value.
+Conv2Passes choose_conv2();
+
 // conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
-// layout; conv2 is oneDNN with a fused ReLU; pool2 (blocked_pool.h) writes plain (N, C*H*W),
+// layout; conv2 is oneDNN with a fused ReLU or the own Winograd kernels, pass by pass
+// (choose_conv2); pool2 (blocked_pool.h) writes plain (N, C*H*W),
 // exactly the flatten fc1 reads with its weights in PyTorch's [out, in] layout, so the dense
 // layers need no reorders. The input is plain (N,1,28,28), the logits plain (N,10).
 class NetPlan {
@@ -82,6 +95,8 @@ class NetPlan {
   dnnl::memory p1_, c2_, p2_, h1_, z_;
   std::vector<uint8_t> arg1_, arg2_;
   int block1_ = 16;                          // p1's channel block
+  Conv2Passes conv2_own_;
+  WinogradConv2Weights wino_;                // for the own conv2 passes
   PoolShape pool2_;
   // Backward activations.
   dnnl::memory dz_, dh1_, dp2_, dc2_, dp1_;
