@@ -12,8 +12,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -287,12 +289,12 @@ void bench_conv2(const Conv2Data& k, const std::string& target, const Options& o
   std::vector<float> y(dy.size()), dx(x.size()), dw(k.w.size()), db(CO);
   auto wt = [&] { onednn::winograd_conv2_set_weights(k.w.data(), u); };
   auto fwd = [&] { onednn::winograd_conv2_forward(u, n, x.data(), k.bias.data(), y.data()); };
-  auto bwd_d = [&] { onednn::winograd_conv2_backward_data(u, n, dy.data(), dx.data()); };
-  auto bwd_w = [&] { onednn::winograd_conv2_backward_weights(n, x.data(), dy.data(), dw.data(), db.data()); };
+  auto bwd = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), dx.data(), dw.data(), db.data()); };
+  auto bwd_d = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), dx.data(), nullptr, nullptr); };
+  auto bwd_w = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), nullptr, dw.data(), db.data()); };
   wt();
   fwd();
-  bwd_d();
-  bwd_w();
+  bwd();
   // The selftest's gradient rule: 1e-4 of the tensor's largest magnitude plus 1e-3 of the value.
   auto err = [](const std::vector<float>& got, const std::vector<float>& want) {
     return worst_rel(got, want, 0.1 * max_abs(want)) / 1e-3;
@@ -301,13 +303,16 @@ void bench_conv2(const Conv2Data& k, const std::string& target, const Options& o
   std::vector<Row> rows = {
       {"conv2 wino weights", target, 0, 0, 0, 4.0 * (k.w.size() + 2 * u.forward.size()), 0, 1},
       {"conv2 wino fwd+relu", target, n, 0, flops, 0, err(to_plain(y, n, CO, OS, 16), k.y_ref), 1},
-      {"conv2 wino bwd-data", target, n, 0, flops, 0, err(to_plain(dx, n, CI, IS, 16), k.dx_ref), 1},
-      {"conv2 wino bwd-weights", target, n, 0, flops, 0, std::max(err(dw, k.dw_ref), err(db, k.db_ref)), 1}};
+      {"conv2 wino bwd (data+weights)", target, n, 0, 2 * flops, 0,
+       std::max({err(to_plain(dx, n, CI, IS, 16), k.dx_ref), err(dw, k.dw_ref), err(db, k.db_ref)}), 1},
+      {"conv2 wino bwd data only", target, n, 0, flops, 0, 0, 1},
+      {"conv2 wino bwd weights only", target, n, 0, flops, 0, 0, 1}};
   if (!opt.validate_only) {
     rows[0].seconds = time_per_call(wt, opt.seconds);
     rows[1].seconds = time_per_call(fwd, opt.seconds);
-    rows[2].seconds = time_per_call(bwd_d, opt.seconds);
-    rows[3].seconds = time_per_call(bwd_w, opt.seconds);
+    rows[2].seconds = time_per_call(bwd, opt.seconds);
+    rows[3].seconds = time_per_call(bwd_d, opt.seconds);
+    rows[4].seconds = time_per_call(bwd_w, opt.seconds);
   }
   for (const Row& r : rows) {
     print_row(r, !opt.validate_only);
@@ -363,47 +368,81 @@ std::string isa_name(dnnl::cpu_isa isa) {
   }
 }
 
+// One NetPlan per conv2 choice (MB_CONV2 = auto, onednn, own), their profiled steps taken in
+// turn so that the machine's other load falls on all of them alike; per stage the best of
+// the rounds.
 void bench_layers(int batch, const Options& opt) {
   omp_set_num_threads(opt.threads);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   std::vector<float> params(cnn::kParamCount), grads(cnn::kParamCount);
   cnn::init_params(params, 5);
-  onednn::NetPlan plan(engine, batch, params.data(), grads.data());
+  const char* const variants[] = {"auto", "onednn", "own"};
+  constexpr int kVariants = 3;
+  std::vector<std::unique_ptr<onednn::NetPlan>> plans;
+  const char* saved = std::getenv("MB_CONV2");
+  const std::string saved_value = saved ? saved : "";
+  for (const char* v : variants) {
+    setenv("MB_CONV2", v, 1);
+    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, params.data(), grads.data()));
+  }
+  if (saved) setenv("MB_CONV2", saved_value.c_str(), 1); else unsetenv("MB_CONV2");
   SplitMix64 rng(9);
-  for (int i = 0; i < batch * cnn::kImagePixels; ++i)
-    plan.input()[i] = (i % cnn::kImageSide) < 6 ? 0.0f : static_cast<float>(rng.next_unit());
-  for (int i = 0; i < batch * cnn::kClasses; ++i) plan.logits_grad()[i] = static_cast<float>(rng.next_unit() - 0.5);
-  auto step = [&](uint64_t version) {
-    plan.sync_weights(stream, version);   // every step, as after each Adam update
+  for (auto& plan : plans) {
+    for (int i = 0; i < batch * cnn::kImagePixels; ++i)
+      plan->input()[i] = (i % cnn::kImageSide) < 6 ? 0.0f : static_cast<float>(rng.next_unit());
+    for (int i = 0; i < batch * cnn::kClasses; ++i) plan->logits_grad()[i] = static_cast<float>(rng.next_unit() - 0.5);
+  }
+  uint64_t version = 0;
+  auto step = [&](onednn::NetPlan& plan) {
+    plan.sync_weights(stream, ++version);   // every step, as after each Adam update
     plan.forward(stream);
     plan.backward(stream);
   };
-  uint64_t version = 0;
-  const double unprofiled = time_per_call([&] { step(++version); }, 2 * opt.seconds);
-  // Per stage: the best of several rounds of the profiled step (min per stage).
-  std::vector<onednn::NetPlan::StageTime> best;
-  const auto deadline = Clock::now() + std::chrono::duration<double>(4 * opt.seconds);
+  std::vector<double> whole(kVariants, 1e30);
+  std::vector<std::vector<onednn::NetPlan::StageTime>> best(kVariants);
+  const auto deadline = Clock::now() + std::chrono::duration<double>(6 * opt.seconds);
   do {
-    plan.set_profiling(true);
-    for (int i = 0; i < 5; ++i) step(++version);
-    const auto& p = plan.profile();
-    if (best.empty()) best = p;
-    for (std::size_t i = 0; i < p.size() && i < best.size(); ++i)
-      best[i].seconds = std::min(best[i].seconds, p[i].seconds);
+    for (int v = 0; v < kVariants; ++v) {
+      onednn::NetPlan& plan = *plans[v];
+      for (int i = 0; i < 3; ++i) {
+        const auto start = Clock::now();
+        step(plan);
+        whole[v] = std::min(whole[v], std::chrono::duration<double>(Clock::now() - start).count());
+      }
+      plan.set_profiling(true);
+      for (int i = 0; i < 3; ++i) step(plan);
+      const auto& p = plan.profile();
+      if (best[v].empty()) best[v] = p;
+      for (std::size_t i = 0; i < p.size() && i < best[v].size(); ++i)
+        best[v][i].seconds = std::min(best[v][i].seconds, p[i].seconds);
+      plan.set_profiling(false);
+    }
   } while (Clock::now() < deadline);
-  plan.set_profiling(false);
-  double sum = 0;
-  for (const auto& s : best) sum += s.seconds / s.calls;
-  fmt::print("\ntraining step, batch {}, {} thread(s), SIMD target {}, oneDNN ISA {}\n{}\n", batch, opt.threads,
-             onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()), plan.describe());
-  fmt::print("{:<28} {:>10} {:>8}\n", "stage", "ms", "share");
-  for (const auto& s : best)
-    fmt::print("{:<28} {:>10.3f} {:>7.1f}%\n", s.name, s.seconds / s.calls * 1e3, 100.0 * s.seconds / s.calls / sum);
-  fmt::print("{:<28} {:>10.3f}   (stages summed; each waited for)\n", "sum", sum * 1e3);
-  fmt::print("{:<28} {:>10.3f}   {:.1f} GFLOP/s nominal ({:.2f} MFLOP per image), {:.0f} img/s\n", "whole step",
-             unprofiled * 1e3, cnn::train_flops_per_image() * batch / unprofiled * 1e-9,
-             cnn::train_flops_per_image() * 1e-6, batch / unprofiled);
+
+  fmt::print("\ntraining step, batch {}, {} thread(s), SIMD target {}, oneDNN ISA {}; ms per stage, best of rounds\n",
+             batch, opt.threads, onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()));
+  for (int v = 0; v < kVariants; ++v) fmt::print("  MB_CONV2={}: {}\n", variants[v], plans[v]->describe());
+  fmt::print("{:<28}", "stage");
+  for (const char* v : variants) fmt::print(" {:>14}", fmt::format("conv2={}", v));
+  fmt::print("\n");
+  std::vector<double> sum(kVariants, 0.0);
+  for (std::size_t i = 0; i < best[0].size(); ++i) {
+    fmt::print("{:<28}", best[0][i].name);
+    for (int v = 0; v < kVariants; ++v) {
+      const double ms = i < best[v].size() ? best[v][i].seconds / best[v][i].calls * 1e3 : 0.0;
+      sum[v] += ms;
+      fmt::print(" {:>14.3f}", ms);
+    }
+    fmt::print("\n");
+  }
+  fmt::print("{:<28}", "sum of stages");
+  for (double ms : sum) fmt::print(" {:>14.3f}", ms);
+  fmt::print("\n{:<28}", "whole step (unprofiled)");
+  for (double s : whole) fmt::print(" {:>14.3f}", s * 1e3);
+  fmt::print("\n{:<28}", "GFLOP/s nominal");
+  for (double s : whole) fmt::print(" {:>14.1f}", cnn::train_flops_per_image() * batch / s * 1e-9);
+  fmt::print("\n  ({:.2f} MFLOP per image, cnn::train_flops_per_image)\n", cnn::train_flops_per_image() * 1e-6);
 }
 
 int run(const Options& opt) {

@@ -357,17 +357,18 @@ void NetPlan::backward(dnnl::stream& stream) {
         [&] { max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_)); });
   const auto& layout = cnn::param_tensors();
   stage(stream, "conv2 bwd-w", [&] {
-    if (conv2_own_.backward_weights)
-      winograd_conv2_backward_weights(batch_, data_of(p1_), data_of(dc2_), grads_ + layout[cnn::kConv2W].offset,
-                                      grads_ + layout[cnn::kConv2B].offset);
-    else
-      run(stream, conv2_bw_);
+    if (!conv2_own_.backward_weights) run(stream, conv2_bw_);
   });
   stage(stream, "conv2 bwd-d", [&] {
-    if (conv2_own_.backward_data)
-      winograd_conv2_backward_data(wino_, batch_, data_of(dc2_), data_of(dp1_));
-    else
-      run(stream, conv2_bd_);
+    if (!conv2_own_.backward_data) run(stream, conv2_bd_);
+  });
+  // Both own passes in one call: they share the transform of the output gradient.
+  stage(stream, "conv2 bwd own (w and/or d)", [&] {
+    if (conv2_own_.backward_weights || conv2_own_.backward_data)
+      winograd_conv2_backward(wino_, batch_, data_of(p1_), data_of(dc2_),
+                              conv2_own_.backward_data ? data_of(dp1_) : nullptr,
+                              conv2_own_.backward_weights ? grads_ + layout[cnn::kConv2W].offset : nullptr,
+                              grads_ + layout[cnn::kConv2B].offset);
   });
   stream.wait();
   stage(stream, "gradient reorders", [&] {

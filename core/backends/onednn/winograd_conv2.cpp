@@ -1,8 +1,12 @@
 // Winograd F(4x4, 3x3) for conv2 (see winograd_conv2.h), one Highway source compiled for every
 // instruction set. Transforms (Lavin & Gray, points 0, +-1, +-2, infinity):
-//   forward  Y  = A^T [ (G g G^T) . (B^T d B) ] A
-//   weights  dg = G^T [ sum over tiles (A dY A^T) . (B^T d B) ] G
-//   data     the forward pass over dY padded by 2, with the kernel rotated by 180 degrees.
+//   forward  Y  = A^T [ U . V ] A,  U = G g G^T, V = B^T d B, over 6x6 input tiles 4 apart
+//   backward dM = A dY A^T per tile (shared by both gradients), then
+//            weights  dg = G^T [ sum over tiles dM . V ] G
+//            data     dd = B [ U . dM ] B^T, added into the input gradient tile by tile (the
+//                     tiles overlap by 2), i.e. the forward pass transposed: as little
+//                     arithmetic as the forward, where a direct or a separate Winograd data
+//                     pass (13x13 output: 16 tiles, not 9) costs twice as much.
 // Vectors run over channels (the 16 of a block, or 8 or 4 of them), so each transform is the
 // same few adds on whole vectors and each GEMM row is one tile.
 #undef HWY_TARGET_INCLUDE
@@ -32,14 +36,12 @@ constexpr int kInSide = cnn::kPool1Side;   // 13
 constexpr int kOutSide = cnn::kConv2Side;  // 11
 constexpr int kB = kWinogradBlock;
 constexpr int kPoints = 36;                // 6 x 6 transform points
-constexpr int kFwdTiles = 3;               // 4x4 output tiles per side of conv2's 11x11 output
-constexpr int kBwdTiles = 4;               // ... of the data gradient's 13x13
-// Images per chunk: tiles per chunk a multiple of the GEMM's 6 (or 12) rows, buffers ~0.5 MB.
-constexpr int kFwdChunk = 4;    // 36 tiles
-constexpr int kBwdChunk = 3;    // 48 tiles
+constexpr int kTiles = 3;                  // 4x4 output tiles per side of conv2's 11x11 output
+// Images per chunk: tiles per chunk (9 per image) a multiple of the GEMM's 6 rows, buffers
+// of a few hundred KB (L2).
+constexpr int kChunk = 2;
 
-static_assert(kOutSide == kInSide - 2 && (kFwdTiles - 1) * 4 < kOutSide && kFwdTiles * 4 >= kOutSide);
-static_assert((kBwdTiles - 1) * 4 < kInSide && kBwdTiles * 4 >= kInSide);
+static_assert(kOutSide == kInSide - 2 && (kTiles - 1) * 4 < kOutSide && kTiles * 4 >= kOutSide);
 
 // Element (n, c, h, w) of an n x channels x side x side nChw16c tensor.
 inline std::size_t at(int n, int channels, int side, int c, int h, int w) {
@@ -48,7 +50,7 @@ inline std::size_t at(int n, int channels, int side, int c, int h, int w) {
 
 // Per-thread chunk buffers, grown on first use.
 struct Scratch {
-  std::vector<float> v, m, dw;
+  std::vector<float> v, m, dv;
 };
 inline Scratch& scratch() {
   thread_local Scratch s;
@@ -78,6 +80,18 @@ HWY_INLINE void bt6(const V (&x)[6], V (&o)[6]) {
   o[3] = hn::MulAdd(c2, hn::Sub(x[3], x[1]), hn::Sub(x[4], x[2]));
   o[4] = hn::MulAdd(c2, hn::Sub(x[1], x[3]), hn::Sub(x[4], x[2]));
   o[5] = hn::MulAdd(c4, x[1], hn::NegMulAdd(c5, x[3], x[5]));
+}
+
+// B v (6 -> 6): the transpose of bt6, for the input gradient.
+HWY_INLINE void b6(const V (&v)[6], V (&o)[6]) {
+  const D d;
+  const V c4 = hn::Set(d, 4.0f), c5 = hn::Set(d, 5.0f), c2 = hn::Set(d, 2.0f);
+  o[0] = hn::Mul(c4, v[0]);
+  o[1] = hn::MulAdd(c4, hn::Add(hn::Sub(v[2], v[1]), v[5]), hn::Mul(c2, hn::Sub(v[4], v[3])));
+  o[2] = hn::Neg(hn::MulAdd(c5, v[0], hn::MulAdd(c4, hn::Add(v[1], v[2]), hn::Add(v[3], v[4]))));
+  o[3] = hn::NegMulAdd(c5, v[5], hn::MulAdd(c2, hn::Sub(v[3], v[4]), hn::Sub(v[1], v[2])));
+  o[4] = hn::Add(hn::Add(hn::Add(v[0], v[1]), hn::Add(v[2], v[3])), v[4]);
+  o[5] = v[5];
 }
 
 // A^T m (6 -> 4).
@@ -145,11 +159,11 @@ constexpr int kRowsWide = 6;
 constexpr int kNarrow = 2;                    // NV for 32 columns
 constexpr int kRowsNarrow = kLanes >= 16 ? 12 : 6;
 
-// ---- input transform: 6x6 tiles of `in` (channels C, side S, tile origin 4*t + offset) ----
-// Writes v[point][tile][channel] for the chunk's tiles (tiles x tiles per image).
-template <int C, int S>
-void input_tiles(const float* in, int n0, int n1, int tiles, int offset, float* v) {
+// ---- input transform: the 6x6 tiles of x (beyond its 13x13: zeros) -> B^T d B ----
+// Writes v[point][tile][channel] for the chunk's tiles.
+void input_tiles(const float* in, int n0, int n1, float* v) {
   const D d;
+  constexpr int C = kIn, S = kInSide, tiles = kTiles, offset = 0;
   const int per_image = tiles * tiles, count = (n1 - n0) * per_image;
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
@@ -177,10 +191,10 @@ void input_tiles(const float* in, int n0, int n1, int tiles, int offset, float* 
       }
 }
 
-// ---- output transform: m[point][tile][channel] -> 4x4 tiles of `out` (channels C, side S) ----
-template <int C, int S, bool kBiasRelu>
-void output_tiles(const float* m, int n0, int n1, int tiles, const float* bias, float* out) {
+// ---- output transform: m[point][tile][channel] -> relu(A^T m A + bias), the valid part ----
+void output_tiles(const float* m, int n0, int n1, const float* bias, float* out) {
   const D d;
+  constexpr int C = kOut, S = kOutSide, tiles = kTiles;
   const int per_image = tiles * tiles, count = (n1 - n0) * per_image;
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
@@ -195,7 +209,7 @@ void output_tiles(const float* m, int n0, int n1, int tiles, const float* bias, 
             at4(x, o);
             for (int q = 0; q < 4; ++q) rows[i][q] = o[q];
           }
-          const V b = kBiasRelu ? hn::LoadU(d, bias + c0) : hn::Zero(d);
+          const V b = hn::LoadU(d, bias + c0);
           for (int q = 0; q < 4; ++q) {
             const int w = 4 * tx + q;
             if (w >= S) break;
@@ -206,19 +220,17 @@ void output_tiles(const float* m, int n0, int n1, int tiles, const float* bias, 
             for (int p = 0; p < 4; ++p) {
               const int h = 4 * ty + p;
               if (h >= S) break;
-              V y = o[p];
-              if constexpr (kBiasRelu) y = hn::Max(hn::Add(y, b), hn::Zero(d));
-              hn::StoreU(y, d, out + at(n, C, S, c0, h, w));
+              hn::StoreU(hn::Max(hn::Add(o[p], b), hn::Zero(d)), d, out + at(n, C, S, c0, h, w));
             }
           }
         }
       }
 }
 
-// ---- the output gradient of the weight pass: 4x4 tiles of dy -> A dY A^T ----
+// ---- the output gradient: 4x4 tiles of dy -> A dY A^T; bias_sum (unless null) += dy ----
 void grad_tiles(const float* dy, int n0, int n1, float* m, float* bias_sum) {
   const D d;
-  constexpr int tiles = kFwdTiles, per_image = tiles * tiles;
+  constexpr int tiles = kTiles, per_image = tiles * tiles;
   const int count = (n1 - n0) * per_image;
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
@@ -226,7 +238,7 @@ void grad_tiles(const float* dy, int n0, int n1, float* m, float* bias_sum) {
         const int t = (n - n0) * per_image + ty * tiles + tx;
         for (int c0 = 0; c0 < kOut; c0 += kLanes) {
           V cols[6][4];   // cols[i][q] = (A dY)[i][q]
-          V sum = hn::LoadU(d, bias_sum + c0);
+          V sum = bias_sum ? hn::LoadU(d, bias_sum + c0) : hn::Zero(d);
           for (int q = 0; q < 4; ++q) {
             const int w = 4 * tx + q;
             V y[4];
@@ -240,7 +252,7 @@ void grad_tiles(const float* dy, int n0, int n1, float* m, float* bias_sum) {
             a6(y, o);
             for (int i = 0; i < 6; ++i) cols[i][q] = o[i];
           }
-          hn::StoreU(sum, d, bias_sum + c0);
+          if (bias_sum) hn::StoreU(sum, d, bias_sum + c0);
           for (int i = 0; i < 6; ++i) {
             V o[6];
             a6(cols[i], o);
@@ -250,51 +262,86 @@ void grad_tiles(const float* dy, int n0, int n1, float* m, float* bias_sum) {
       }
 }
 
+// ---- input gradient: dv[point][tile][channel] -> B dV B^T, added into dx tile by tile ----
+// dx of the chunk's images must be zero before; tiles go in order, so the overlaps add up in
+// one fixed order.
+void input_grad_tiles(const float* dv, int n0, int n1, float* dx) {
+  const D d;
+  constexpr int C = kIn, S = kInSide, tiles = kTiles, per_image = tiles * tiles;
+  const int count = (n1 - n0) * per_image;
+  for (int n = n0; n < n1; ++n)
+    for (int ty = 0; ty < tiles; ++ty)
+      for (int tx = 0; tx < tiles; ++tx) {
+        const int t = (n - n0) * per_image + ty * tiles + tx;
+        for (int c0 = 0; c0 < C; c0 += kLanes) {
+          V cols[6][6];   // cols[k][j] = (B dV)[k][j]
+          for (int j = 0; j < 6; ++j) {
+            V x[6];
+            for (int i = 0; i < 6; ++i) x[i] = hn::LoadU(d, dv + (std::size_t(i * 6 + j) * count + t) * C + c0);
+            V o[6];
+            b6(x, o);
+            for (int k = 0; k < 6; ++k) cols[k][j] = o[k];
+          }
+          for (int k = 0; k < 6; ++k) {
+            const int h = 4 * ty + k;
+            if (h >= S) break;   // the zero row past x's edge has no gradient to keep
+            V o[6];
+            b6(cols[k], o);
+            for (int l = 0; l < 6; ++l) {
+              const int w = 4 * tx + l;
+              if (w >= S) break;
+              float* p = dx + at(n, C, S, c0, h, w);
+              hn::StoreU(hn::Add(hn::LoadU(d, p), o[l]), d, p);
+            }
+          }
+        }
+      }
+}
+
 // ---- the passes, over images [n0, n1) ----
 void forward_images(const float* u, int n0, int n1, const float* x, const float* bias, float* y) {
   Scratch& s = scratch();
-  for (int c0 = n0; c0 < n1; c0 += kFwdChunk) {
-    const int c1 = std::min(n1, c0 + kFwdChunk), count = (c1 - c0) * kFwdTiles * kFwdTiles;
+  for (int c0 = n0; c0 < n1; c0 += kChunk) {
+    const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
     s.v.resize(std::size_t(kPoints) * count * kIn);
     s.m.resize(std::size_t(kPoints) * count * kOut);
-    input_tiles<kIn, kInSide>(x, c0, c1, kFwdTiles, 0, s.v.data());
+    input_tiles(x, c0, c1, s.v.data());
     for (int p = 0; p < kPoints; ++p)
       gemm<kRowsWide, kWide>(count, kOut, kIn, s.v.data() + std::size_t(p) * count * kIn, kIn, 1,
                              u + std::size_t(p) * kIn * kOut, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut,
                              false);
-    output_tiles<kOut, kOutSide, true>(s.m.data(), c0, c1, kFwdTiles, bias, y);
+    output_tiles(s.m.data(), c0, c1, bias, y);
   }
 }
 
-void backward_data_images(const float* u, int n0, int n1, const float* dy, float* dx) {
+// Both gradients from one dM per chunk. dx (may be null): overwritten for images [n0, n1).
+// du (may be null): dU[point][in][out] accumulated in float, and bias_sum the bias gradient.
+void backward_images(const float* u_t, int n0, int n1, const float* x, const float* dy, float* dx, float* du,
+                     float* bias_sum) {
   Scratch& s = scratch();
-  for (int c0 = n0; c0 < n1; c0 += kBwdChunk) {
-    const int c1 = std::min(n1, c0 + kBwdChunk), count = (c1 - c0) * kBwdTiles * kBwdTiles;
-    s.v.resize(std::size_t(kPoints) * count * kOut);
-    s.m.resize(std::size_t(kPoints) * count * kIn);
-    input_tiles<kOut, kOutSide>(dy, c0, c1, kBwdTiles, -2, s.v.data());
-    for (int p = 0; p < kPoints; ++p)
-      gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.v.data() + std::size_t(p) * count * kOut, kOut, 1,
-                                 u + std::size_t(p) * kOut * kIn, kIn, s.m.data() + std::size_t(p) * count * kIn, kIn,
-                                 false);
-    output_tiles<kIn, kInSide, false>(s.m.data(), c0, c1, kBwdTiles, nullptr, dx);
-  }
-}
-
-// Accumulates dU[point][in][out] (float) and the bias gradient over images [n0, n1).
-void backward_weights_images(int n0, int n1, const float* x, const float* dy, float* du, float* bias_sum) {
-  Scratch& s = scratch();
-  for (int c0 = n0; c0 < n1; c0 += kFwdChunk) {
-    const int c1 = std::min(n1, c0 + kFwdChunk), count = (c1 - c0) * kFwdTiles * kFwdTiles;
-    s.v.resize(std::size_t(kPoints) * count * kIn);
+  for (int c0 = n0; c0 < n1; c0 += kChunk) {
+    const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
     s.m.resize(std::size_t(kPoints) * count * kOut);
-    input_tiles<kIn, kInSide>(x, c0, c1, kFwdTiles, 0, s.v.data());
     grad_tiles(dy, c0, c1, s.m.data(), bias_sum);
-    // dU[p][in][out] += sum over tiles of V[p][tile][in] dM[p][tile][out]: A = V^T.
-    for (int p = 0; p < kPoints; ++p)
-      gemm<kRowsWide, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
-                             s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kIn * kOut, kOut,
-                             true);
+    if (du) {
+      // dU[p][in][out] += sum over tiles of V[p][tile][in] dM[p][tile][out]: A = V^T.
+      s.v.resize(std::size_t(kPoints) * count * kIn);
+      input_tiles(x, c0, c1, s.v.data());
+      for (int p = 0; p < kPoints; ++p)
+        gemm<kRowsWide, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
+                               s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kIn * kOut,
+                               kOut, true);
+    }
+    if (dx) {
+      // dV[p][tile][in] = sum over out of dM[p][tile][out] U[p][in][out], with U^T = u_t[p][out][in].
+      s.dv.resize(std::size_t(kPoints) * count * kIn);
+      for (int p = 0; p < kPoints; ++p)
+        gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut, 1,
+                                   u_t + std::size_t(p) * kOut * kIn, kIn, s.dv.data() + std::size_t(p) * count * kIn,
+                                   kIn, false);
+      std::memset(dx + at(c0, kIn, kInSide, 0, 0, 0), 0, sizeof(float) * (c1 - c0) * kIn * kInSide * kInSide);
+      input_grad_tiles(s.dv.data(), c0, c1, dx);
+    }
   }
 }
 
@@ -365,68 +412,56 @@ HWY_AFTER_NAMESPACE();
 namespace mb::onednn {
 
 HWY_EXPORT(forward_images);
-HWY_EXPORT(backward_data_images);
-HWY_EXPORT(backward_weights_images);
+HWY_EXPORT(backward_images);
 HWY_EXPORT(transform_weights);
 HWY_EXPORT(untransform_weights);
 
 void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w) {
   using namespace wino;
   init_simd_target();
-  // Transposed so that the transform runs over contiguous output channels: [in][tap][out],
-  // and for the data pass [out][tap][in] with the taps reversed (the 180-degree rotation).
-  thread_local std::vector<float> fwd_taps, bwd_taps;
-  fwd_taps.resize(std::size_t(kIn) * 9 * kOut);
-  bwd_taps.resize(fwd_taps.size());
+  // Transposed so that the transform runs over contiguous output channels: [in][tap][out].
+  thread_local std::vector<float> taps;
+  taps.resize(std::size_t(kIn) * 9 * kOut);
   for (int oc = 0; oc < kOut; ++oc)
     for (int ic = 0; ic < kIn; ++ic)
-      for (int t = 0; t < 9; ++t) {
-        const float g = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
-        fwd_taps[(std::size_t(ic) * 9 + t) * kOut + oc] = g;
-        bwd_taps[(std::size_t(oc) * 9 + (8 - t)) * kIn + ic] = g;
-      }
+      for (int t = 0; t < 9; ++t) taps[(std::size_t(ic) * 9 + t) * kOut + oc] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
   w.forward.resize(std::size_t(kPoints) * kIn * kOut);
-  w.backward.resize(w.forward.size());
-  HWY_DYNAMIC_DISPATCH(transform_weights)(fwd_taps.data(), kIn, kOut, w.forward.data());
-  HWY_DYNAMIC_DISPATCH(transform_weights)(bwd_taps.data(), kOut, kIn, w.backward.data());
+  w.transposed.resize(w.forward.size());
+  HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kIn, kOut, w.forward.data());
+  for (int p = 0; p < kPoints; ++p)
+    for (int ic = 0; ic < kIn; ++ic)
+      for (int oc = 0; oc < kOut; ++oc)
+        w.transposed[(std::size_t(p) * kOut + oc) * kIn + ic] = w.forward[(std::size_t(p) * kIn + ic) * kOut + oc];
 }
 
 void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y) {
   init_simd_target();
   // Ranges of whole chunks, so every thread's GEMMs keep their full row blocks.
-  const int chunks = (n + wino::kFwdChunk - 1) / wino::kFwdChunk;
+  const int chunks = (n + wino::kChunk - 1) / wino::kChunk;
   parallel_ranges(chunks, [&](int begin, int end) {
-    HWY_DYNAMIC_DISPATCH(forward_images)(w.forward.data(), begin * wino::kFwdChunk,
-                                         std::min(n, end * wino::kFwdChunk), x, bias, y);
+    HWY_DYNAMIC_DISPATCH(forward_images)(w.forward.data(), begin * wino::kChunk, std::min(n, end * wino::kChunk), x,
+                                         bias, y);
   });
 }
 
-void winograd_conv2_backward_data(const WinogradConv2Weights& w, int n, const float* dy, float* dx) {
-  init_simd_target();
-  const int chunks = (n + wino::kBwdChunk - 1) / wino::kBwdChunk;
-  parallel_ranges(chunks, [&](int begin, int end) {
-    HWY_DYNAMIC_DISPATCH(backward_data_images)(w.backward.data(), begin * wino::kBwdChunk,
-                                               std::min(n, end * wino::kBwdChunk), dy, dx);
-  });
-}
-
-void winograd_conv2_backward_weights(int n, const float* x, const float* dy, float* dw, float* db) {
+void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const float* dy, float* dx,
+                             float* dw, float* db) {
   using namespace wino;
   init_simd_target();
   const std::size_t du_size = std::size_t(kPoints) * kIn * kOut;
-  const int chunks = (n + kFwdChunk - 1) / kFwdChunk;
+  const int chunks = (n + kChunk - 1) / kChunk;
   const int threads = std::max(1, std::min(omp_get_max_threads(), chunks));
   // One float accumulator per thread (each thread's chunks in order), summed in thread order:
   // deterministic for a given thread count.
   thread_local std::vector<float> partial;
-  partial.assign((du_size + kOut) * threads, 0.0f);
-  float* const part = partial.data();
+  if (dw) partial.assign((du_size + kOut) * threads, 0.0f);
+  float* const part = dw ? partial.data() : nullptr;
   parallel_ranges(chunks, [&](int begin, int end) {
-    const int t = threads == 1 ? 0 : omp_get_thread_num();
-    float* mine = part + (du_size + kOut) * t;
-    HWY_DYNAMIC_DISPATCH(backward_weights_images)(begin * kFwdChunk, std::min(n, end * kFwdChunk), x, dy, mine,
-                                                  mine + du_size);
+    float* mine = part ? part + (du_size + kOut) * (threads == 1 ? 0 : omp_get_thread_num()) : nullptr;
+    HWY_DYNAMIC_DISPATCH(backward_images)(w.transposed.data(), begin * kChunk, std::min(n, end * kChunk), x, dy, dx,
+                                          mine, mine ? mine + du_size : nullptr);
   });
+  if (!dw) return;
   for (int t = 1; t < threads; ++t)
     for (std::size_t i = 0; i < du_size + kOut; ++i) part[i] += part[(du_size + kOut) * t + i];
   thread_local std::vector<float> dg;
