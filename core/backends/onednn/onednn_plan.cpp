@@ -291,7 +291,8 @@ void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
   stage(stream, "weight reorders", [&] {
     conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
     if (conv2_own_.forward || conv2_own_.backward_data)
-      winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_);
+      winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_, conv2_own_.forward,
+                                 conv2_own_.backward_data);
     for (const auto& s : weight_sync_) run(stream, s);
   });
   stream.wait();

@@ -141,6 +141,18 @@ HWY_INLINE void micro(int k, const float* a, int a_rs, int a_ks, const float* b,
     for (int v = 0; v < NV; ++v) hn::StoreU(acc[r][v], d, c + r * ldc + v * kLanes);
 }
 
+// The rows left after the whole MR blocks (fewer than MR), as one block of that many.
+template <int MR, int NV>
+HWY_INLINE void micro_rows(int rows, int k, const float* a, int a_rs, int a_ks, const float* b, int ldb, float* c,
+                           int ldc, bool accumulate) {
+  if constexpr (MR > 0) {
+    if (rows == MR)
+      micro<MR, NV>(k, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
+    else
+      micro_rows<MR - 1, NV>(rows, k, a, a_rs, a_ks, b, ldb, c, ldc, accumulate);
+  }
+}
+
 template <int MR, int NV>
 void gemm(int rows, int cols, int k, const float* a, int a_rs, int a_ks, const float* b, int ldb, float* c, int ldc,
           bool accumulate) {
@@ -148,16 +160,20 @@ void gemm(int rows, int cols, int k, const float* a, int a_rs, int a_ks, const f
     int r = 0;
     for (; r + MR <= rows; r += MR)
       micro<MR, NV>(k, a + r * a_rs, a_rs, a_ks, b + c0, ldb, c + r * ldc + c0, ldc, accumulate);
-    for (; r < rows; ++r) micro<1, NV>(k, a + r * a_rs, a_rs, a_ks, b + c0, ldb, c + r * ldc + c0, ldc, accumulate);
+    if (r < rows)
+      micro_rows<MR - 1, NV>(rows - r, k, a + r * a_rs, a_rs, a_ks, b + c0, ldb, c + r * ldc + c0, ldc, accumulate);
   }
 }
 
 // Register blocks per target: MR rows x NV vectors of accumulators within the 16 (AVX2, SSE)
-// or 32 (AVX-512) vector registers, next to NV loads of B and one broadcast of A.
-constexpr int kWide = kLanes >= 16 ? 4 : 2;   // NV for 64 columns
-constexpr int kRowsWide = 6;
-constexpr int kNarrow = 2;                    // NV for 32 columns
-constexpr int kRowsNarrow = kLanes >= 16 ? 12 : 6;
+// or 32 (AVX-512) vector registers, next to NV loads of B and one broadcast of A; MR divides
+// the 18 tiles of a chunk, and for the weight gradient's 32 rows where it can.
+constexpr bool kZmm = kLanes >= 16;
+constexpr int kWide = kZmm ? 4 : 2;           // NV for 64 columns (forward, weight gradient)
+constexpr int kRowsWide = 6;                  // tile rows (forward)
+constexpr int kRowsWeights = kZmm ? 4 : 6;    // input-channel rows (weight gradient)
+constexpr int kNarrow = 2;                    // NV for 32 columns (input gradient)
+constexpr int kRowsNarrow = kZmm ? 9 : 6;
 
 // ---- input transform: the 6x6 tiles of x (beyond its 13x13: zeros) -> B^T d B ----
 // Writes v[point][tile][channel] for the chunk's tiles.
@@ -328,7 +344,7 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const flo
       s.v.resize(std::size_t(kPoints) * count * kIn);
       input_tiles(x, c0, c1, s.v.data());
       for (int p = 0; p < kPoints; ++p)
-        gemm<kRowsWide, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
+        gemm<kRowsWeights, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
                                s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kIn * kOut,
                                kOut, true);
     }
@@ -416,22 +432,29 @@ HWY_EXPORT(backward_images);
 HWY_EXPORT(transform_weights);
 HWY_EXPORT(untransform_weights);
 
-void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w) {
+void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool forward, bool backward) {
   using namespace wino;
   init_simd_target();
-  // Transposed so that the transform runs over contiguous output channels: [in][tap][out].
+  // Rearranged so that the transform runs over contiguous channels: [in][tap][out] for U,
+  // [out][tap][in] for U^T (the same per-pair transform, stored the other way round).
   thread_local std::vector<float> taps;
   taps.resize(std::size_t(kIn) * 9 * kOut);
-  for (int oc = 0; oc < kOut; ++oc)
-    for (int ic = 0; ic < kIn; ++ic)
-      for (int t = 0; t < 9; ++t) taps[(std::size_t(ic) * 9 + t) * kOut + oc] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
-  w.forward.resize(std::size_t(kPoints) * kIn * kOut);
-  w.transposed.resize(w.forward.size());
-  HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kIn, kOut, w.forward.data());
-  for (int p = 0; p < kPoints; ++p)
-    for (int ic = 0; ic < kIn; ++ic)
-      for (int oc = 0; oc < kOut; ++oc)
-        w.transposed[(std::size_t(p) * kOut + oc) * kIn + ic] = w.forward[(std::size_t(p) * kIn + ic) * kOut + oc];
+  if (forward) {
+    for (int oc = 0; oc < kOut; ++oc)
+      for (int ic = 0; ic < kIn; ++ic)
+        for (int t = 0; t < 9; ++t)
+          taps[(std::size_t(ic) * 9 + t) * kOut + oc] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
+    w.forward.resize(std::size_t(kPoints) * kIn * kOut);
+    HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kIn, kOut, w.forward.data());
+  }
+  if (backward) {
+    for (int oc = 0; oc < kOut; ++oc)
+      for (int ic = 0; ic < kIn; ++ic)
+        for (int t = 0; t < 9; ++t)
+          taps[(std::size_t(oc) * 9 + t) * kIn + ic] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
+    w.transposed.resize(std::size_t(kPoints) * kIn * kOut);
+    HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kOut, kIn, w.transposed.data());
+  }
 }
 
 void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y) {

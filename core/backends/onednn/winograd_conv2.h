@@ -21,8 +21,10 @@ struct WinogradConv2Weights {
   std::vector<float> transposed;   // [36 points][64 out][32 in], for the input gradient
 };
 
-// oihw: conv2 weights [64][32][3][3].
-void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w);
+// oihw: conv2 weights [64][32][3][3]. Fills `forward` (for the forward pass) and/or
+// `transposed` (for the input gradient).
+void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool forward = true,
+                                bool backward = true);
 
 // x: n x 32 x 13 x 13; y = relu(conv2(x) + bias): n x 64 x 11 x 11.
 void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y);
