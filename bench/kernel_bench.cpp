@@ -5,6 +5,7 @@
 //   build/bin/kernel_bench                 everything (about a minute)
 //   build/bin/kernel_bench --validate      validation only, every target (seconds; a ctest)
 //   build/bin/kernel_bench --target avx2 --batch 64 --layers
+//   build/bin/kernel_bench --peak          the FMA peak of one core per target, one line each
 // Emulating an AVX2-only CPU on an AVX-512 one: ONEDNN_MAX_CPU_ISA=AVX2 kernel_bench --target avx2
 #include <omp.h>
 
@@ -44,6 +45,7 @@ using Clock = std::chrono::steady_clock;
 struct Options {
   bool validate_only = false;
   bool layers_only = false;
+  bool peak_only = false;
   std::string target = "all";   // a Highway target name, or every supported one
   std::vector<int> batches = {128, 64};
   double seconds = 0.3;         // of timing per kernel and target
@@ -455,6 +457,13 @@ int run(const Options& opt) {
     if (t.supported && (opt.target == "all" || opt.target == t.name)) targets.push_back(t.name);
   MB_CHECK(!targets.empty(), ConfigError, "--target {}: not a SIMD target this CPU runs", opt.target);
 
+  if (opt.peak_only) {   // one line per target, for scripts: "peak TARGET GFLOP/s"
+    for (const auto& target : targets) {
+      onednn::force_simd_target(target);
+      fmt::print("peak {} {:.1f}\n", target, fma_peak_gflops(std::max(opt.seconds, 0.5)));
+    }
+    return 0;
+  }
   bool all_ok = true;
   if (!opt.layers_only) {
     print_header();
@@ -517,6 +526,8 @@ int main(int argc, char** argv) {
         opt.batches = {37};
       } else if (a == "--layers") {
         opt.layers_only = true;
+      } else if (a == "--peak") {
+        opt.peak_only = true;
       } else if (a == "--target") {
         opt.target = value();
       } else if (a == "--batch") {
@@ -527,8 +538,8 @@ int main(int argc, char** argv) {
         opt.threads = std::stoi(value());
       } else {
         std::fprintf(stderr,
-                     "usage: kernel_bench [--validate] [--layers] [--target NAME] [--batch N] [--seconds S] "
-                     "[--threads T]\n");
+                     "usage: kernel_bench [--validate | --layers | --peak] [--target NAME] [--batch N] "
+                     "[--seconds S] [--threads T]\n");
         return 2;
       }
     }
