@@ -132,22 +132,27 @@ class TestBackendOps : public QObject {
     QTest::addColumn<QString>("conv2");   // MB_CONV2, "" for the default
     QTest::addColumn<QString>("simd");    // a forced SIMD target, "" for the best
     QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("threads");     // the oneDNN engine's intra-replica threads
     for (const QString& target : {QString("onednn"), QString("cuda")})
       for (int batch : {1, 3, 37, 64, 128})
-        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << "" << "" << batch;
-    QTest::addRow("onednn-direct/batch=37") << "onednn-direct" << "onednn" << "" << 37;
-    QTest::addRow("onednn-conv2-onednn/batch=37") << "onednn" << "onednn" << "" << 37;
-    for (int batch : {37, 128}) QTest::addRow("onednn-conv2-own/batch=%d", batch) << "onednn" << "own" << "" << batch;
+        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << "" << "" << batch << 1;
+    QTest::addRow("onednn-direct/batch=37") << "onednn-direct" << "onednn" << "" << 37 << 1;
+    QTest::addRow("onednn-conv2-onednn/batch=37") << "onednn" << "onednn" << "" << 37 << 1;
+    for (int batch : {37, 128}) QTest::addRow("onednn-conv2-own/batch=%d", batch) << "onednn" << "own" << "" << batch << 1;
     // 7 images: whole and partial Winograd chunks in every pass.
     for (const auto& t : onednn::simd_targets())
       QTest::addRow("onednn-conv2-own@%s/batch=7", t.name.c_str())
-          << "onednn" << "own" << QString::fromStdString(t.name) << 7;
+          << "onednn" << "own" << QString::fromStdString(t.name) << 7 << 1;
+    // Intra-replica threads: oneDNN's primitives and the own kernels split the batch.
+    for (const QString& conv2 : {QString("onednn"), QString("own")})
+      QTest::addRow("onednn-conv2-%s-threads=2/batch=37", qPrintable(conv2)) << "onednn" << conv2 << "" << 37 << 2;
   }
   void matches_reference() {
     QFETCH(QString, target);
     QFETCH(QString, conv2);
     QFETCH(QString, simd);
     QFETCH(int, batch);
+    QFETCH(int, threads);
     if (target == "cuda") {
       const DeviceInventory inv = query_devices();
       if (inv.gpus.empty()) QSKIP(qPrintable("no GPU: " + QString::fromStdString(inv.gpu_note)));
@@ -160,6 +165,7 @@ class TestBackendOps : public QObject {
     SelftestOptions opt;
     opt.targets = {direct ? std::string("onednn") : target.toStdString()};
     opt.batches = {batch};
+    opt.cpu_threads = threads;
     const auto cases = run_selftest(opt);
     qunsetenv("MB_ONEDNN_DIRECT");
     qunsetenv("MB_CONV2");
@@ -219,8 +225,15 @@ class TestBackendOps : public QObject {
 
   // ---- the oneDNN engine itself ----
   // Two replicas on two threads at once (the trainer's arrangement) compute exactly what one
-  // engine computes alone: no shared state, no thread-count dependence in the kernels.
+  // engine computes alone: no shared state, no thread-count dependence in the kernels; also
+  // with two intra-replica threads each (then 4 OpenMP threads share the machine).
+  void onednn_concurrent_replicas_are_deterministic_data() {
+    QTest::addColumn<int>("threads");
+    QTest::newRow("1 thread per replica") << 1;
+    QTest::newRow("2 threads per replica") << 2;
+  }
   void onednn_concurrent_replicas_are_deterministic() {
+    QFETCH(int, threads);
     const Dataset data = test::make_synthetic_dataset(256, 3);
     const auto params = random_params(5);
     std::vector<int32_t> idx_a(64), idx_b(37);
@@ -228,7 +241,7 @@ class TestBackendOps : public QObject {
     for (int i = 0; i < 37; ++i) idx_b[i] = 255 - i * 5;
 
     auto run = [&](std::span<const int32_t> idx, std::vector<float>& grads, BatchStats& stats) {
-      auto e = make_onednn_engine(64);
+      auto e = make_onednn_engine(64, threads);
       e->bind_data(data, data);
       e->set_params(params);
       for (int rep = 0; rep < 3; ++rep) stats = e->forward_backward(idx, 0.5f);
@@ -561,6 +574,7 @@ class TestBackendOps : public QObject {
 
   void onednn_arguments_and_chunking() {
     const Dataset data = test::make_synthetic_dataset(16, 3);
+    QVERIFY_THROWS_EXCEPTION(ConfigError, make_onednn_engine(8, 0));   // threads per replica >= 1
     auto e = make_onednn_engine(8);
     const std::vector<int32_t> nine(9, 0), out_of_range{0, 16};
     QVERIFY_THROWS_EXCEPTION(Error, e->forward_backward(nine, 1.0f));   // before bind_data
