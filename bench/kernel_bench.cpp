@@ -6,10 +6,13 @@
 //   build/bin/kernel_bench --validate      validation only, every target (seconds; a ctest)
 //   build/bin/kernel_bench --target avx2 --batch 64 --layers
 //   build/bin/kernel_bench --peak          the FMA peak of one core per target, one line each
+//   build/bin/kernel_bench --only conv2 --target avx2 --seconds 5   (e.g. under perf record)
 // Emulating an AVX2-only CPU on an AVX-512 one: ONEDNN_MAX_CPU_ISA=AVX2 kernel_bench --target avx2
 #include <omp.h>
 
 #include <algorithm>
+#include <time.h>
+
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -40,12 +43,27 @@
 namespace mb::bench {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using Clock = std::chrono::steady_clock;   // deadlines
+
+// What kernels are timed with: this thread's CPU time while one thread runs the kernel (on a
+// shared machine other load then costs only cache space, not the time slices it takes), wall
+// time with more threads. Set once from --threads.
+bool g_cpu_clock = true;
+
+double now() {
+  if (g_cpu_clock) {
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  }
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
 
 struct Options {
   bool validate_only = false;
   bool layers_only = false;
   bool peak_only = false;
+  std::string only;             // run just the kernel groups whose name contains this (conv1, pool2, conv2, adam)
   std::string target = "all";   // a Highway target name, or every supported one
   std::vector<int> batches = {128, 64};
   double seconds = 0.3;         // of timing per kernel and target
@@ -58,17 +76,17 @@ double time_per_call(const std::function<void()>& f, double seconds) {
   f();   // warm caches and the dispatch table
   int calls = 1;
   for (;;) {
-    const auto start = Clock::now();
+    const double start = now();
     for (int i = 0; i < calls; ++i) f();
-    if (std::chrono::duration<double>(Clock::now() - start).count() > 0.02 || calls > (1 << 20)) break;
+    if (now() - start > 0.02 || calls > (1 << 20)) break;
     calls *= 2;
   }
   double best = 1e30;
   const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
   do {
-    const auto start = Clock::now();
+    const double start = now();
     for (int i = 0; i < calls; ++i) f();
-    best = std::min(best, std::chrono::duration<double>(Clock::now() - start).count() / calls);
+    best = std::min(best, (now() - start) / calls);
   } while (Clock::now() < deadline);
   return best;
 }
@@ -408,11 +426,11 @@ void bench_layers(int batch, const Options& opt) {
     for (int v = 0; v < kVariants; ++v) {
       onednn::NetPlan& plan = *plans[v];
       for (int i = 0; i < 3; ++i) {
-        const auto start = Clock::now();
+        const double start = now();
         step(plan);
-        whole[v] = std::min(whole[v], std::chrono::duration<double>(Clock::now() - start).count());
+        whole[v] = std::min(whole[v], now() - start);
       }
-      plan.set_profiling(true);
+      plan.set_profiling(true, g_cpu_clock);
       for (int i = 0; i < 3; ++i) step(plan);
       const auto& p = plan.profile();
       if (best[v].empty()) best[v] = p;
@@ -422,8 +440,10 @@ void bench_layers(int batch, const Options& opt) {
     }
   } while (Clock::now() < deadline);
 
-  fmt::print("\ntraining step, batch {}, {} thread(s), SIMD target {}, oneDNN ISA {}; ms per stage, best of rounds\n",
-             batch, opt.threads, onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()));
+  fmt::print("\ntraining step, batch {}, {} thread(s), SIMD target {}, oneDNN ISA {}; ms per stage ({}), best of "
+             "rounds\n",
+             batch, opt.threads, onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()),
+             g_cpu_clock ? "thread CPU time" : "wall time");
   for (int v = 0; v < kVariants; ++v) fmt::print("  MB_CONV2={}: {}\n", variants[v], plans[v]->describe());
   fmt::print("{:<28}", "stage");
   for (const char* v : variants) fmt::print(" {:>14}", fmt::format("conv2={}", v));
@@ -449,6 +469,7 @@ void bench_layers(int batch, const Options& opt) {
 
 int run(const Options& opt) {
   omp_set_num_threads(opt.threads);
+  g_cpu_clock = opt.threads == 1;
   fmt::print("CPU: {}; Highway targets:", cpu_model_name());
   for (const auto& t : onednn::simd_targets()) fmt::print(" {}{}", t.name, t.supported ? "" : " (not on this CPU)");
   fmt::print("; oneDNN ISA {}\n\n", isa_name(dnnl::get_effective_cpu_isa()));
@@ -476,12 +497,13 @@ int run(const Options& opt) {
     }
     for (const auto& target : targets) {
       onednn::force_simd_target(target);
+      auto wanted = [&](const char* group) { return opt.only.empty() || std::string(group).find(opt.only) != std::string::npos; };
       for (std::size_t b = 0; b < opt.batches.size(); ++b) {
-        for (int block : {16, 8}) bench_conv1(conv1_data[b], block, target, opt, all_ok);
-        for (int in_block : {16, 8}) bench_pool2(opt.batches[b], in_block, 1, target, opt, all_ok);
-        bench_conv2(conv2_data[b], target, opt, all_ok);
+        if (wanted("conv1")) for (int block : {16, 8}) bench_conv1(conv1_data[b], block, target, opt, all_ok);
+        if (wanted("pool2")) for (int in_block : {16, 8}) bench_pool2(opt.batches[b], in_block, 1, target, opt, all_ok);
+        if (wanted("conv2")) bench_conv2(conv2_data[b], target, opt, all_ok);
       }
-      bench_adam(target, opt, all_ok);
+      if (wanted("adam")) bench_adam(target, opt, all_ok);
       if (opt.validate_only) {   // the remaining layouts, which production does not use
         const Conv1Data k = make_conv1(3);
         bench_conv1(k, 1, target, opt, all_ok);
@@ -496,6 +518,7 @@ int run(const Options& opt) {
     fmt::print("\n{}\n", all_ok ? "all kernels match the reference" : "SOME KERNELS DO NOT MATCH THE REFERENCE");
     return all_ok ? 0 : 1;
   }
+  if (!opt.only.empty()) return all_ok ? 0 : 1;
   if (!opt.layers_only) {
     fmt::print("\nFP32 multiply-add peak of one core (12 independent chains, best of {:.1f} s):\n", opt.seconds);
     for (const auto& target : targets) {
@@ -528,6 +551,8 @@ int main(int argc, char** argv) {
         opt.layers_only = true;
       } else if (a == "--peak") {
         opt.peak_only = true;
+      } else if (a == "--only") {
+        opt.only = value();
       } else if (a == "--target") {
         opt.target = value();
       } else if (a == "--batch") {
@@ -538,8 +563,8 @@ int main(int argc, char** argv) {
         opt.threads = std::stoi(value());
       } else {
         std::fprintf(stderr,
-                     "usage: kernel_bench [--validate | --layers | --peak] [--target NAME] [--batch N] "
-                     "[--seconds S] [--threads T]\n");
+                     "usage: kernel_bench [--validate | --layers | --peak] [--only conv1|pool2|conv2|adam] "
+                     "[--target NAME] [--batch N] [--seconds S] [--threads T]\n");
         return 2;
       }
     }

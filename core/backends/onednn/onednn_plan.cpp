@@ -1,6 +1,8 @@
 // Builds and replays the oneDNN primitives of one training step (see onednn_plan.h).
 #include "backends/onednn/onednn_plan.h"
 
+#include <time.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -55,16 +57,14 @@ int channel_block(const memory::desc& desc) {
 Conv2Passes choose_conv2() {
   const char* env = std::getenv("MB_CONV2");
   const std::string mode = env ? env : "auto";
-  Conv2Passes own;
-  if (mode == "onednn") return own;
-  if (mode == "own") return {true, true, true};
-  MB_CHECK(mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto", mode);
-  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const bool avx512 = (isa & static_cast<unsigned>(dnnl::cpu_isa::avx512_core)) ==
-                      static_cast<unsigned>(dnnl::cpu_isa::avx512_core);
-  if (!avx512) return {true, true, true};   // oneDNN 2.6 has direct kernels only: Winograd wins every pass
-  own.backward_data = true;                 // oneDNN's data gradient is direct even on AVX-512
-  return own;
+  if (mode == "onednn") return {};
+  MB_CHECK(mode == "own" || mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto",
+           mode);
+  // Measured (bench/kernel_bench --layers, docs/benchmarks.md): the own kernels win every pass
+  // on AVX2 (oneDNN 2.6 has only direct kernels there: ~2x slower) and on AVX-512 too, where
+  // oneDNN's Winograd forward and weight gradient are about as fast and its data gradient is
+  // direct (~2x slower).
+  return {true, true, true};
 }
 
 NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
@@ -312,18 +312,25 @@ void NetPlan::stage(dnnl::stream& stream, const char* name, F&& body) {
     body();
     return;
   }
-  const auto start = std::chrono::steady_clock::now();
+  auto clock = [&] {
+    if (!profile_cpu_time_) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  };
+  const double start = clock();
   body();
   stream.wait();
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds = clock() - start;
   auto it = std::find_if(profile_.begin(), profile_.end(), [&](const StageTime& t) { return t.name == name; });
   if (it == profile_.end()) it = profile_.insert(profile_.end(), StageTime{name});
   it->seconds += seconds;
   ++it->calls;
 }
 
-void NetPlan::set_profiling(bool on) {
+void NetPlan::set_profiling(bool on, bool cpu_time) {
   profiling_ = on;
+  profile_cpu_time_ = cpu_time;
   profile_.clear();
 }
 

@@ -20,9 +20,9 @@ struct Conv2Passes {
 };
 
 // MB_CONV2=onednn: every pass in oneDNN (MB_ONEDNN_DIRECT=1 then keeps it off Winograd too);
-// MB_CONV2=own: every pass on the own kernels; unset or "auto": the fastest per oneDNN ISA, as
-// measured with bench/kernel_bench and bench/onednn_variants (docs/benchmarks.md). Throws
-// ConfigError for another value.
+// MB_CONV2=own: every pass on the own kernels; unset or "auto": the fastest as measured with
+// bench/kernel_bench --layers on each ISA (docs/benchmarks.md), today the own kernels on every
+// ISA. Throws ConfigError for another value.
 Conv2Passes choose_conv2();
 
 // conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
@@ -52,15 +52,16 @@ class NetPlan {
   // Implementation names of the main primitives, for the debug log.
   std::string describe();
 
-  // Per-stage wall time of forward() and backward() (bench/kernel_bench's layer table). While
-  // on, every stage waits for the stream before its clock stops, so a profiled step is a little
-  // slower than a plain one. Stages in execution order, seconds summed since the last reset.
+  // Per-stage time of forward() and backward() (bench/kernel_bench's layer table): wall time,
+  // or with cpu_time the calling thread's CPU time (meaningful with one OpenMP thread; robust
+  // against other load on a shared machine). While on, every stage waits for the stream
+  // before its clock stops. Stages in execution order, seconds summed since the last call.
   struct StageTime {
     std::string name;
     double seconds = 0.0;
     int64_t calls = 0;
   };
-  void set_profiling(bool on);
+  void set_profiling(bool on, bool cpu_time = false);
   const std::vector<StageTime>& profile() const { return profile_; }
 
  private:
@@ -112,7 +113,7 @@ class NetPlan {
   Step conv2_, fc1_, fc2_;
   Step fc2_bw_, fc2_bd_, fc1_bw_, fc1_bd_, conv2_bw_, conv2_bd_;
 
-  bool profiling_ = false;
+  bool profiling_ = false, profile_cpu_time_ = false;
   std::vector<StageTime> profile_;
 };
 
