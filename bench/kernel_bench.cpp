@@ -308,10 +308,12 @@ void bench_conv2(const Conv2Data& k, const std::string& target, const Options& o
   const std::vector<float> x = to_blocked(k.x, n, CI, IS, 16), dy = to_blocked(k.dy, n, CO, OS, 16);
   std::vector<float> y(dy.size()), dx(x.size()), dw(k.w.size()), db(CO);
   auto wt = [&] { onednn::winograd_conv2_set_weights(k.w.data(), u); };
+  onednn::Conv2OutputGrad g;
+  g.dy = dy.data();
   auto fwd = [&] { onednn::winograd_conv2_forward(u, n, x.data(), k.bias.data(), y.data()); };
-  auto bwd = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), dx.data(), dw.data(), db.data()); };
-  auto bwd_d = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), dx.data(), nullptr, nullptr); };
-  auto bwd_w = [&] { onednn::winograd_conv2_backward(u, n, x.data(), dy.data(), nullptr, dw.data(), db.data()); };
+  auto bwd = [&] { onednn::winograd_conv2_backward(u, n, x.data(), g, dx.data(), dw.data(), db.data()); };
+  auto bwd_d = [&] { onednn::winograd_conv2_backward(u, n, x.data(), g, dx.data(), nullptr, nullptr); };
+  auto bwd_w = [&] { onednn::winograd_conv2_backward(u, n, x.data(), g, nullptr, dw.data(), db.data()); };
   wt();
   fwd();
   bwd();

@@ -184,17 +184,15 @@ class TestBackendOps : public QObject {
 
   void conv2_choice_follows_mb_conv2() {
     qputenv("MB_CONV2", "own");
-    const onednn::Conv2Passes own = onednn::choose_conv2();
+    const auto own = onednn::choose_conv2();
     qputenv("MB_CONV2", "onednn");
-    const onednn::Conv2Passes none = onednn::choose_conv2();
+    const auto onednn_conv2 = onednn::choose_conv2();
     qputenv("MB_CONV2", "fast");
     QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::choose_conv2());
     qunsetenv("MB_CONV2");
-    const onednn::Conv2Passes automatic = onednn::choose_conv2();
-    QVERIFY(own.forward && own.backward_weights && own.backward_data);
-    QVERIFY(!none.forward && !none.backward_weights && !none.backward_data);
+    QVERIFY(own == onednn::Conv2Impl::Own && onednn_conv2 == onednn::Conv2Impl::Onednn);
     // The measured winner on AVX2 and AVX-512 alike (docs/benchmarks.md).
-    QVERIFY(automatic.forward && automatic.backward_weights && automatic.backward_data);
+    QVERIFY(onednn::choose_conv2() == onednn::Conv2Impl::Own);
   }
 
   void selftest_targets_cover_every_device() {
@@ -478,13 +476,38 @@ class TestBackendOps : public QObject {
     onednn::winograd_conv2_set_weights(w.data(), u);
     const std::vector<float> xb = blocked(x, CI, IS), dyb = blocked(dy, CO, OS);
     std::vector<float> yb(dy.size(), 7.0f), dxb(x.size(), 7.0f), dw(w.size()), db(CO);
+    onednn::Conv2OutputGrad from_dy;
+    from_dy.dy = dyb.data();
     onednn::winograd_conv2_forward(u, n, xb.data(), bias.data(), yb.data());
-    onednn::winograd_conv2_backward(u, n, xb.data(), dyb.data(), dxb.data(), dw.data(), db.data());
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, dxb.data(), dw.data(), db.data());
     // Each gradient alone is the same computation, bit for bit.
     std::vector<float> dx_alone(x.size(), 7.0f), dw_alone(w.size()), db_alone(CO);
-    onednn::winograd_conv2_backward(u, n, xb.data(), dyb.data(), dx_alone.data(), nullptr, nullptr);
-    onednn::winograd_conv2_backward(u, n, xb.data(), dyb.data(), nullptr, dw_alone.data(), db_alone.data());
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, dx_alone.data(), nullptr, nullptr);
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, nullptr, dw_alone.data(), db_alone.data());
     QVERIFY(dx_alone == dxb && dw_alone == dw && db_alone == db);
+
+    // Pool2 fused in: the forward's pooled values and argmax are max_pool_forward's over y, and
+    // the backward from pool2's side is the backward from the dy max_pool_backward_relu writes,
+    // bit for bit (selection only).
+    const onednn::PoolShape pool{n, CO, OS, cnn::kPool2Side, 16, 1};
+    const std::size_t pooled_size = std::size_t(n) * cnn::kFlat;
+    std::vector<float> pooled(pooled_size), pooled_ref(pooled_size), dc2(dy.size());
+    std::vector<uint8_t> arg(pooled_size), arg_ref(pooled_size);
+    onednn::winograd_conv2_forward(u, n, xb.data(), bias.data(), nullptr, pooled.data(), arg.data());
+    onednn::max_pool_forward(pool, yb.data(), pooled_ref.data(), arg_ref.data());
+    QVERIFY(pooled == pooled_ref);
+    QVERIFY(arg == arg_ref);
+    const std::vector<float> d_pooled = grid_values(pooled_size, 41);
+    onednn::max_pool_backward_relu(pool, d_pooled.data(), pooled.data(), arg.data(), dc2.data());
+    onednn::Conv2OutputGrad from_pool, from_dc2;
+    from_pool.pooled = pooled.data();
+    from_pool.d_pooled = d_pooled.data();
+    from_pool.arg = arg.data();
+    from_dc2.dy = dc2.data();
+    std::vector<float> dx1(x.size()), dx2(x.size()), dw1(w.size()), dw2(w.size()), db1(CO), db2(CO);
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dc2, dx1.data(), dw1.data(), db1.data());
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_pool, dx2.data(), dw2.data(), db2.data());
+    QVERIFY(dx1 == dx2 && dw1 == dw2 && db1 == db2);
 
     auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& want) {
       double scale = 0, worst = 0;

@@ -54,17 +54,16 @@ int channel_block(const memory::desc& desc) {
 
 }  // namespace
 
-Conv2Passes choose_conv2() {
+Conv2Impl choose_conv2() {
   const char* env = std::getenv("MB_CONV2");
   const std::string mode = env ? env : "auto";
-  if (mode == "onednn") return {};
+  if (mode == "onednn") return Conv2Impl::Onednn;
   MB_CHECK(mode == "own" || mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto",
            mode);
-  // Measured (bench/kernel_bench --layers, docs/benchmarks.md): the own kernels win every pass
-  // on AVX2 (oneDNN 2.6 has only direct kernels there: ~2x slower) and on AVX-512 too, where
-  // oneDNN's Winograd forward and weight gradient are about as fast and its data gradient is
-  // direct (~2x slower).
-  return {true, true, true};
+  // Measured (bench/kernel_bench --layers, docs/benchmarks.md): the own kernels win on AVX2,
+  // where oneDNN 2.6 has only direct kernels (~2x slower), and on AVX-512 too, where oneDNN's
+  // Winograd forward and weight gradient are about as fast but its data gradient is direct.
+  return Conv2Impl::Own;
 }
 
 NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
@@ -95,16 +94,14 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   conv1_dtaps_.assign(kConv1Taps * kConv1Out, 0.0);
   conv1_dbias_.assign(kConv1Out, 0.0);
 
-  // Which conv2 passes run on the own Winograd kernels and which on oneDNN (choose_conv2).
-  conv2_own_ = choose_conv2();
-  const bool any_own = conv2_own_.forward || conv2_own_.backward_weights || conv2_own_.backward_data;
-  const bool any_onednn = !(conv2_own_.forward && conv2_own_.backward_weights && conv2_own_.backward_data);
+  // conv2 on the own Winograd kernels (with pool2 fused into them) or on oneDNN (choose_conv2).
+  conv2_own_ = choose_conv2() == Conv2Impl::Own;
 
   // p1 (the fused conv1 block's output) in the layout conv2 prefers, if the fused loop can
-  // write it; nChw16c otherwise, and always where an own conv2 pass reads or writes it.
+  // write it; nChw16c otherwise, and always for the own kernels.
   const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
   block1_ = kWinogradBlock;
-  if (!any_own) {
+  if (!conv2_own_) {
     auto probe = dnnl::convolution_forward::primitive_desc(
         {prop_kind::forward_training, algorithm::convolution_direct, any(p1_dims), any(w_c2),
          plain({kConv2Out}, Tag::x), any(c2_dims), one, zero, zero},
@@ -122,12 +119,11 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
          zero},
         relu_attr, engine_);
   };
-  // The direct forward pd doubles as the layout hint for the direct backward kernels (and is
-  // needed as a hint even where the forward itself runs on the own kernels).
+  // The direct forward pd doubles as the layout hint for the direct backward kernels.
   dnnl::convolution_forward::primitive_desc c2_fwd_direct, c2_fwd;
   bool c2_wino = false;
-  if (any_onednn) {
-    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any_own ? plain(c2_dims, Tag::nChw16c) : any(c2_dims));
+  if (!conv2_own_) {
+    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any(c2_dims));
     if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
       c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
     c2_fwd = c2_fwd_direct;
@@ -139,10 +135,8 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
         // No Winograd kernel for this ISA or layout: the direct one it is.
       }
     }
-  }
-  c2_ = make(any_onednn ? c2_fwd.dst_desc() : plain(c2_dims, Tag::nChw16c));
-  if (!conv2_own_.forward) {
     account(c2_fwd);
+    c2_ = make(c2_fwd.dst_desc());
     conv2_ = {dnnl::convolution_forward(c2_fwd),
               {{DNNL_ARG_SRC, p1_},
                {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
@@ -151,8 +145,9 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
               fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
   }
 
-  // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects.
-  pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, channel_block(c2_.get_desc()), 1};
+  // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects. The own conv2 kernels
+  // pool in their output transform and never store conv2's output (c2_ stays empty).
+  pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, conv2_own_ ? kWinogradBlock : channel_block(c2_.get_desc()), 1};
   p2_ = make(plain({n, kFlat}, Tag::nc));
   arg2_.resize(std::size_t(n) * kFlat);
 
@@ -215,8 +210,9 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   dense_backward("fc2", fc2_fwd, h1_, w_fc2, kFc2W, kFc2B, dz_, fc2_bw_, fc2_bd_, dh1_);
   dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
 
-  dc2_ = make(c2_.get_desc());
-  if (!conv2_own_.backward_weights) {
+  dp1_ = make(p1_.get_desc());
+  if (!conv2_own_) {
+    dc2_ = make(c2_.get_desc());
     auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
       return dnnl::convolution_backward_weights::primitive_desc(
           {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
@@ -238,10 +234,7 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
          {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
          {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
         fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
-  }
 
-  dp1_ = make(p1_.get_desc());
-  if (!conv2_own_.backward_data) {
     auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
         {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_,
         engine_, c2_fwd_direct);
@@ -290,9 +283,7 @@ void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
   if (version == weights_version_) return;
   stage(stream, "weight reorders", [&] {
     conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
-    if (conv2_own_.forward || conv2_own_.backward_data)
-      winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_, conv2_own_.forward,
-                                 conv2_own_.backward_data);
+    if (conv2_own_) winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_);
     for (const auto& s : weight_sync_) run(stream, s);
   });
   stream.wait();
@@ -341,13 +332,16 @@ void NetPlan::forward(dnnl::stream& stream) {
                             data_of(p1_), arg1_.data());
   });
   stage(stream, "conv2+relu fwd", [&] {
-    if (conv2_own_.forward)
-      winograd_conv2_forward(wino_, batch_, data_of(p1_), params_ + layout[cnn::kConv2B].offset, data_of(c2_));
+    if (conv2_own_)   // pool2 included
+      winograd_conv2_forward(wino_, batch_, data_of(p1_), params_ + layout[cnn::kConv2B].offset, nullptr, data_of(p2_),
+                             arg2_.data());
     else
       run(stream, conv2_);
   });
   stream.wait();
-  stage(stream, "pool2 fwd (own)", [&] { max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data()); });
+  stage(stream, "pool2 fwd (own)", [&] {
+    if (!conv2_own_) max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data());
+  });
   stage(stream, "fc1+relu fwd", [&] { run(stream, fc1_); });
   stage(stream, "fc2 fwd", [&] { run(stream, fc2_); });
   stream.wait();
@@ -361,22 +355,26 @@ void NetPlan::backward(dnnl::stream& stream) {
   stage(stream, "fc1 bwd-w", [&] { run(stream, fc1_bw_); });
   stage(stream, "fc1 bwd-d", [&] { run(stream, fc1_bd_); });
   stream.wait();
-  stage(stream, "pool2+relu bwd (own)",
-        [&] { max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_)); });
+  stage(stream, "pool2+relu bwd (own)", [&] {
+    if (!conv2_own_) max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
+  });
   const auto& layout = cnn::param_tensors();
   stage(stream, "conv2 bwd-w", [&] {
-    if (!conv2_own_.backward_weights) run(stream, conv2_bw_);
+    if (!conv2_own_) run(stream, conv2_bw_);
   });
   stage(stream, "conv2 bwd-d", [&] {
-    if (!conv2_own_.backward_data) run(stream, conv2_bd_);
+    if (!conv2_own_) run(stream, conv2_bd_);
   });
-  // Both own passes in one call: they share the transform of the output gradient.
-  stage(stream, "conv2 bwd own (w and/or d)", [&] {
-    if (conv2_own_.backward_weights || conv2_own_.backward_data)
-      winograd_conv2_backward(wino_, batch_, data_of(p1_), data_of(dc2_),
-                              conv2_own_.backward_data ? data_of(dp1_) : nullptr,
-                              conv2_own_.backward_weights ? grads_ + layout[cnn::kConv2W].offset : nullptr,
-                              grads_ + layout[cnn::kConv2B].offset);
+  // Both gradients in one call (they share the transform of the output gradient), with
+  // pool2's backward fused in.
+  stage(stream, "conv2 bwd own (w and d)", [&] {
+    if (!conv2_own_) return;
+    Conv2OutputGrad g;
+    g.pooled = data_of(p2_);
+    g.d_pooled = data_of(dp2_);
+    g.arg = arg2_.data();
+    winograd_conv2_backward(wino_, batch_, data_of(p1_), g, data_of(dp1_), grads_ + layout[cnn::kConv2W].offset,
+                            grads_ + layout[cnn::kConv2B].offset);
   });
   stream.wait();
   stage(stream, "gradient reorders", [&] {
@@ -395,10 +393,7 @@ void NetPlan::backward(dnnl::stream& stream) {
 std::string NetPlan::describe() {
   std::string out = fmt::format("batch {}:", batch_);
   for (const Step* s : primitive_steps()) out += fmt::format(" [{}]", s->name);
-  const char* own = "own winograd F(4x4,3x3)";
-  if (conv2_own_.forward) out += fmt::format(" [conv2 fwd {}]", own);
-  if (conv2_own_.backward_weights) out += fmt::format(" [conv2 bwd-w {}]", own);
-  if (conv2_own_.backward_data) out += fmt::format(" [conv2 bwd-d {}]", own);
+  if (conv2_own_) out += " [conv2+pool2 fwd, bwd-w and bwd-d: own winograd F(4x4,3x3)]";
   out += fmt::format(" [fused conv1+pool1 writing block {}] [pool2 from block {}] + {} weight and {} gradient reorders",
                      block1_, pool2_.in_block, weight_sync_.size(), grad_export_.size());
   return out;

@@ -14,16 +14,15 @@
 
 namespace mb::onednn {
 
-// Which passes of conv2 run on the own Winograd kernels (winograd_conv2.h); oneDNN runs the rest.
-struct Conv2Passes {
-  bool forward = false, backward_weights = false, backward_data = false;
-};
+// Where conv2 runs: oneDNN's primitives (+ the own pool2 loops), or the own Winograd kernels
+// with pool2 fused in (winograd_conv2.h).
+enum class Conv2Impl { Onednn, Own };
 
-// MB_CONV2=onednn: every pass in oneDNN (MB_ONEDNN_DIRECT=1 then keeps it off Winograd too);
-// MB_CONV2=own: every pass on the own kernels; unset or "auto": the fastest as measured with
-// bench/kernel_bench --layers on each ISA (docs/benchmarks.md), today the own kernels on every
-// ISA. Throws ConfigError for another value.
-Conv2Passes choose_conv2();
+// MB_CONV2=onednn or own; unset or "auto": the faster as measured with bench/kernel_bench
+// --layers (docs/benchmarks.md), today the own kernels on AVX2 and AVX-512 alike. With
+// MB_CONV2=onednn, MB_ONEDNN_DIRECT=1 keeps oneDNN off its Winograd too. Throws ConfigError
+// for another value.
+Conv2Impl choose_conv2();
 
 // conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
 // layout; conv2 is oneDNN with a fused ReLU or the own Winograd kernels, pass by pass
@@ -96,7 +95,7 @@ class NetPlan {
   dnnl::memory p1_, c2_, p2_, h1_, z_;
   std::vector<uint8_t> arg1_, arg2_;
   int block1_ = 16;                          // p1's channel block
-  Conv2Passes conv2_own_;
+  bool conv2_own_ = true;                  // choose_conv2() == Own
   WinogradConv2Weights wino_;                // for the own conv2 passes
   PoolShape pool2_;
   // Backward activations.

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -46,6 +47,18 @@ static_assert(kOutSide == kInSide - 2 && (kTiles - 1) * 4 < kOutSide && kTiles *
 // Element (n, c, h, w) of an n x channels x side x side nChw16c tensor.
 inline std::size_t at(int n, int channels, int side, int c, int h, int w) {
   return ((((std::size_t(n) * (channels / kB) + c / kB) * side + h) * side + w) * kB) + c % kB;
+}
+
+// Pool2 (2x2, stride 2, floor: 11 -> 5) over conv2's output, fused into the transforms: each
+// window lies inside one 4x4 output tile. Pooled values plain [n][64][5][5] (the flatten fc1
+// reads), argmax bytes as blocked_pool.h stores them for 16-channel blocks.
+constexpr int kPooled = cnn::kPool2Side;   // 5
+static_assert(2 * kPooled <= kOutSide && 2 * kPooled + 1 >= kOutSide && kTiles * 2 >= kPooled);
+inline std::size_t pooled_at(int n, int c, int ph, int pw) {
+  return ((std::size_t(n) * kOut + c) * kPooled + ph) * kPooled + pw;
+}
+inline std::size_t arg_at(int n, int c, int ph, int pw) {
+  return (((std::size_t(n) * (kOut / kB) + c / kB) * kPooled + ph) * kPooled + pw) * kB + c % kB;
 }
 
 // Per-thread chunk buffers, grown on first use.
@@ -207,11 +220,16 @@ void input_tiles(const float* in, int n0, int n1, float* v) {
       }
 }
 
-// ---- output transform: m[point][tile][channel] -> relu(A^T m A + bias), the valid part ----
-void output_tiles(const float* m, int n0, int n1, const float* bias, float* out) {
+// ---- output transform: m[point][tile][channel] -> relu(A^T m A + bias) ----
+// Writes the valid part to `out` (unless null) and, unless `pooled` is null, its 2x2 max-pool
+// and argmax (strict '>' in row-major window order: the first maximum wins).
+void output_tiles(const float* m, int n0, int n1, const float* bias, float* out, float* pooled, uint8_t* arg) {
   const D d;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint8_t, D> d8;
   constexpr int C = kOut, S = kOutSide, tiles = kTiles;
   const int per_image = tiles * tiles, count = (n1 - n0) * per_image;
+  const auto plane = hn::Mul(hn::Iota(di, 0), hn::Set(di, kPooled * kPooled));   // lane c -> channel c's plane
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
@@ -226,46 +244,88 @@ void output_tiles(const float* m, int n0, int n1, const float* bias, float* out)
             for (int q = 0; q < 4; ++q) rows[i][q] = o[q];
           }
           const V b = hn::LoadU(d, bias + c0);
+          V y[4][4];
           for (int q = 0; q < 4; ++q) {
-            const int w = 4 * tx + q;
-            if (w >= S) break;
             V x[6];
             for (int i = 0; i < 6; ++i) x[i] = rows[i][q];
             V o[4];
             at4(x, o);
-            for (int p = 0; p < 4; ++p) {
-              const int h = 4 * ty + p;
-              if (h >= S) break;
-              hn::StoreU(hn::Max(hn::Add(o[p], b), hn::Zero(d)), d, out + at(n, C, S, c0, h, w));
-            }
+            for (int p = 0; p < 4; ++p) y[p][q] = hn::Max(hn::Add(o[p], b), hn::Zero(d));
           }
+          if (out)
+            for (int p = 0; p < 4 && 4 * ty + p < S; ++p)
+              for (int q = 0; q < 4 && 4 * tx + q < S; ++q) hn::StoreU(y[p][q], d, out + at(n, C, S, c0, 4 * ty + p, 4 * tx + q));
+          if (!pooled) continue;
+          for (int wr = 0; wr < 2; ++wr)
+            for (int wc = 0; wc < 2; ++wc) {
+              const int ph = 2 * ty + wr, pw = 2 * tx + wc;
+              if (ph >= kPooled || pw >= kPooled) continue;   // the floor's dropped row/column
+              const V v[4] = {y[2 * wr][2 * wc], y[2 * wr][2 * wc + 1], y[2 * wr + 1][2 * wc], y[2 * wr + 1][2 * wc + 1]};
+              V mx = v[0];
+              auto k = hn::Zero(di);
+              for (int q = 1; q < 4; ++q) {
+                const auto gt = hn::Gt(v[q], mx);
+                mx = hn::IfThenElse(gt, v[q], mx);
+                k = hn::IfThenElse(hn::RebindMask(di, gt), hn::Set(di, q), k);
+              }
+              hn::ScatterIndex(mx, d, pooled + pooled_at(n, c0, ph, pw), plane);
+              hn::StoreU(hn::DemoteTo(d8, k), d8, arg + arg_at(n, c0, ph, pw));
+            }
         }
       }
 }
 
-// ---- the output gradient: 4x4 tiles of dy -> A dY A^T; bias_sum (unless null) += dy ----
-void grad_tiles(const float* dy, int n0, int n1, float* m, float* bias_sum) {
+// ---- the output gradient: 4x4 tiles of dY -> A dY A^T; bias_sum (unless null) += dY ----
+// dY is g.dy, or (g.dy null) rebuilt from pool2's side exactly as max_pool_backward_relu
+// would write it: each window's pooled gradient, masked by the ReLU (pooled > 0), at its
+// argmax, zero elsewhere and in the floor's dropped row/column.
+void grad_tiles(const Conv2OutputGrad& g, int n0, int n1, float* m, float* bias_sum) {
   const D d;
+  const hn::RebindToSigned<D> di;
+  const hn::Rebind<uint8_t, D> d8;
   constexpr int tiles = kTiles, per_image = tiles * tiles;
   const int count = (n1 - n0) * per_image;
+  const auto plane = hn::Mul(hn::Iota(di, 0), hn::Set(di, kPooled * kPooled));
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
         const int t = (n - n0) * per_image + ty * tiles + tx;
         for (int c0 = 0; c0 < kOut; c0 += kLanes) {
+          V y[4][4];
+          if (g.dy) {
+            for (int p = 0; p < 4; ++p)
+              for (int q = 0; q < 4; ++q) {
+                const int h = 4 * ty + p, w = 4 * tx + q;
+                // The tile's part beyond the 11x11 output is zero: it has no gradient.
+                y[p][q] = (h < kOutSide && w < kOutSide) ? hn::LoadU(d, g.dy + at(n, kOut, kOutSide, c0, h, w))
+                                                         : hn::Zero(d);
+              }
+          } else {
+            for (int wr = 0; wr < 2; ++wr)
+              for (int wc = 0; wc < 2; ++wc) {
+                const int ph = 2 * ty + wr, pw = 2 * tx + wc;
+                V gv = hn::Zero(d);
+                auto k = hn::Set(di, 4);   // matches no position
+                if (ph < kPooled && pw < kPooled) {
+                  const std::size_t o = pooled_at(n, c0, ph, pw);
+                  gv = hn::IfThenElseZero(hn::Gt(hn::GatherIndex(d, g.pooled + o, plane), hn::Zero(d)),
+                                          hn::GatherIndex(d, g.d_pooled + o, plane));
+                  k = hn::PromoteTo(di, hn::LoadU(d8, g.arg + arg_at(n, c0, ph, pw)));
+                }
+                for (int q = 0; q < 4; ++q)
+                  y[2 * wr + q / 2][2 * wc + q % 2] = hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(k, hn::Set(di, q))), gv);
+              }
+          }
           V cols[6][4];   // cols[i][q] = (A dY)[i][q]
           V sum = bias_sum ? hn::LoadU(d, bias_sum + c0) : hn::Zero(d);
           for (int q = 0; q < 4; ++q) {
-            const int w = 4 * tx + q;
-            V y[4];
+            V col[4];
             for (int p = 0; p < 4; ++p) {
-              const int h = 4 * ty + p;
-              // The tile's part beyond the 11x11 output is zero: it has no gradient.
-              y[p] = (h < kOutSide && w < kOutSide) ? hn::LoadU(d, dy + at(n, kOut, kOutSide, c0, h, w)) : hn::Zero(d);
-              sum = hn::Add(sum, y[p]);
+              col[p] = y[p][q];
+              sum = hn::Add(sum, col[p]);
             }
             V o[6];
-            a6(y, o);
+            a6(col, o);
             for (int i = 0; i < 6; ++i) cols[i][q] = o[i];
           }
           if (bias_sum) hn::StoreU(sum, d, bias_sum + c0);
@@ -315,7 +375,8 @@ void input_grad_tiles(const float* dv, int n0, int n1, float* dx) {
 }
 
 // ---- the passes, over images [n0, n1) ----
-void forward_images(const float* u, int n0, int n1, const float* x, const float* bias, float* y) {
+void forward_images(const float* u, int n0, int n1, const float* x, const float* bias, float* y, float* pooled,
+                    uint8_t* arg) {
   Scratch& s = scratch();
   for (int c0 = n0; c0 < n1; c0 += kChunk) {
     const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
@@ -326,14 +387,14 @@ void forward_images(const float* u, int n0, int n1, const float* x, const float*
       gemm<kRowsWide, kWide>(count, kOut, kIn, s.v.data() + std::size_t(p) * count * kIn, kIn, 1,
                              u + std::size_t(p) * kIn * kOut, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut,
                              false);
-    output_tiles(s.m.data(), c0, c1, bias, y);
+    output_tiles(s.m.data(), c0, c1, bias, y, pooled, arg);
   }
 }
 
 // Both gradients from one dM per chunk. dx (may be null): overwritten for images [n0, n1).
 // du (may be null): dU[point][in][out] accumulated in float, and bias_sum the bias gradient.
-void backward_images(const float* u_t, int n0, int n1, const float* x, const float* dy, float* dx, float* du,
-                     float* bias_sum) {
+void backward_images(const float* u_t, int n0, int n1, const float* x, const Conv2OutputGrad& dy, float* dx,
+                     float* du, float* bias_sum) {
   Scratch& s = scratch();
   for (int c0 = n0; c0 < n1; c0 += kChunk) {
     const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
@@ -457,18 +518,19 @@ void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool
   }
 }
 
-void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y) {
+void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y,
+                            float* pooled, uint8_t* arg) {
   init_simd_target();
   // Ranges of whole chunks, so every thread's GEMMs keep their full row blocks.
   const int chunks = (n + wino::kChunk - 1) / wino::kChunk;
   parallel_ranges(chunks, [&](int begin, int end) {
     HWY_DYNAMIC_DISPATCH(forward_images)(w.forward.data(), begin * wino::kChunk, std::min(n, end * wino::kChunk), x,
-                                         bias, y);
+                                         bias, y, pooled, arg);
   });
 }
 
-void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const float* dy, float* dx,
-                             float* dw, float* db) {
+void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const Conv2OutputGrad& dy,
+                             float* dx, float* dw, float* db) {
   using namespace wino;
   init_simd_target();
   const std::size_t du_size = std::size_t(kPoints) * kIn * kOut;

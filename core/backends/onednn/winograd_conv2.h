@@ -8,6 +8,7 @@
 // 32 or 64 channels), transform back. Images go in chunks whose buffers stay in the L2
 // cache; chunks are split across the OpenMP threads (parallel.h).
 #pragma once
+#include <cstdint>
 #include <vector>
 
 namespace mb::onednn {
@@ -26,14 +27,27 @@ struct WinogradConv2Weights {
 void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool forward = true,
                                 bool backward = true);
 
-// x: n x 32 x 13 x 13; y = relu(conv2(x) + bias): n x 64 x 11 x 11.
-void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y);
+// x: n x 32 x 13 x 13. y = relu(conv2(x) + bias): n x 64 x 11 x 11, written unless null.
+// pooled and arg (unless null): pool2 fused in, as max_pool_forward({n, 64, 11, 5, 16, 1})
+// would compute it from y: the 2x2 max-pool (floor) as plain n x 64 x 5 x 5 (= the n x 1600
+// flatten) and its argmax bytes; then y need not exist at all.
+void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y,
+                            float* pooled = nullptr, uint8_t* arg = nullptr);
 
-// dy: the gradient at conv2's output (its ReLU derivative already applied), n x 64 x 11 x 11.
+// The gradient at conv2's output, its ReLU derivative applied: either dy (n x 64 x 11 x 11),
+// or (dy null) pool2's side, from which the fused pool2 backward rebuilds it as
+// max_pool_backward_relu would: pooled output and its gradient (plain n x 1600) and argmax.
+struct Conv2OutputGrad {
+  const float* dy = nullptr;
+  const float* pooled = nullptr;
+  const float* d_pooled = nullptr;
+  const uint8_t* arg = nullptr;
+};
+
 // dx (skipped when null): the input gradient, n x 32 x 13 x 13, overwritten. dw and db
 // (skipped when dw is null): the weight gradient [64][32][3][3] (OIHW) and the bias gradient
 // [64], summed over the batch, overwritten. Both gradients share one transform of dy.
-void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const float* dy, float* dx,
-                             float* dw, float* db);
+void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const Conv2OutputGrad& dy,
+                             float* dx, float* dw, float* db);
 
 }  // namespace mb::onednn
