@@ -184,38 +184,50 @@ void gemm(int rows, int cols, int k, const float* a, int a_rs, int a_ks, const f
 constexpr bool kZmm = kLanes >= 16;
 constexpr int kWide = kZmm ? 4 : 2;           // NV for 64 columns (forward, weight gradient)
 constexpr int kRowsWide = 6;                  // tile rows (forward)
-constexpr int kRowsWeights = kZmm ? 4 : 6;    // input-channel rows (weight gradient)
+constexpr int kRowsWeights = 4;               // input-channel rows (weight gradient): 32 = 8 blocks
 constexpr int kNarrow = 2;                    // NV for 32 columns (input gradient)
 constexpr int kRowsNarrow = kZmm ? 9 : 6;
 
 // ---- input transform: the 6x6 tiles of x (beyond its 13x13: zeros) -> B^T d B ----
+// One tile and channel vector: src at the tile's corner (rows S*kB floats apart, columns kB);
+// dst at point 0, the next point `stride` floats on. kFull: all 36 inside x (most tiles).
+template <bool kFull>
+HWY_INLINE void input_tile(const float* src, int rows, int cols, float* dst, std::size_t stride) {
+  const D d;
+  constexpr int S = kInSide;
+  V t[6][6];   // after the pass over rows: t[i][j] = (B^T d)[i][j]
+  for (int j = 0; j < 6; ++j) {
+    V x[6];
+    for (int i = 0; i < 6; ++i)
+      x[i] = (kFull || (i < rows && j < cols)) ? hn::LoadU(d, src + (i * S + j) * kB) : hn::Zero(d);
+    V o[6];
+    bt6(x, o);
+    for (int i = 0; i < 6; ++i) t[i][j] = o[i];
+  }
+  for (int i = 0; i < 6; ++i) {
+    V o[6];
+    bt6(t[i], o);
+    for (int j = 0; j < 6; ++j) hn::StoreU(o[j], d, dst + (i * 6 + j) * stride);
+  }
+}
+
 // Writes v[point][tile][channel] for the chunk's tiles.
 void input_tiles(const float* in, int n0, int n1, float* v) {
-  const D d;
-  constexpr int C = kIn, S = kInSide, tiles = kTiles, offset = 0;
+  constexpr int C = kIn, S = kInSide, tiles = kTiles;
   const int per_image = tiles * tiles, count = (n1 - n0) * per_image;
+  const std::size_t stride = std::size_t(count) * C;
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
         const int t = (n - n0) * per_image + ty * tiles + tx;
+        const int rows = std::min(6, S - 4 * ty), cols = std::min(6, S - 4 * tx);
         for (int c0 = 0; c0 < C; c0 += kLanes) {
-          V cols[6][6];   // after the pass over rows: cols[i][j] = (B^T d)[i][j]
-          for (int j = 0; j < 6; ++j) {
-            const int w = 4 * tx + offset + j;
-            V x[6];
-            for (int i = 0; i < 6; ++i) {
-              const int h = 4 * ty + offset + i;
-              x[i] = (h >= 0 && h < S && w >= 0 && w < S) ? hn::LoadU(d, in + at(n, C, S, c0, h, w)) : hn::Zero(d);
-            }
-            V o[6];
-            bt6(x, o);
-            for (int i = 0; i < 6; ++i) cols[i][j] = o[i];
-          }
-          for (int i = 0; i < 6; ++i) {
-            V o[6];
-            bt6(cols[i], o);
-            for (int j = 0; j < 6; ++j) hn::StoreU(o[j], d, v + (std::size_t(i * 6 + j) * count + t) * C + c0);
-          }
+          const float* src = in + at(n, C, S, c0, 4 * ty, 4 * tx);
+          float* dst = v + std::size_t(t) * C + c0;
+          if (rows == 6 && cols == 6)
+            input_tile<true>(src, 6, 6, dst, stride);
+          else
+            input_tile<false>(src, rows, cols, dst, stride);
         }
       }
 }
@@ -236,9 +248,11 @@ void output_tiles(const float* m, int n0, int n1, const float* bias, float* out,
         const int t = (n - n0) * per_image + ty * tiles + tx;
         for (int c0 = 0; c0 < C; c0 += kLanes) {
           V rows[6][4];   // rows[i][q] = (m A)[i][q]
+          const float* src = m + std::size_t(t) * C + c0;
+          const std::size_t stride = std::size_t(count) * C;
           for (int i = 0; i < 6; ++i) {
             V x[6];
-            for (int j = 0; j < 6; ++j) x[j] = hn::LoadU(d, m + (std::size_t(i * 6 + j) * count + t) * C + c0);
+            for (int j = 0; j < 6; ++j) x[j] = hn::LoadU(d, src + (i * 6 + j) * stride);
             V o[4];
             at4(x, o);
             for (int q = 0; q < 4; ++q) rows[i][q] = o[q];
@@ -293,13 +307,12 @@ void grad_tiles(const Conv2OutputGrad& g, int n0, int n1, float* m, float* bias_
         for (int c0 = 0; c0 < kOut; c0 += kLanes) {
           V y[4][4];
           if (g.dy) {
+            // The tile's part beyond the 11x11 output is zero: it has no gradient.
+            const int rows = std::min(4, kOutSide - 4 * ty), cols = std::min(4, kOutSide - 4 * tx);
+            const float* src = g.dy + at(n, kOut, kOutSide, c0, 4 * ty, 4 * tx);
             for (int p = 0; p < 4; ++p)
-              for (int q = 0; q < 4; ++q) {
-                const int h = 4 * ty + p, w = 4 * tx + q;
-                // The tile's part beyond the 11x11 output is zero: it has no gradient.
-                y[p][q] = (h < kOutSide && w < kOutSide) ? hn::LoadU(d, g.dy + at(n, kOut, kOutSide, c0, h, w))
-                                                         : hn::Zero(d);
-              }
+              for (int q = 0; q < 4; ++q)
+                y[p][q] = (p < rows && q < cols) ? hn::LoadU(d, src + (p * kOutSide + q) * kB) : hn::Zero(d);
           } else {
             for (int wr = 0; wr < 2; ++wr)
               for (int wc = 0; wc < 2; ++wc) {
@@ -329,45 +342,51 @@ void grad_tiles(const Conv2OutputGrad& g, int n0, int n1, float* m, float* bias_
             for (int i = 0; i < 6; ++i) cols[i][q] = o[i];
           }
           if (bias_sum) hn::StoreU(sum, d, bias_sum + c0);
+          float* dst = m + std::size_t(t) * kOut + c0;
+          const std::size_t stride = std::size_t(count) * kOut;
           for (int i = 0; i < 6; ++i) {
             V o[6];
             a6(cols[i], o);
-            for (int j = 0; j < 6; ++j) hn::StoreU(o[j], d, m + (std::size_t(i * 6 + j) * count + t) * kOut + c0);
+            for (int j = 0; j < 6; ++j) hn::StoreU(o[j], d, dst + (i * 6 + j) * stride);
           }
         }
       }
 }
 
-// ---- input gradient: dv[point][tile][channel] -> B dV B^T, added into dx tile by tile ----
-// dx of the chunk's images must be zero before; tiles go in order, so the overlaps add up in
-// one fixed order.
+// ---- input gradient: dv[point][tile][channel] -> B dV B^T, into dx tile by tile ----
+// Tiles go in order, so the overlaps add up in one fixed order; every element of the chunk's
+// images is written.
 void input_grad_tiles(const float* dv, int n0, int n1, float* dx) {
   const D d;
   constexpr int C = kIn, S = kInSide, tiles = kTiles, per_image = tiles * tiles;
   const int count = (n1 - n0) * per_image;
+  const std::size_t stride = std::size_t(count) * C;
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
         const int t = (n - n0) * per_image + ty * tiles + tx;
+        // The zero row/column past x's edge has no gradient to keep.
+        const int rows = std::min(6, S - 4 * ty), cols = std::min(6, S - 4 * tx);
         for (int c0 = 0; c0 < C; c0 += kLanes) {
-          V cols[6][6];   // cols[k][j] = (B dV)[k][j]
+          const float* src = dv + std::size_t(t) * C + c0;
+          V t6[6][6];   // t6[k][j] = (B dV)[k][j]
           for (int j = 0; j < 6; ++j) {
             V x[6];
-            for (int i = 0; i < 6; ++i) x[i] = hn::LoadU(d, dv + (std::size_t(i * 6 + j) * count + t) * C + c0);
+            for (int i = 0; i < 6; ++i) x[i] = hn::LoadU(d, src + (i * 6 + j) * stride);
             V o[6];
             b6(x, o);
-            for (int k = 0; k < 6; ++k) cols[k][j] = o[k];
+            for (int k = 0; k < 6; ++k) t6[k][j] = o[k];
           }
-          for (int k = 0; k < 6; ++k) {
-            const int h = 4 * ty + k;
-            if (h >= S) break;   // the zero row past x's edge has no gradient to keep
+          // Tiles overlap by 2 rows and columns: an element that an earlier tile (above or to
+          // the left) already wrote is added to, every other one written.
+          float* dst = dx + at(n, C, S, c0, 4 * ty, 4 * tx);
+          for (int k = 0; k < rows; ++k) {
             V o[6];
-            b6(cols[k], o);
-            for (int l = 0; l < 6; ++l) {
-              const int w = 4 * tx + l;
-              if (w >= S) break;
-              float* p = dx + at(n, C, S, c0, h, w);
-              hn::StoreU(hn::Add(hn::LoadU(d, p), o[l]), d, p);
+            b6(t6[k], o);
+            for (int l = 0; l < cols; ++l) {
+              float* p = dst + (k * S + l) * kB;
+              const bool first = (ty == 0 || k >= 2) && (tx == 0 || l >= 2);
+              hn::StoreU(first ? o[l] : hn::Add(hn::LoadU(d, p), o[l]), d, p);
             }
           }
         }
@@ -416,7 +435,6 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const Con
         gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut, 1,
                                    u_t + std::size_t(p) * kOut * kIn, kIn, s.dv.data() + std::size_t(p) * count * kIn,
                                    kIn, false);
-      std::memset(dx + at(c0, kIn, kInSide, 0, 0, 0), 0, sizeof(float) * (c1 - c0) * kIn * kInSide * kInSide);
       input_grad_tiles(s.dv.data(), c0, c1, dx);
     }
   }
