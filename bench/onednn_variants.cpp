@@ -69,6 +69,10 @@ struct Runner {
   template <typename Pd>
   void time(const std::string& what, const Pd& pd, const std::vector<std::pair<int, memory::desc>>& args,
             double flops) {
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) {   // seconds per call: not a candidate
+      fmt::print("  {:<44} {:<30} (reference implementation only: not timed)\n", what, pd.impl_info_str());
+      return;
+    }
     std::unordered_map<int, memory> m;
     for (const auto& [arg, d] : args) m.emplace(arg, filled(eng, d));
     m.emplace(DNNL_ARG_SCRATCHPAD, memory(pd.scratchpad_desc(), eng));

@@ -629,6 +629,8 @@ class TestBackendOps : public QObject {
     QVERIFY2(scale > 0 && worst <= 1e-4 * scale, qPrintable(QString("worst %1 of %2").arg(worst).arg(scale)));
     QCOMPARE(QString::fromStdString(e->device_name()), QString("cpu (oneDNN)"));
     QCOMPARE(QString::fromStdString(onednn_version()).count('.'), 2);
+    const QString kernels = QString::fromStdString(cpu_kernels_summary());
+    QVERIFY2(kernels.startsWith("Highway " + QString::fromStdString(onednn::simd_target()) + ", oneDNN "), qPrintable(kernels));
   }
 
   // ---- the device grammar ----

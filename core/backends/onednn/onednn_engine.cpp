@@ -246,6 +246,22 @@ std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads) {
   return std::make_unique<OnednnEngine>(max_batch, threads);
 }
 
+std::string cpu_kernels_summary() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const char* isa_name = "sse41";
+  const std::pair<dnnl::cpu_isa, const char*> names[] = {
+      {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"}, {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+      {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"}, {dnnl::cpu_isa::avx512_core, "avx512_core"},
+      {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"}, {dnnl::cpu_isa::avx2, "avx2"}, {dnnl::cpu_isa::avx, "avx"}};
+  for (const auto& [bits, name] : names)   // the widest whose bits are all set
+    if ((isa & static_cast<unsigned>(bits)) == static_cast<unsigned>(bits)) {
+      isa_name = name;
+      break;
+    }
+  return fmt::format("Highway {}, oneDNN {}, conv2 {}", onednn::simd_target(), isa_name,
+                     onednn::choose_conv2() == onednn::Conv2Impl::Own ? "own winograd" : "onednn");
+}
+
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl::version();
   return fmt::format("{}.{}.{}", v->major, v->minor, v->patch);

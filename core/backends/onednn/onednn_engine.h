@@ -13,4 +13,9 @@ namespace mb {
 std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads = 1);
 std::string onednn_version();   // "2.6.3"
 
+// What the CPU engine runs on this machine, for version lines and run records:
+// "Highway avx3, oneDNN avx512_core_amx, conv2 own winograd" (MB_SIMD_TARGET, ONEDNN_MAX_CPU_ISA
+// and MB_CONV2 included).
+std::string cpu_kernels_summary();
+
 }  // namespace mb
