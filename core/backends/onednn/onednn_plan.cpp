@@ -394,8 +394,10 @@ std::string NetPlan::describe() {
   std::string out = fmt::format("batch {}:", batch_);
   for (const Step* s : primitive_steps()) out += fmt::format(" [{}]", s->name);
   if (conv2_own_) out += " [conv2+pool2 fwd, bwd-w and bwd-d: own winograd F(4x4,3x3)]";
-  out += fmt::format(" [fused conv1+pool1 writing block {}] [pool2 from block {}] + {} weight and {} gradient reorders",
-                     block1_, pool2_.in_block, weight_sync_.size(), grad_export_.size());
+  out += fmt::format(" [fused conv1+pool1 writing block {}] [{}] + {} weight and {} gradient reorders", block1_,
+                     conv2_own_ ? std::string("pool2 fused into conv2")
+                                : fmt::format("pool2 from block {}", pool2_.in_block),
+                     weight_sync_.size(), grad_export_.size());
   return out;
 }
 
