@@ -37,6 +37,10 @@ constexpr int kInSide = cnn::kPool1Side;   // 13
 constexpr int kOutSide = cnn::kConv2Side;  // 11
 constexpr int kB = kWinogradBlock;
 constexpr int kPoints = 36;                // 6 x 6 transform points
+// Floats from one transform point's [32][64] weight matrix to the next: one cache line more
+// than the matrix, so that the 36 points of one channel pair do not all fall into the same
+// L1 set (8 KB apart they would, and the weight transforms ran 2x slower).
+constexpr std::size_t kPointStride = std::size_t(kIn) * kOut + 16;
 constexpr int kTiles = 3;                  // 4x4 output tiles per side of conv2's 11x11 output
 // Images per chunk: tiles per chunk (9 per image) a multiple of the GEMM's 6 rows, buffers
 // of a few hundred KB (L2).
@@ -404,7 +408,7 @@ void forward_images(const float* u, int n0, int n1, const float* x, const float*
     input_tiles(x, c0, c1, s.v.data());
     for (int p = 0; p < kPoints; ++p)
       gemm<kRowsWide, kWide>(count, kOut, kIn, s.v.data() + std::size_t(p) * count * kIn, kIn, 1,
-                             u + std::size_t(p) * kIn * kOut, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut,
+                             u + std::size_t(p) * kPointStride, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut,
                              false);
     output_tiles(s.m.data(), c0, c1, bias, y, pooled, arg);
   }
@@ -425,7 +429,7 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const Con
       input_tiles(x, c0, c1, s.v.data());
       for (int p = 0; p < kPoints; ++p)
         gemm<kRowsWeights, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
-                               s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kIn * kOut,
+                               s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kPointStride,
                                kOut, true);
     }
     if (dx) {
@@ -433,7 +437,7 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const Con
       s.dv.resize(std::size_t(kPoints) * count * kIn);
       for (int p = 0; p < kPoints; ++p)
         gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut, 1,
-                                   u_t + std::size_t(p) * kOut * kIn, kIn, s.dv.data() + std::size_t(p) * count * kIn,
+                                   u_t + std::size_t(p) * kPointStride, kIn, s.dv.data() + std::size_t(p) * count * kIn,
                                    kIn, false);
       input_grad_tiles(s.dv.data(), c0, c1, dx);
     }
@@ -441,62 +445,78 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const Con
 }
 
 // ---- weights: U = G g G^T, and dg = G^T dU G, vectorised over output channels ----
-// g: [in][9][out] (the caller's transpose). u: [36][in][out].
+// G x (3 -> 6): rows (1/4, 0, 0), -(1, 1, 1)/6, -(1, -1, 1)/6, (1/24, 1/12, 1/6),
+// (1/24, -1/12, 1/6), (0, 0, 1).
+HWY_INLINE void g6(const V (&x)[3], V (&o)[6]) {
+  const D d;
+  const V quarter = hn::Set(d, 0.25f), sixth = hn::Set(d, 1.0f / 6), twelfth = hn::Set(d, 1.0f / 12),
+          twentyfourth = hn::Set(d, 1.0f / 24);
+  const V ac = hn::Add(x[0], x[2]);
+  const V u = hn::MulAdd(twentyfourth, x[0], hn::Mul(sixth, x[2]));
+  o[0] = hn::Mul(quarter, x[0]);
+  o[1] = hn::Neg(hn::Mul(sixth, hn::Add(ac, x[1])));
+  o[2] = hn::Mul(sixth, hn::Sub(x[1], ac));
+  o[3] = hn::MulAdd(twelfth, x[1], u);
+  o[4] = hn::NegMulAdd(twelfth, x[1], u);
+  o[5] = x[2];
+}
+
+// G^T y (6 -> 3): the transpose of g6.
+HWY_INLINE void gt3(const V (&y)[6], V (&o)[3]) {
+  const D d;
+  const V quarter = hn::Set(d, 0.25f), sixth = hn::Set(d, 1.0f / 6), twelfth = hn::Set(d, 1.0f / 12),
+          twentyfourth = hn::Set(d, 1.0f / 24);
+  const V s12 = hn::Add(y[1], y[2]), d21 = hn::Sub(y[2], y[1]);
+  const V s34 = hn::Add(y[3], y[4]), d34 = hn::Sub(y[3], y[4]);
+  o[0] = hn::MulAdd(quarter, y[0], hn::MulAdd(twentyfourth, s34, hn::Neg(hn::Mul(sixth, s12))));
+  o[1] = hn::MulAdd(sixth, d21, hn::Mul(twelfth, d34));
+  o[2] = hn::MulAdd(sixth, hn::Sub(s34, s12), y[5]);
+}
+
+// g: [in][9][out] (the caller's rearrangement). u: [36][in][out].
 void transform_weights(const float* g, int in, int out, float* u) {
   const D d;
-  const float G[6][3] = {{1.0f / 4, 0, 0},
-                         {-1.0f / 6, -1.0f / 6, -1.0f / 6},
-                         {-1.0f / 6, 1.0f / 6, -1.0f / 6},
-                         {1.0f / 24, 1.0f / 12, 1.0f / 6},
-                         {1.0f / 24, -1.0f / 12, 1.0f / 6},
-                         {0, 0, 1}};
+  constexpr std::size_t stride = kPointStride;
   for (int ic = 0; ic < in; ++ic)
     for (int o0 = 0; o0 < out; o0 += kLanes) {
-      V k[9];
-      for (int t = 0; t < 9; ++t) k[t] = hn::LoadU(d, g + (std::size_t(ic) * 9 + t) * out + o0);
-      V gk[6][3];   // G g
-      for (int i = 0; i < 6; ++i)
-        for (int c = 0; c < 3; ++c) {
-          V acc = hn::Zero(d);
-          for (int r = 0; r < 3; ++r)
-            if (G[i][r] != 0.0f) acc = hn::MulAdd(hn::Set(d, G[i][r]), k[r * 3 + c], acc);
-          gk[i][c] = acc;
-        }
-      for (int i = 0; i < 6; ++i)
-        for (int j = 0; j < 6; ++j) {
-          V acc = hn::Zero(d);
-          for (int c = 0; c < 3; ++c)
-            if (G[j][c] != 0.0f) acc = hn::MulAdd(hn::Set(d, G[j][c]), gk[i][c], acc);
-          hn::StoreU(acc, d, u + (std::size_t(i * 6 + j) * in + ic) * out + o0);
-        }
+      const float* src = g + std::size_t(ic) * 9 * out + o0;
+      V t[6][3];   // t[i][c] = (G g)[i][c]
+      for (int c = 0; c < 3; ++c) {
+        const V x[3] = {hn::LoadU(d, src + c * out), hn::LoadU(d, src + (3 + c) * out), hn::LoadU(d, src + (6 + c) * out)};
+        V o[6];
+        g6(x, o);
+        for (int i = 0; i < 6; ++i) t[i][c] = o[i];
+      }
+      float* dst = u + std::size_t(ic) * out + o0;
+      for (int i = 0; i < 6; ++i) {
+        V o[6];
+        g6(t[i], o);
+        for (int j = 0; j < 6; ++j) hn::StoreU(o[j], d, dst + (i * 6 + j) * stride);
+      }
     }
 }
 
 // du: [36][32 in][64 out] -> dg: [in][9][out].
 void untransform_weights(const float* du, float* dg) {
   const D d;
-  const float GT[3][6] = {{1.0f / 4, -1.0f / 6, -1.0f / 6, 1.0f / 24, 1.0f / 24, 0},
-                          {0, -1.0f / 6, 1.0f / 6, 1.0f / 12, -1.0f / 12, 0},
-                          {0, -1.0f / 6, -1.0f / 6, 1.0f / 6, 1.0f / 6, 1}};
+  constexpr std::size_t stride = kPointStride;
   for (int ic = 0; ic < kIn; ++ic)
     for (int o0 = 0; o0 < kOut; o0 += kLanes) {
-      V t[3][6];   // G^T dU
-      for (int r = 0; r < 3; ++r)
-        for (int j = 0; j < 6; ++j) {
-          V acc = hn::Zero(d);
-          for (int i = 0; i < 6; ++i)
-            if (GT[r][i] != 0.0f)
-              acc = hn::MulAdd(hn::Set(d, GT[r][i]), hn::LoadU(d, du + (std::size_t(i * 6 + j) * kIn + ic) * kOut + o0),
-                               acc);
-          t[r][j] = acc;
-        }
-      for (int r = 0; r < 3; ++r)
-        for (int c = 0; c < 3; ++c) {
-          V acc = hn::Zero(d);
-          for (int j = 0; j < 6; ++j)
-            if (GT[c][j] != 0.0f) acc = hn::MulAdd(hn::Set(d, GT[c][j]), t[r][j], acc);
-          hn::StoreU(acc, d, dg + (std::size_t(ic) * 9 + r * 3 + c) * kOut + o0);
-        }
+      const float* src = du + std::size_t(ic) * kOut + o0;
+      V t[3][6];   // t[r][j] = (G^T dU)[r][j]
+      for (int j = 0; j < 6; ++j) {
+        V y[6];
+        for (int i = 0; i < 6; ++i) y[i] = hn::LoadU(d, src + (i * 6 + j) * stride);
+        V o[3];
+        gt3(y, o);
+        for (int r = 0; r < 3; ++r) t[r][j] = o[r];
+      }
+      float* dst = dg + std::size_t(ic) * 9 * kOut + o0;
+      for (int r = 0; r < 3; ++r) {
+        V o[3];
+        gt3(t[r], o);
+        for (int c = 0; c < 3; ++c) hn::StoreU(o[c], d, dst + (r * 3 + c) * kOut);
+      }
     }
 }
 
@@ -518,20 +538,21 @@ void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool
   // [out][tap][in] for U^T (the same per-pair transform, stored the other way round).
   thread_local std::vector<float> taps;
   taps.resize(std::size_t(kIn) * 9 * kOut);
+  // (Writes in order, reads strided: the cheaper way round.)
   if (forward) {
-    for (int oc = 0; oc < kOut; ++oc)
-      for (int ic = 0; ic < kIn; ++ic)
-        for (int t = 0; t < 9; ++t)
+    for (int ic = 0; ic < kIn; ++ic)
+      for (int t = 0; t < 9; ++t)
+        for (int oc = 0; oc < kOut; ++oc)
           taps[(std::size_t(ic) * 9 + t) * kOut + oc] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
-    w.forward.resize(std::size_t(kPoints) * kIn * kOut);
+    w.forward.resize(kPoints * kPointStride);
     HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kIn, kOut, w.forward.data());
   }
   if (backward) {
     for (int oc = 0; oc < kOut; ++oc)
-      for (int ic = 0; ic < kIn; ++ic)
-        for (int t = 0; t < 9; ++t)
+      for (int t = 0; t < 9; ++t)
+        for (int ic = 0; ic < kIn; ++ic)
           taps[(std::size_t(oc) * 9 + t) * kIn + ic] = oihw[(std::size_t(oc) * kIn + ic) * 9 + t];
-    w.transposed.resize(std::size_t(kPoints) * kIn * kOut);
+    w.transposed.resize(kPoints * kPointStride);
     HWY_DYNAMIC_DISPATCH(transform_weights)(taps.data(), kOut, kIn, w.transposed.data());
   }
 }
@@ -551,7 +572,7 @@ void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* 
                              float* dx, float* dw, float* db) {
   using namespace wino;
   init_simd_target();
-  const std::size_t du_size = std::size_t(kPoints) * kIn * kOut;
+  const std::size_t du_size = kPoints * kPointStride;
   const int chunks = (n + kChunk - 1) / kChunk;
   const int threads = std::max(1, std::min(omp_get_max_threads(), chunks));
   // One float accumulator per thread (each thread's chunks in order), summed in thread order:

@@ -18,8 +18,8 @@ inline constexpr int kWinogradBlock = 16;
 
 // Transformed weights U = G g G^T of every channel pair; refresh after every weight update.
 struct WinogradConv2Weights {
-  std::vector<float> forward;      // [36 points][32 in][64 out]
-  std::vector<float> transposed;   // [36 points][64 out][32 in], for the input gradient
+  std::vector<float> forward;      // [36 points][32 in][64 out] (+ padding after each point)
+  std::vector<float> transposed;   // [36 points][64 out][32 in] (+ padding), for the input gradient
 };
 
 // oihw: conv2 weights [64][32][3][3]. Fills `forward` (for the forward pass) and/or
