@@ -48,6 +48,10 @@ constexpr int kChunk = 2;
 
 static_assert(kOutSide == kInSide - 2 && (kTiles - 1) * 4 < kOutSide && kTiles * 4 >= kOutSide);
 
+// Floats from one transform point to the next in a chunk's tile buffers ([point][tile][channel]):
+// again one cache line more than the data, against L1 set conflicts.
+inline std::size_t point_stride(int count, int channels) { return std::size_t(count) * channels + 16; }
+
 // Element (n, c, h, w) of an n x channels x side x side nChw16c tensor.
 inline std::size_t at(int n, int channels, int side, int c, int h, int w) {
   return ((((std::size_t(n) * (channels / kB) + c / kB) * side + h) * side + w) * kB) + c % kB;
@@ -219,7 +223,7 @@ HWY_INLINE void input_tile(const float* src, int rows, int cols, float* dst, std
 void input_tiles(const float* in, int n0, int n1, float* v) {
   constexpr int C = kIn, S = kInSide, tiles = kTiles;
   const int per_image = tiles * tiles, count = (n1 - n0) * per_image;
-  const std::size_t stride = std::size_t(count) * C;
+  const std::size_t stride = point_stride(count, C);
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
@@ -253,7 +257,7 @@ void output_tiles(const float* m, int n0, int n1, const float* bias, float* out,
         for (int c0 = 0; c0 < C; c0 += kLanes) {
           V rows[6][4];   // rows[i][q] = (m A)[i][q]
           const float* src = m + std::size_t(t) * C + c0;
-          const std::size_t stride = std::size_t(count) * C;
+          const std::size_t stride = point_stride(count, C);
           for (int i = 0; i < 6; ++i) {
             V x[6];
             for (int j = 0; j < 6; ++j) x[j] = hn::LoadU(d, src + (i * 6 + j) * stride);
@@ -347,7 +351,7 @@ void grad_tiles(const Conv2OutputGrad& g, int n0, int n1, float* m, float* bias_
           }
           if (bias_sum) hn::StoreU(sum, d, bias_sum + c0);
           float* dst = m + std::size_t(t) * kOut + c0;
-          const std::size_t stride = std::size_t(count) * kOut;
+          const std::size_t stride = point_stride(count, kOut);
           for (int i = 0; i < 6; ++i) {
             V o[6];
             a6(cols[i], o);
@@ -364,7 +368,7 @@ void input_grad_tiles(const float* dv, int n0, int n1, float* dx) {
   const D d;
   constexpr int C = kIn, S = kInSide, tiles = kTiles, per_image = tiles * tiles;
   const int count = (n1 - n0) * per_image;
-  const std::size_t stride = std::size_t(count) * C;
+  const std::size_t stride = point_stride(count, C);
   for (int n = n0; n < n1; ++n)
     for (int ty = 0; ty < tiles; ++ty)
       for (int tx = 0; tx < tiles; ++tx) {
@@ -403,12 +407,12 @@ void forward_images(const float* u, int n0, int n1, const float* x, const float*
   Scratch& s = scratch();
   for (int c0 = n0; c0 < n1; c0 += kChunk) {
     const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
-    s.v.resize(std::size_t(kPoints) * count * kIn);
-    s.m.resize(std::size_t(kPoints) * count * kOut);
+    s.v.resize(kPoints * point_stride(count, kIn));
+    s.m.resize(kPoints * point_stride(count, kOut));
     input_tiles(x, c0, c1, s.v.data());
     for (int p = 0; p < kPoints; ++p)
-      gemm<kRowsWide, kWide>(count, kOut, kIn, s.v.data() + std::size_t(p) * count * kIn, kIn, 1,
-                             u + std::size_t(p) * kPointStride, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut,
+      gemm<kRowsWide, kWide>(count, kOut, kIn, s.v.data() + p * point_stride(count, kIn), kIn, 1,
+                             u + std::size_t(p) * kPointStride, kOut, s.m.data() + p * point_stride(count, kOut), kOut,
                              false);
     output_tiles(s.m.data(), c0, c1, bias, y, pooled, arg);
   }
@@ -421,23 +425,23 @@ void backward_images(const float* u_t, int n0, int n1, const float* x, const Con
   Scratch& s = scratch();
   for (int c0 = n0; c0 < n1; c0 += kChunk) {
     const int c1 = std::min(n1, c0 + kChunk), count = (c1 - c0) * kTiles * kTiles;
-    s.m.resize(std::size_t(kPoints) * count * kOut);
+    s.m.resize(kPoints * point_stride(count, kOut));
     grad_tiles(dy, c0, c1, s.m.data(), bias_sum);
     if (du) {
       // dU[p][in][out] += sum over tiles of V[p][tile][in] dM[p][tile][out]: A = V^T.
-      s.v.resize(std::size_t(kPoints) * count * kIn);
+      s.v.resize(kPoints * point_stride(count, kIn));
       input_tiles(x, c0, c1, s.v.data());
       for (int p = 0; p < kPoints; ++p)
-        gemm<kRowsWeights, kWide>(kIn, kOut, count, s.v.data() + std::size_t(p) * count * kIn, 1, kIn,
-                               s.m.data() + std::size_t(p) * count * kOut, kOut, du + std::size_t(p) * kPointStride,
+        gemm<kRowsWeights, kWide>(kIn, kOut, count, s.v.data() + p * point_stride(count, kIn), 1, kIn,
+                               s.m.data() + p * point_stride(count, kOut), kOut, du + std::size_t(p) * kPointStride,
                                kOut, true);
     }
     if (dx) {
       // dV[p][tile][in] = sum over out of dM[p][tile][out] U[p][in][out], with U^T = u_t[p][out][in].
-      s.dv.resize(std::size_t(kPoints) * count * kIn);
+      s.dv.resize(kPoints * point_stride(count, kIn));
       for (int p = 0; p < kPoints; ++p)
-        gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.m.data() + std::size_t(p) * count * kOut, kOut, 1,
-                                   u_t + std::size_t(p) * kPointStride, kIn, s.dv.data() + std::size_t(p) * count * kIn,
+        gemm<kRowsNarrow, kNarrow>(count, kIn, kOut, s.m.data() + p * point_stride(count, kOut), kOut, 1,
+                                   u_t + std::size_t(p) * kPointStride, kIn, s.dv.data() + p * point_stride(count, kIn),
                                    kIn, false);
       input_grad_tiles(s.dv.data(), c0, c1, dx);
     }
