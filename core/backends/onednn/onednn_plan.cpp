@@ -1,4 +1,4 @@
-// Builds and replays the oneDNN primitives of one training step (see onednn_plan.h).
+// Builds and replays one training step: oneDNN primitives and the own kernels (see onednn_plan.h).
 #include "backends/onednn/onednn_plan.h"
 
 #include <time.h>
@@ -34,10 +34,10 @@ void relu_mask(const memory& act, const memory& grad) {
   for (std::size_t i = 0; i < count; ++i) g[i] = a[i] > 0.0f ? g[i] : 0.0f;
 }
 
-// Winograd F(4x4,3x3) cuts conv2's forward and weight-gradient arithmetic by ~2x and is
-// exact enough for FP32 training (see the backend-ops test); oneDNN's backward-data
-// Winograd is slower than its direct kernel on this shape, so that one stays direct.
-// MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
+// For MB_CONV2=onednn: oneDNN's Winograd F(4x4,3x3) (AVX-512 only) cuts conv2's forward and
+// weight-gradient arithmetic and is exact enough for FP32 training (see the backend-ops test);
+// its backward-data Winograd is slower than its direct kernel on this shape, so that one stays
+// direct. MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
 bool winograd_allowed() {
   const char* env = std::getenv("MB_ONEDNN_DIRECT");
   return !(env && env[0] == '1');

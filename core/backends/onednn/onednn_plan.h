@@ -1,5 +1,6 @@
-// The oneDNN network plan for one batch size: every primitive and activation buffer of a
-// training step of the reference CNN, created once and replayed each step (one core).
+// The CPU engine's network plan for one batch size: every oneDNN primitive, own kernel call and
+// activation buffer of a training step of the reference CNN, created once and replayed each
+// step (on the replica thread's OpenMP threads: one core by default).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,11 +25,12 @@ enum class Conv2Impl { Onednn, Own };
 // for another value.
 Conv2Impl choose_conv2();
 
-// conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
-// layout; conv2 is oneDNN with a fused ReLU or the own Winograd kernels, pass by pass
-// (choose_conv2); pool2 (blocked_pool.h) writes plain (N, C*H*W),
-// exactly the flatten fc1 reads with its weights in PyTorch's [out, in] layout, so the dense
-// layers need no reorders. The input is plain (N,1,28,28), the logits plain (N,10).
+// conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing nChw16c (or, for oneDNN's conv2,
+// the layout it prefers); conv2+ReLU+pool2 is the own Winograd kernels, or oneDNN with a fused
+// ReLU followed by the own pool2 loops (blocked_pool.h) (choose_conv2). Either way pool2 writes
+// plain (N, C*H*W), exactly the flatten fc1 reads with its weights in PyTorch's [out, in]
+// layout, so the dense layers need no reorders. The input is plain (N,1,28,28), the logits
+// plain (N,10).
 class NetPlan {
  public:
   // `params` and `grads` are the engine's flat buffers (cnn_spec layout); they must outlive
