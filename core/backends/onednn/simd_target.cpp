@@ -49,11 +49,13 @@ std::string joined_names(bool supported_only) {
 // Throws with `origin` ("MB_SIMD_TARGET=..." or the call) in the message.
 void narrow_to(std::string_view name, const std::string& origin) {
   cpu_targets();
-  if (name.empty() || name == "auto") {
+  if (name.empty() || name == "auto" || name == "AUTO") {
     hwy::DisableTargets(0);
     return;
   }
-  const std::string wanted = name == "avx512" ? std::string("avx3") : std::string(name);
+  std::string wanted(name);   // any case, like ONEDNN_MAX_CPU_ISA=AVX2
+  for (char& c : wanted) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (wanted == "avx512") wanted = "avx3";
   int64_t found = 0;
   for_each_compiled([&](int64_t bit) {
     if (target_name(bit) == wanted) found = bit;

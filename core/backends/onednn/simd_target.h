@@ -19,7 +19,7 @@ std::vector<SimdTarget> simd_targets();
 // The target the kernels dispatch to now, e.g. "avx3".
 std::string simd_target();
 
-// Restricts the kernels to one target ("avx512" is accepted for "avx3"); "" or "auto" returns to
+// Restricts the kernels to one target (any case; "avx512" is accepted for "avx3"); "" or "auto" returns to
 // the best this CPU supports. Throws ConfigError for a name that was not compiled or that this
 // CPU cannot run. Process-wide: call it between steps, never while kernels run on other threads.
 void force_simd_target(std::string_view name);
