@@ -1,18 +1,32 @@
 // The op-consistency test: every available backend against the reference engine (loss, hits,
 // every gradient tensor, Adam, evaluation, empty batch) over several batch sizes, printing the
-// worst difference of each check; plus the oneDNN engine's threading and argument checks and
-// the device-string grammar (parse_devices) as a data-driven table.
+// worst difference of each check, the CPU engine also with each SIMD target forced; the CPU
+// engine's own kernels (conv1, conv2 Winograd, pool2, Adam bit for bit) against the reference
+// layers on every SIMD target; the engine's threading and argument checks; and the
+// device-string grammar (parse_devices) as a data-driven table.
 #include <QtTest>
 
+#include <omp.h>
+
+#include <cmath>
+#include <cstring>
+#include <memory>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "backends/devices.h"
+#include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/onednn_engine.h"
+#include "backends/onednn/onednn_plan.h"
+#include "backends/onednn/simd_target.h"
+#include "backends/onednn/winograd_conv2.h"
+#include "backends/reference/layers.h"
 #include "backends/selftest.h"
 #include "model/cnn_spec.h"
+#include "optim/adam.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -49,6 +63,61 @@ std::vector<float> random_params(uint64_t seed) {
   return p;
 }
 
+// One data row per SIMD target the CPU kernels were compiled for (column "target").
+void add_simd_target_rows() {
+  QTest::addColumn<QString>("target");
+  for (const auto& t : onednn::simd_targets()) QTest::addRow("%s", t.name.c_str()) << QString::fromStdString(t.name);
+}
+
+bool simd_target_supported(const QString& name) {
+  for (const auto& t : onednn::simd_targets())
+    if (QString::fromStdString(t.name) == name) return t.supported;
+  return false;
+}
+
+// The CPU kernels run on one target for the scope, on the best one again after it.
+class ForcedSimdTarget {
+ public:
+  explicit ForcedSimdTarget(const QString& name) { onednn::force_simd_target(name.toStdString()); }
+  ~ForcedSimdTarget() { onednn::force_simd_target(""); }
+  ForcedSimdTarget(const ForcedSimdTarget&) = delete;
+  ForcedSimdTarget& operator=(const ForcedSimdTarget&) = delete;
+};
+
+// Conv1 inputs: images with an exact-zero background on the left (ties in the pool windows),
+// random weights (OIHW and the kernel's [tap][channel]) and biases, and a pool-output gradient
+// on a grid (plain nchw).
+struct Conv1Case {
+  std::vector<float> images, weights, taps, bias, d_pooled;
+};
+
+Conv1Case make_conv1_case(int n) {
+  Conv1Case k;
+  k.images.resize(std::size_t(n) * cnn::kImagePixels);
+  SplitMix64 rng(21);
+  for (std::size_t i = 0; i < k.images.size(); ++i)
+    k.images[i] = (i % cnn::kImageSide) < 10 ? 0.0f : static_cast<float>(rng.next_unit());
+  k.weights.resize(std::size_t(cnn::kConv1Out) * onednn::kConv1Taps);
+  k.taps.resize(k.weights.size());
+  k.bias.resize(cnn::kConv1Out);
+  for (auto& x : k.weights) x = static_cast<float>(rng.next_unit() - 0.5);
+  for (auto& x : k.bias) x = static_cast<float>(0.2 * (rng.next_unit() - 0.5));
+  onednn::conv1_weights_to_taps(k.weights.data(), k.taps.data());
+  k.d_pooled = grid_values(std::size_t(n) * cnn::kConv1Out * cnn::kPool1Side * cnn::kPool1Side, 5);
+  return k;
+}
+
+// The first maximum (row-major) of pool window (ph, pw) in a [n, 32, 26, 26] conv1 output.
+int window_argmax(const std::vector<float>& y, int s, int c, int ph, int pw) {
+  constexpr int O = cnn::kConv1Side;
+  const float* p = y.data() + ((std::size_t(s) * cnn::kConv1Out + c) * O + 2 * ph) * O + 2 * pw;
+  const float v[4] = {p[0], p[1], p[O], p[O + 1]};
+  int k = 0;
+  for (int q = 1; q < 4; ++q)
+    if (v[q] > v[k]) k = q;
+  return k;
+}
+
 }  // namespace
 
 class TestBackendOps : public QObject {
@@ -56,29 +125,53 @@ class TestBackendOps : public QObject {
 
  private slots:
   // ---- every backend against the reference ----
+  // Rows: backend (onednn or cuda), a CPU-engine variant, and the batch. The variants: the
+  // default choice (conv2 on the own Winograd kernels); conv2 on oneDNN throughout (its
+  // Winograd where it has one, or, with MB_ONEDNN_DIRECT=1, its direct kernels: what oneDNN
+  // runs on CPUs without AVX-512); conv2 on the own Winograd explicitly; the own kernels forced
+  // onto each SIMD target in turn; two intra-replica threads.
   void matches_reference_data() {
     QTest::addColumn<QString>("target");
+    QTest::addColumn<QString>("conv2");   // MB_CONV2, "" for the default
+    QTest::addColumn<QString>("simd");    // a forced SIMD target, "" for the best
     QTest::addColumn<int>("batch");
+    QTest::addColumn<int>("threads");     // the oneDNN engine's intra-replica threads
     for (const QString& target : {QString("onednn"), QString("cuda")})
       for (int batch : {1, 3, 37, 64, 128})
-        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << batch;
-    // oneDNN without Winograd: what runs on CPUs lacking its AVX-512 kernels.
-    for (int batch : {37, 128}) QTest::addRow("onednn-direct/batch=%d", batch) << QString("onednn-direct") << batch;
+        QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << "" << "" << batch << 1;
+    QTest::addRow("onednn-direct/batch=37") << "onednn-direct" << "onednn" << "" << 37 << 1;
+    QTest::addRow("onednn-conv2-onednn/batch=37") << "onednn" << "onednn" << "" << 37 << 1;
+    for (int batch : {37, 128}) QTest::addRow("onednn-conv2-own/batch=%d", batch) << "onednn" << "own" << "" << batch << 1;
+    // 7 images: whole and partial Winograd chunks in every pass.
+    for (const auto& t : onednn::simd_targets())
+      QTest::addRow("onednn-conv2-own@%s/batch=7", t.name.c_str())
+          << "onednn" << "own" << QString::fromStdString(t.name) << 7 << 1;
+    // Intra-replica threads: oneDNN's primitives and the own kernels split the batch.
+    for (const QString& conv2 : {QString("onednn"), QString("own")})
+      QTest::addRow("onednn-conv2-%s-threads=2/batch=37", qPrintable(conv2)) << "onednn" << conv2 << "" << 37 << 2;
   }
   void matches_reference() {
     QFETCH(QString, target);
+    QFETCH(QString, conv2);
+    QFETCH(QString, simd);
     QFETCH(int, batch);
+    QFETCH(int, threads);
     if (target == "cuda") {
       const DeviceInventory inv = query_devices();
       if (inv.gpus.empty()) QSKIP(qPrintable("no GPU: " + QString::fromStdString(inv.gpu_note)));
     }
+    if (!simd.isEmpty() && !simd_target_supported(simd)) QSKIP(qPrintable("this CPU cannot run " + simd));
+    const std::unique_ptr<ForcedSimdTarget> forced = simd.isEmpty() ? nullptr : std::make_unique<ForcedSimdTarget>(simd);
     const bool direct = target == "onednn-direct";
     if (direct) qputenv("MB_ONEDNN_DIRECT", "1");
+    if (!conv2.isEmpty()) qputenv("MB_CONV2", conv2.toUtf8());
     SelftestOptions opt;
     opt.targets = {direct ? std::string("onednn") : target.toStdString()};
     opt.batches = {batch};
+    opt.cpu_threads = threads;
     const auto cases = run_selftest(opt);
-    if (direct) qunsetenv("MB_ONEDNN_DIRECT");
+    qunsetenv("MB_ONEDNN_DIRECT");
+    qunsetenv("MB_CONV2");
     // Per target: loss/correct/samples, 8 gradient tensors, 2 Adam steps, the empty batch,
     // and evaluate on val and train (3 rows each).
     QVERIFY(!cases.empty());
@@ -89,6 +182,19 @@ class TestBackendOps : public QObject {
     }
     QCOMPARE(failures, 0);
     QVERIFY(cases.size() % 20 == 0);   // 20 rows per engine: nothing silently skipped
+  }
+
+  void conv2_choice_follows_mb_conv2() {
+    qputenv("MB_CONV2", "own");
+    const auto own = onednn::choose_conv2();
+    qputenv("MB_CONV2", "onednn");
+    const auto onednn_conv2 = onednn::choose_conv2();
+    qputenv("MB_CONV2", "fast");
+    QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::choose_conv2());
+    qunsetenv("MB_CONV2");
+    QVERIFY(own == onednn::Conv2Impl::Own && onednn_conv2 == onednn::Conv2Impl::Onednn);
+    // The measured winner on AVX2 and AVX-512 alike (docs/benchmarks.md).
+    QVERIFY(onednn::choose_conv2() == onednn::Conv2Impl::Own);
   }
 
   void selftest_targets_cover_every_device() {
@@ -121,8 +227,15 @@ class TestBackendOps : public QObject {
 
   // ---- the oneDNN engine itself ----
   // Two replicas on two threads at once (the trainer's arrangement) compute exactly what one
-  // engine computes alone: no shared state, no thread-count dependence in the kernels.
+  // engine computes alone: no shared state, no thread-count dependence in the kernels; also
+  // with two intra-replica threads each (then 4 OpenMP threads share the machine).
+  void onednn_concurrent_replicas_are_deterministic_data() {
+    QTest::addColumn<int>("threads");
+    QTest::newRow("1 thread per replica") << 1;
+    QTest::newRow("2 threads per replica") << 2;
+  }
   void onednn_concurrent_replicas_are_deterministic() {
+    QFETCH(int, threads);
     const Dataset data = test::make_synthetic_dataset(256, 3);
     const auto params = random_params(5);
     std::vector<int32_t> idx_a(64), idx_b(37);
@@ -130,7 +243,7 @@ class TestBackendOps : public QObject {
     for (int i = 0; i < 37; ++i) idx_b[i] = 255 - i * 5;
 
     auto run = [&](std::span<const int32_t> idx, std::vector<float>& grads, BatchStats& stats) {
-      auto e = make_onednn_engine(64);
+      auto e = make_onednn_engine(64, threads);
       e->bind_data(data, data);
       e->set_params(params);
       for (int rep = 0; rep < 3; ++rep) stats = e->forward_backward(idx, 0.5f);
@@ -151,9 +264,15 @@ class TestBackendOps : public QObject {
     QCOMPARE(sb.correct, sb_alone.correct);
   }
 
-  // The AVX-512 Adam is the reference loop's arithmetic exactly (no FMA contraction), so a
-  // oneDNN replica and a reference replica fed equal gradients stay bit-identical.
+  // ---- the hand-written kernels on every SIMD target they were compiled for ----
+  // Adam is the reference loop's arithmetic exactly (no FMA contraction) on every target, so
+  // a oneDNN replica and a reference replica fed equal gradients stay bit-identical, whatever
+  // the instruction set of the machine each runs on.
+  void onednn_adam_is_bit_identical_to_reference_data() { add_simd_target_rows(); }
   void onednn_adam_is_bit_identical_to_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
     const Dataset data = test::make_synthetic_dataset(64, 9);
     auto e = make_onednn_engine(64);
     e->bind_data(data, data);
@@ -174,108 +293,319 @@ class TestBackendOps : public QObject {
     }
   }
 
-  // The hand-written loops next to oneDNN (fused conv1+ReLU+pool, pool2): their portable
-  // template paths (what CPUs without AVX-512 run) and every channel block against the
-  // AVX-512 nChw16c path, so the fallbacks are tested on this machine too.
-  void fused_conv1_paths_agree() {
-    constexpr int n = 3, C = cnn::kConv1Out, S = cnn::kPool1Side;
-    std::vector<float> images(n * cnn::kImagePixels);
-    SplitMix64 rng(21);
-    for (std::size_t i = 0; i < images.size(); ++i)   // zero background on the left: exact ties
-      images[i] = (i % 28) < 10 ? 0.0f : static_cast<float>(rng.next_unit());
-    std::vector<float> w(C * onednn::kConv1Taps), taps(w.size()), bias(C);
+  // The kernel alone over gradients spanning many octaves, exact zeros and both signs, on a
+  // length with a tail after the last whole vector of every width: weights and both moments
+  // bit for bit (memcmp: even the sign of a zero).
+  void adam_kernel_is_bit_identical_to_reference_data() { add_simd_target_rows(); }
+  void adam_kernel_is_bit_identical_to_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr std::size_t count = 4099;
+    SplitMix64 rng(17);
+    std::vector<float> w(count), g(count), m(count, 0.0f), v(count, 0.0f);
     for (auto& x : w) x = static_cast<float>(rng.next_unit() - 0.5);
-    for (auto& x : bias) x = static_cast<float>(0.2 * (rng.next_unit() - 0.5));
-    onednn::conv1_weights_to_taps(w.data(), taps.data());
-    const std::vector<float> d_pooled16 = grid_values(std::size_t(n) * C * S * S, 5);
-
-    std::vector<float> p16(d_pooled16.size());
-    std::vector<uint8_t> a16(p16.size());
-    std::vector<double> dt16(taps.size()), db16(C);
-    onednn::conv1_relu_pool_forward(n, images.data(), taps.data(), bias.data(), 16, p16.data(), a16.data());
-    onednn::conv1_relu_pool_backward(n, images.data(), p16.data(), d_pooled16.data(), a16.data(), 16, dt16.data(),
-                                     db16.data());
-    int positive = 0;
-    for (float v : p16) positive += v > 0.0f;
-    QVERIFY(positive > int(p16.size()) / 5 && positive < int(p16.size()));   // ReLU both ways
-
-    for (int block : {16, 8, 1}) {
-      std::vector<float> p(p16.size()), dp(p16.size());
-      std::vector<uint8_t> a(p16.size());
-      std::vector<double> dt(taps.size()), db(C);
-      for (int s = 0; s < n; ++s)
-        for (int c = 0; c < C; ++c)
-          for (int i = 0; i < S * S; ++i)
-            dp[blocked_at(s, c, i / S, i % S, C, S, block)] = d_pooled16[blocked_at(s, c, i / S, i % S, C, S, 16)];
-      onednn::conv1_relu_pool_forward(n, images.data(), taps.data(), bias.data(), block, p.data(), a.data(),
-                                      onednn::Simd::Portable);
-      onednn::conv1_relu_pool_backward(n, images.data(), p.data(), dp.data(), a.data(), block, dt.data(), db.data(),
-                                       onednn::Simd::Portable);
-      for (int s = 0; s < n; ++s)
-        for (int c = 0; c < C; ++c)
-          for (int i = 0; i < S * S; ++i) {
-            const std::size_t x = blocked_at(s, c, i / S, i % S, C, S, block), r = blocked_at(s, c, i / S, i % S, C, S, 16);
-            // FMA (AVX-512) against separate multiply-add: a few ulps.
-            QVERIFY2(within(p[x], p16[r], {1e-6, 1e-5}), qPrintable(QString("block %1 pooled").arg(block)));
-            if (p16[r] > 0.0f) QCOMPARE(a[x], a16[r]);
-          }
-      for (std::size_t i = 0; i < dt.size(); ++i) QVERIFY(within(dt[i], dt16[i], {1e-6, 1e-5}));
-      for (int c = 0; c < C; ++c) QVERIFY(within(db[c], db16[c], {1e-6, 1e-5}));
+    std::vector<float> w_ref = w, m_ref = m, v_ref = v;
+    AdamConfig cfg;
+    cfg.lr = 3e-3f;
+    for (int step = 1; step <= 6; ++step) {
+      for (auto& x : g) {
+        const int octave = int(rng.below(40)) - 30;   // 1e-9 .. 1e3
+        x = rng.below(10) == 0 ? 0.0f : static_cast<float>(std::ldexp(rng.next_unit() - 0.5, octave));
+      }
+      onednn::adam_update(cfg, step, w, g, m, v);
+      adam_update_reference(cfg, step, w_ref, g, m_ref, v_ref);
+      const QString at = QString("%1, step %2").arg(target).arg(step);
+      QVERIFY2(std::memcmp(w.data(), w_ref.data(), count * sizeof(float)) == 0, qPrintable("weights, " + at));
+      QVERIFY2(std::memcmp(m.data(), m_ref.data(), count * sizeof(float)) == 0, qPrintable("m, " + at));
+      QVERIFY2(std::memcmp(v.data(), v_ref.data(), count * sizeof(float)) == 0, qPrintable("v, " + at));
     }
   }
 
-  void pool2_paths_agree() {
-    constexpr int n = 2, C = cnn::kConv2Out, IN = cnn::kConv2Side, OUT = cnn::kPool2Side;
-    const std::vector<float> in16 = grid_values(std::size_t(n) * C * IN * IN, 7);
-    const std::vector<float> d_out_plain = grid_values(std::size_t(n) * C * OUT * OUT, 8);
-    // The production case (nChw16c -> plain NCHW) decides; every path must agree bit for bit
-    // (selection only, no arithmetic).
-    onednn::PoolShape ref_shape{n, C, IN, OUT, 16, 1};
-    std::vector<float> ref_out(d_out_plain.size()), ref_din(in16.size());
-    std::vector<uint8_t> ref_arg(ref_out.size());
-    onednn::max_pool_forward(ref_shape, in16.data(), ref_out.data(), ref_arg.data());
-    onednn::max_pool_backward_relu(ref_shape, d_out_plain.data(), ref_out.data(), ref_arg.data(), ref_din.data());
+  // Fused conv1+ReLU+pool forward and its weight gradient, in every channel block, against the
+  // reference layers (conv2d, ReLU, max-pool and back). The reference sums in double, the
+  // kernel in float (with FMA where the target has one), so values agree to float noise; the
+  // window argmax agrees exactly wherever it matters (a positive maximum).
+  void conv1_kernel_matches_reference_data() { add_simd_target_rows(); }
+  void conv1_kernel_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    QCOMPARE(QString::fromStdString(onednn::simd_target()), target);
+    constexpr int n = 3, C = cnn::kConv1Out, S = cnn::kPool1Side, O = cnn::kConv1Side;
+    const Conv1Case k = make_conv1_case(n);
 
-    struct Case {
-      int in_block, out_block;
-      onednn::Simd simd;
-    };
-    for (const Case& k : {Case{16, 1, onednn::Simd::Portable}, Case{16, 16, onednn::Simd::Auto},
-                          Case{16, 16, onednn::Simd::Portable}, Case{8, 8, onednn::Simd::Portable},
-                          Case{8, 1, onednn::Simd::Portable}, Case{1, 1, onednn::Simd::Portable}}) {
-      const QString label = QString("in block %1, out block %2, %3")
-                                .arg(k.in_block)
-                                .arg(k.out_block)
-                                .arg(k.simd == onednn::Simd::Auto ? "auto" : "portable");
-      onednn::PoolShape shape{n, C, IN, OUT, k.in_block, k.out_block};
-      std::vector<float> in(in16.size()), d_out(d_out_plain.size()), out(d_out.size()), d_in(in.size(), 7.0f);
+    std::vector<float> y(std::size_t(n) * C * O * O), pooled_ref(std::size_t(n) * C * S * S);
+    const ref::ConvShape cs{n, 1, cnn::kImageSide, cnn::kImageSide, C, 3};
+    const ref::PoolShape ps{n, C, O, O};
+    ref::conv2d_forward(cs, k.images.data(), k.weights.data(), k.bias.data(), y.data());
+    ref::relu_forward(y.data(), y.data(), y.size());
+    ref::maxpool2x2_forward(ps, y.data(), pooled_ref.data());
+    std::vector<float> dy(y.size()), dw_ref(k.weights.size()), db_ref(C);
+    ref::maxpool2x2_backward(ps, y.data(), k.d_pooled.data(), dy.data());
+    ref::relu_backward(y.data(), dy.data(), dy.data(), dy.size());
+    ref::conv2d_backward(cs, k.images.data(), k.weights.data(), dy.data(), nullptr, dw_ref.data(), db_ref.data());
+    int positive = 0;
+    for (float x : pooled_ref) positive += x > 0.0f;
+    QVERIFY(positive > int(pooled_ref.size()) / 5 && positive < int(pooled_ref.size()));   // ReLU both ways
+    double dw_max = 0, db_max = 0;
+    for (float x : dw_ref) dw_max = std::max(dw_max, double(std::fabs(x)));
+    for (float x : db_ref) db_max = std::max(db_max, double(std::fabs(x)));
+
+    for (int block : {16, 8, 1}) {
+      const QString label = QString("%1, block %2").arg(target).arg(block);
+      std::vector<float> p(pooled_ref.size()), dp(p.size());
+      std::vector<uint8_t> a(p.size());
+      std::vector<double> dt(k.taps.size()), db(C);
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < C; ++c)
+          for (int i = 0; i < S * S; ++i)
+            dp[blocked_at(s, c, i / S, i % S, C, S, block)] = k.d_pooled[blocked_at(s, c, i / S, i % S, C, S, 1)];
+      onednn::conv1_relu_pool_forward(n, k.images.data(), k.taps.data(), k.bias.data(), block, p.data(), a.data());
+      onednn::conv1_relu_pool_backward(n, k.images.data(), p.data(), dp.data(), a.data(), block, dt.data(), db.data());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < C; ++c)
+          for (int i = 0; i < S * S; ++i) {
+            const std::size_t x = blocked_at(s, c, i / S, i % S, C, S, block), r = blocked_at(s, c, i / S, i % S, C, S, 1);
+            QVERIFY2(within(p[x], pooled_ref[r], {1e-6, 1e-5}),
+                     qPrintable(QString("%1: pooled %2 vs reference %3").arg(label).arg(p[x]).arg(pooled_ref[r])));
+            if (pooled_ref[r] > 0.0f) QCOMPARE(int(a[x]), window_argmax(y, s, c, i / S, i % S));
+          }
+      std::vector<float> dw(dw_ref.size());
+      onednn::conv1_taps_to_weights(dt.data(), dw.data());
+      // Per-sample float sums of <= 169 terms: ~1e-6 of the largest gradient measured.
+      for (std::size_t i = 0; i < dw.size(); ++i)
+        QVERIFY2(within(dw[i], dw_ref[i], {1e-5 * dw_max, 1e-4}),
+                 qPrintable(QString("%1: d_weight[%2] %3 vs reference %4").arg(label).arg(i).arg(dw[i]).arg(dw_ref[i])));
+      for (int c = 0; c < C; ++c)
+        QVERIFY2(within(db[c], db_ref[c], {1e-5 * db_max, 1e-4}),
+                 qPrintable(QString("%1: d_bias[%2] %3 vs reference %4").arg(label).arg(c).arg(db[c]).arg(db_ref[c])));
+    }
+  }
+
+  // Pool2 + ReLU mask over every supported pair of layouts against the reference max-pool:
+  // selection only, no arithmetic, so bit for bit, including the floor's dropped row/column.
+  void pool2_kernel_matches_reference_data() { add_simd_target_rows(); }
+  void pool2_kernel_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr int n = 2, C = cnn::kConv2Out, IN = cnn::kConv2Side, OUT = cnn::kPool2Side;
+    const std::vector<float> in_plain = grid_values(std::size_t(n) * C * IN * IN, 7);
+    const std::vector<float> d_out_plain = grid_values(std::size_t(n) * C * OUT * OUT, 8);
+    // The reference: pooled values, then the gradient masked by the ReLU (pooled > 0) and
+    // routed to the first maximum.
+    const ref::PoolShape ps{n, C, IN, IN};
+    std::vector<float> ref_out(d_out_plain.size()), masked(d_out_plain.size()), ref_din(in_plain.size());
+    ref::maxpool2x2_forward(ps, in_plain.data(), ref_out.data());
+    for (std::size_t i = 0; i < masked.size(); ++i) masked[i] = ref_out[i] > 0.0f ? d_out_plain[i] : 0.0f;
+    ref::maxpool2x2_backward(ps, in_plain.data(), masked.data(), ref_din.data());
+
+    for (auto [in_block, out_block] : {std::pair{16, 1}, {16, 16}, {8, 8}, {8, 1}, {1, 1}}) {
+      const QString label = QString("%1, in block %2, out block %3").arg(target).arg(in_block).arg(out_block);
+      const onednn::PoolShape shape{n, C, IN, OUT, in_block, out_block};
+      std::vector<float> in(in_plain.size()), d_out(d_out_plain.size()), out(d_out.size()), d_in(in.size(), 7.0f);
       std::vector<uint8_t> arg(out.size());
       for (int s = 0; s < n; ++s)
         for (int c = 0; c < C; ++c) {
           for (int i = 0; i < IN * IN; ++i)
-            in[blocked_at(s, c, i / IN, i % IN, C, IN, k.in_block)] = in16[blocked_at(s, c, i / IN, i % IN, C, IN, 16)];
+            in[blocked_at(s, c, i / IN, i % IN, C, IN, in_block)] = in_plain[blocked_at(s, c, i / IN, i % IN, C, IN, 1)];
           for (int i = 0; i < OUT * OUT; ++i)
-            d_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, k.out_block)] =
+            d_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, out_block)] =
                 d_out_plain[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)];
         }
-      onednn::max_pool_forward(shape, in.data(), out.data(), arg.data(), k.simd);
-      onednn::max_pool_backward_relu(shape, d_out.data(), out.data(), arg.data(), d_in.data(), k.simd);
+      onednn::max_pool_forward(shape, in.data(), out.data(), arg.data());
+      onednn::max_pool_backward_relu(shape, d_out.data(), out.data(), arg.data(), d_in.data());
+      int wrong_out = 0, wrong_din = 0;
       for (int s = 0; s < n; ++s)
         for (int c = 0; c < C; ++c) {
           for (int i = 0; i < OUT * OUT; ++i)
-            QVERIFY2(out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, k.out_block)] ==
-                         ref_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)],
-                     qPrintable(label));
+            wrong_out += out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, out_block)] !=
+                         ref_out[blocked_at(s, c, i / OUT, i % OUT, C, OUT, 1)];
           for (int i = 0; i < IN * IN; ++i)   // every element written, including the dropped row/column
-            QVERIFY2(d_in[blocked_at(s, c, i / IN, i % IN, C, IN, k.in_block)] ==
-                         ref_din[blocked_at(s, c, i / IN, i % IN, C, IN, 16)],
-                     qPrintable(label));
+            wrong_din += d_in[blocked_at(s, c, i / IN, i % IN, C, IN, in_block)] !=
+                         ref_din[blocked_at(s, c, i / IN, i % IN, C, IN, 1)];
         }
+      QVERIFY2(wrong_out == 0, qPrintable(QString("%1: %2 pooled values differ").arg(label).arg(wrong_out)));
+      QVERIFY2(wrong_din == 0, qPrintable(QString("%1: %2 gradient values differ").arg(label).arg(wrong_din)));
+    }
+  }
+
+  // Own Winograd conv2, F(4x4, 3x3): forward (+ bias + ReLU), data gradient and weight
+  // gradient against the reference conv2d. The transforms' constants (4, 5, 8, 1/6, 1/24)
+  // cost a few bits against direct summation, as in oneDNN's Winograd: each result is held to
+  // 1e-4 of its tensor's largest magnitude plus 1e-3 of itself (the selftest's gradient rule);
+  // a wrong tap, tile edge or channel would be off by O(1) of that scale. n = 5: a partial
+  // chunk at the end.
+  void winograd_conv2_matches_reference_data() { add_simd_target_rows(); }
+  void winograd_conv2_matches_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    constexpr int n = 5, CI = cnn::kConv1Out, CO = cnn::kConv2Out, IS = cnn::kPool1Side, OS = cnn::kConv2Side;
+    SplitMix64 rng(31);
+    std::vector<float> x(std::size_t(n) * CI * IS * IS), w(std::size_t(CO) * CI * 9), bias(CO),
+        dy(std::size_t(n) * CO * OS * OS);
+    for (auto& v : x) v = std::max(0.0f, static_cast<float>(rng.next_unit() - 0.3));   // post-ReLU: zeros
+    for (auto& v : w) v = static_cast<float>(0.16 * (rng.next_unit() - 0.5));
+    for (auto& v : bias) v = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
+    for (auto& v : dy) v = static_cast<float>(rng.next_unit() - 0.5);
+    const ref::ConvShape cs{n, CI, IS, IS, CO, 3};
+    std::vector<float> y_ref(dy.size()), dx_ref(x.size()), dw_ref(w.size()), db_ref(CO);
+    ref::conv2d_forward(cs, x.data(), w.data(), bias.data(), y_ref.data());
+    ref::relu_forward(y_ref.data(), y_ref.data(), y_ref.size());
+    ref::conv2d_backward(cs, x.data(), w.data(), dy.data(), dx_ref.data(), dw_ref.data(), db_ref.data());
+
+    auto blocked = [&](const std::vector<float>& plain, int channels, int side) {
+      std::vector<float> out(plain.size());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < channels; ++c)
+          for (int i = 0; i < side * side; ++i)
+            out[blocked_at(s, c, i / side, i % side, channels, side, 16)] =
+                plain[blocked_at(s, c, i / side, i % side, channels, side, 1)];
+      return out;
+    };
+    auto plain = [&](const std::vector<float>& b, int channels, int side) {
+      std::vector<float> out(b.size());
+      for (int s = 0; s < n; ++s)
+        for (int c = 0; c < channels; ++c)
+          for (int i = 0; i < side * side; ++i)
+            out[blocked_at(s, c, i / side, i % side, channels, side, 1)] =
+                b[blocked_at(s, c, i / side, i % side, channels, side, 16)];
+      return out;
+    };
+    onednn::WinogradConv2Weights u;
+    onednn::winograd_conv2_set_weights(w.data(), u);
+    const std::vector<float> xb = blocked(x, CI, IS), dyb = blocked(dy, CO, OS);
+    std::vector<float> yb(dy.size(), 7.0f), dxb(x.size(), 7.0f), dw(w.size()), db(CO);
+    onednn::Conv2OutputGrad from_dy;
+    from_dy.dy = dyb.data();
+    onednn::winograd_conv2_forward(u, n, xb.data(), bias.data(), yb.data());
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, dxb.data(), dw.data(), db.data());
+    // Each gradient alone is the same computation, bit for bit.
+    std::vector<float> dx_alone(x.size(), 7.0f), dw_alone(w.size()), db_alone(CO);
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, dx_alone.data(), nullptr, nullptr);
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dy, nullptr, dw_alone.data(), db_alone.data());
+    QVERIFY(dx_alone == dxb && dw_alone == dw && db_alone == db);
+
+    // Pool2 fused in: the forward's pooled values and argmax are max_pool_forward's over y, and
+    // the backward from pool2's side is the backward from the dy max_pool_backward_relu writes,
+    // bit for bit (selection only).
+    const onednn::PoolShape pool{n, CO, OS, cnn::kPool2Side, 16, 1};
+    const std::size_t pooled_size = std::size_t(n) * cnn::kFlat;
+    std::vector<float> pooled(pooled_size), pooled_ref(pooled_size), dc2(dy.size());
+    std::vector<uint8_t> arg(pooled_size), arg_ref(pooled_size);
+    onednn::winograd_conv2_forward(u, n, xb.data(), bias.data(), nullptr, pooled.data(), arg.data());
+    onednn::max_pool_forward(pool, yb.data(), pooled_ref.data(), arg_ref.data());
+    QVERIFY(pooled == pooled_ref);
+    QVERIFY(arg == arg_ref);
+    const std::vector<float> d_pooled = grid_values(pooled_size, 41);
+    onednn::max_pool_backward_relu(pool, d_pooled.data(), pooled.data(), arg.data(), dc2.data());
+    onednn::Conv2OutputGrad from_pool, from_dc2;
+    from_pool.pooled = pooled.data();
+    from_pool.d_pooled = d_pooled.data();
+    from_pool.arg = arg.data();
+    from_dc2.dy = dc2.data();
+    std::vector<float> dx1(x.size()), dx2(x.size()), dw1(w.size()), dw2(w.size()), db1(CO), db2(CO);
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_dc2, dx1.data(), dw1.data(), db1.data());
+    onednn::winograd_conv2_backward(u, n, xb.data(), from_pool, dx2.data(), dw2.data(), db2.data());
+    QVERIFY(dx1 == dx2 && dw1 == dw2 && db1 == db2);
+
+    auto check = [&](const char* what, const std::vector<float>& got, const std::vector<float>& want) {
+      double scale = 0, worst = 0;
+      for (float v : want) scale = std::max(scale, double(std::fabs(v)));
+      std::size_t at = 0;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        const double err = std::fabs(double(got[i]) - want[i]) / (1e-4 * scale + 1e-3 * std::fabs(want[i]));
+        if (!(err <= worst)) worst = err, at = i;   // NaN counts as the worst
+      }
+      qInfo().noquote() << QString("%1 %2: worst %3 of the tolerance (at %4: %5 vs %6)")
+                               .arg(target, what).arg(worst, 0, 'g', 3).arg(at).arg(got[at]).arg(want[at]);
+      QVERIFY2(worst <= 1.0, qPrintable(QString("%1 %2").arg(target, what)));
+    };
+    check("forward", plain(yb, CO, OS), y_ref);
+    check("data gradient", plain(dxb, CI, IS), dx_ref);
+    check("weight gradient", dw, dw_ref);
+    check("bias gradient", db, db_ref);
+  }
+
+  // The own kernels split the batch by sample and add per-sample sums in sample order, so
+  // the intra-replica thread count changes nothing, bit for bit.
+  void kernels_do_not_depend_on_thread_count() {
+    constexpr int n = 7, C = cnn::kConv1Out, S = cnn::kPool1Side;
+    const Conv1Case k = make_conv1_case(n);
+    const onednn::PoolShape pool{n, C, S, S / 2, 16, 1};
+    struct Result {
+      std::vector<float> pooled, pool_out, pool_din;
+      std::vector<uint8_t> arg, pool_arg;
+      std::vector<double> d_taps, d_bias;
+    };
+    auto run = [&](int threads) {
+      omp_set_num_threads(threads);
+      Result r;
+      r.pooled.resize(k.d_pooled.size());
+      r.arg.resize(r.pooled.size());
+      r.d_taps.resize(k.taps.size());
+      r.d_bias.resize(C);
+      onednn::conv1_relu_pool_forward(n, k.images.data(), k.taps.data(), k.bias.data(), 16, r.pooled.data(),
+                                      r.arg.data());
+      onednn::conv1_relu_pool_backward(n, k.images.data(), r.pooled.data(), k.d_pooled.data(), r.arg.data(), 16,
+                                       r.d_taps.data(), r.d_bias.data());
+      r.pool_out.resize(std::size_t(n) * C * (S / 2) * (S / 2));
+      r.pool_arg.resize(r.pool_out.size());
+      r.pool_din.resize(r.pooled.size());
+      onednn::max_pool_forward(pool, r.pooled.data(), r.pool_out.data(), r.pool_arg.data());
+      onednn::max_pool_backward_relu(pool, r.pool_out.data(), r.pool_out.data(), r.pool_arg.data(), r.pool_din.data());
+      omp_set_num_threads(1);
+      return r;
+    };
+    const Result one = run(1), three = run(3);
+    QVERIFY(one.pooled == three.pooled && one.arg == three.arg);
+    QVERIFY(one.d_taps == three.d_taps && one.d_bias == three.d_bias);
+    QVERIFY(one.pool_out == three.pool_out && one.pool_arg == three.pool_arg && one.pool_din == three.pool_din);
+  }
+
+  void simd_targets_are_listed_and_forced() {
+    const auto targets = onednn::simd_targets();
+    QVERIFY(!targets.empty());
+    QCOMPARE(QString::fromStdString(targets.back().name), QString("scalar"));   // the fallback, compiled last
+    QVERIFY(targets.front().supported || targets.size() > 1);
+    int supported = 0;
+    for (const auto& t : targets) supported += t.supported;
+    QVERIFY(supported >= 1 && targets.back().supported);
+    {
+      const ForcedSimdTarget forced("scalar");
+      QCOMPARE(QString::fromStdString(onednn::simd_target()), QString("scalar"));
+    }
+    // Back to the best this CPU has.
+    for (const auto& t : targets)
+      if (t.supported) {
+        QCOMPARE(QString::fromStdString(onednn::simd_target()), QString::fromStdString(t.name));
+        break;
+      }
+    {
+      const ForcedSimdTarget forced("SCALAR");   // any case, like ONEDNN_MAX_CPU_ISA=AVX2
+      QCOMPARE(QString::fromStdString(onednn::simd_target()), QString("scalar"));
+    }
+    for (const char* bad : {"avx9", "avx-2", "neon2"}) {
+      try {
+        onednn::force_simd_target(bad);
+        QFAIL(qPrintable(QString("accepted SIMD target '%1'").arg(bad)));
+      } catch (const ConfigError& e) {
+        QVERIFY2(QString(e.what()).contains(bad) && QString(e.what()).contains("scalar"), e.what());
+      }
+    }
+    for (const auto& t : targets)
+      if (!t.supported) QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::force_simd_target(t.name));
+    if (onednn::simd_targets().front().name == "avx3") {
+      const ForcedSimdTarget forced("avx512");   // the familiar name for Highway's AVX3
+      QCOMPARE(QString::fromStdString(onednn::simd_target()), QString("avx3"));
     }
   }
 
   void onednn_arguments_and_chunking() {
     const Dataset data = test::make_synthetic_dataset(16, 3);
+    QVERIFY_THROWS_EXCEPTION(ConfigError, make_onednn_engine(8, 0));   // threads per replica >= 1
     auto e = make_onednn_engine(8);
     const std::vector<int32_t> nine(9, 0), out_of_range{0, 16};
     QVERIFY_THROWS_EXCEPTION(Error, e->forward_backward(nine, 1.0f));   // before bind_data
@@ -303,6 +633,8 @@ class TestBackendOps : public QObject {
     QVERIFY2(scale > 0 && worst.ratio <= 1.0, qPrintable(QString("worst %1 of %2").arg(worst.max_abs_err).arg(scale)));
     QCOMPARE(QString::fromStdString(e->device_name()), QString("cpu (oneDNN)"));
     QCOMPARE(QString::fromStdString(onednn_version()).count('.'), 2);
+    const QString kernels = QString::fromStdString(cpu_kernels_summary());
+    QVERIFY2(kernels.startsWith("Highway " + QString::fromStdString(onednn::simd_target()) + ", oneDNN "), qPrintable(kernels));
   }
 
   // ---- the device grammar ----

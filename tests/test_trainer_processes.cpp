@@ -58,10 +58,14 @@ std::vector<ProcessResult> run_processes(const std::vector<TrainConfig>& configs
   return out;
 }
 
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-  return worst;
+// ||a - b|| / ||b||: how far two trainings of the same model ended apart, as a whole.
+double relative_l2_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  double diff = 0, norm = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    diff += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    norm += double(b[i]) * b[i];
+  }
+  return std::sqrt(diff / norm);
 }
 
 }  // namespace
@@ -113,9 +117,13 @@ class TestTrainerProcesses : public QObject {
       QCOMPARE(QString::fromStdString(r.epochs[1].param_digest), QString::fromStdString(want.epochs[1].param_digest));
       QCOMPARE(r.epochs[1].val_acc, want.epochs[1].val_acc);
     } else {
-      // Per-process partial sums first: another order of additions, a few ulps per step.
-      const double diff = max_abs_diff(got[0].params, flat.final_params());
-      QVERIFY2(diff <= 2e-5, qPrintable(QString::number(diff)));
+      // Per-process partial sums first: another order of additions, a few ulps per gradient
+      // element and step. Adam divides by sqrt(v), so an element whose gradient hovers near
+      // zero can take a step of either sign and drift by up to lr per step: no per-element
+      // bound means much, but the parameters as a whole stay together (measured 5.6e-5 of
+      // their norm after 16 steps on AVX-512; 1e-3 leaves room for other CPUs' kernels).
+      const double diff = relative_l2_diff(got[0].params, flat.final_params());
+      QVERIFY2(diff <= 1e-3, qPrintable(QString::number(diff)));
       QVERIFY(std::fabs(r.epochs[1].val_acc - want.epochs[1].val_acc) <= 1e-4 + 1.0 / 40);
     }
   }

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backends/devices.h"
+#include "backends/onednn/onednn_engine.h"
 #include "backends/reference/reference_engine.h"
 #include "data/dataset.h"
 #include "model/cnn_spec.h"
@@ -277,7 +278,9 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
   for (const auto& t : targets) {
     std::string stage = "create engine";
     try {
-      auto eng = make_engine(t.device, t.backend, max_batch);
+      auto eng = t.backend == "onednn" && options.cpu_threads != 1
+                     ? make_onednn_engine(max_batch, options.cpu_threads)
+                     : make_engine(t.device, t.backend, max_batch);
       auto ref = make_reference_engine(max_batch);
       stage = "bind data";
       eng->bind_data(data.train, data.val);

@@ -34,6 +34,7 @@ struct SelftestOptions {
   std::vector<int> batches = {1, 37, 128};   // forward/backward batch sizes (also the engines' max)
   std::filesystem::path data_dir;            // MNIST-layout folder; empty: synthetic images in memory
   uint64_t seed = 1;
+  int cpu_threads = 1;                       // intra-replica threads of the oneDNN engine
 };
 
 // The default targets: "onednn", then "cuda:I" for every GPU query_devices() lists.

@@ -1,6 +1,8 @@
 // 2x2 stride-2 max-pooling (floor, as Keras 'valid') over oneDNN's channel-blocked
-// activations, with the ReLU derivative folded into the backward pass. Plain loops: in
-// oneDNN 2.6 the pooling primitives cost as much as a convolution on these small shapes.
+// activations, with the ReLU derivative folded into the backward pass. Own Highway loops (one
+// source for every instruction set, see simd_target.h): in oneDNN 2.6 the pooling primitives
+// cost as much as a convolution on these small shapes. Selection only, no arithmetic, so
+// every target gives bit-identical results.
 #pragma once
 #include <cstdint>
 
@@ -16,17 +18,13 @@ struct PoolShape {
 
 bool pool_block_supported(int block);
 
-// Auto: the AVX-512 loops where the CPU has them; Portable: the plain template loops (the
-// path of CPUs without AVX-512, selectable so tests can check it on any machine).
-enum class Simd { Auto, Portable };
-
 // out = max over each 2x2 window; arg = which of the 4 (row-major) held it, first on ties.
-void max_pool_forward(const PoolShape& s, const float* in, float* out, uint8_t* arg, Simd simd = Simd::Auto);
+void max_pool_forward(const PoolShape& s, const float* in, float* out, uint8_t* arg);
 
 // d_in = the pooled gradient routed to each window's argmax, masked by out > 0: `out` is
 // max-pooled ReLU output, so out > 0 is the ReLU derivative at the chosen element. Writes
 // every element of d_in (zero off the argmax and in the rows/columns the floor drops).
 void max_pool_backward_relu(const PoolShape& s, const float* d_out, const float* out, const uint8_t* arg,
-                            float* d_in, Simd simd = Simd::Auto);
+                            float* d_in);
 
 }  // namespace mb::onednn

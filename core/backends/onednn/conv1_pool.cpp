@@ -1,28 +1,32 @@
-// Fused conv1 + ReLU + max-pool and its weight gradient (see conv1_pool.h): a portable
-// template for any channel block and an AVX-512 version of the nChw16c case, where one
-// window's 16 output channels are one register and each input pixel one broadcast.
-#include "backends/onednn/conv1_pool.h"
+// Fused conv1 + ReLU + max-pool and its weight gradient (see conv1_pool.h): one Highway source,
+// which foreach_target.h compiles once per instruction set; a group of output channels (one
+// vector: 16 lanes on AVX-512, 8 on AVX2, 4 on SSE4, 1 scalar) shares each broadcast pixel.
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "backends/onednn/conv1_pool.cpp"
+#include <hwy/foreach_target.h>  // IWYU pragma: keep
+#include <hwy/highway.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
+#include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/parallel.h"
+#include "backends/onednn/simd_target.h"
 #include "model/cnn_spec.h"
 #include "util/error.h"
 
-#if defined(__x86_64__) && defined(__GNUC__)
-// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized on their own _mm512_undefined_* idiom.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#define MB_CONV1_AVX512 1
-#endif
-
-namespace mb::onednn {
-namespace {
+#ifndef MB_ONEDNN_CONV1_POOL_SHARED
+#define MB_ONEDNN_CONV1_POOL_SHARED
+namespace mb::onednn::conv1 {
 
 constexpr int kSide = cnn::kImageSide;    // 28
 constexpr int kPooled = cnn::kPool1Side;  // 13
 constexpr int kOut = cnn::kConv1Out;      // 32
 constexpr int kWindows = kPooled * kPooled;
+constexpr int kPartial = (kConv1Taps + 1) * kOut;   // one sample's tap and bias sums
 
 static_assert(cnn::kConv1Side == 2 * kPooled, "conv1's output pools exactly (26 -> 13)");
 
@@ -31,181 +35,165 @@ inline std::size_t pooled_index(int n, int cb, int ph, int pw, int block) {
   return ((std::size_t(n) * (kOut / block) + cb) * kWindows + ph * kPooled + pw) * block;
 }
 
+}  // namespace mb::onednn::conv1
+#endif
+
+HWY_BEFORE_NAMESPACE();
+namespace mb::onednn::HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+using namespace conv1;
+
+// One vector = `lanes` consecutive output channels of one channel block (never more than B,
+// so a vector never straddles two blocks: B = 1 runs one channel per vector).
 template <int B>
-void forward_generic(int n_images, const float* images, const float* taps, const float* bias, float* pooled,
-                     uint8_t* arg) {
-  for (int n = 0; n < n_images; ++n) {
+void forward_images(int n_begin, int n_end, const float* images, const float* taps, const float* bias,
+                    float* pooled, uint8_t* arg) {
+  const hn::CappedTag<float, B> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> d8;
+  using V = hn::Vec<decltype(d)>;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const V zero = hn::Zero(d);
+  for (int n = n_begin; n < n_end; ++n) {
     const float* img = images + std::size_t(n) * kSide * kSide;
-    for (int cb = 0; cb < kOut / B; ++cb)
+    for (int c0 = 0; c0 < kOut; c0 += lanes) {
+      V w[kConv1Taps];
+      for (int t = 0; t < kConv1Taps; ++t) w[t] = hn::LoadU(d, taps + t * kOut + c0);
+      const V b = hn::LoadU(d, bias + c0);
       for (int ph = 0; ph < kPooled; ++ph)
         for (int pw = 0; pw < kPooled; ++pw) {
           const float* patch = img + 2 * ph * kSide + 2 * pw;   // the window's 4x4 input patch
-          const std::size_t o = pooled_index(n, cb, ph, pw, B);
-          for (int j = 0; j < B; ++j) {
-            const int oc = cb * B + j;
-            float s[4];
-            for (int d = 0; d < 4; ++d) {
-              const float* x = patch + (d / 2) * kSide + d % 2;
-              float acc = bias[oc];
-              for (int t = 0; t < kConv1Taps; ++t) acc += taps[t * kOut + oc] * x[(t / 3) * kSide + t % 3];
-              s[d] = acc;
-            }
-            // First maximum in row-major window order; ReLU after the max is the same value
-            // (and the same argmax wherever it matters: a non-positive max is masked anyway).
-            int k = 0;
-            for (int d = 1; d < 4; ++d)
-              if (s[d] > s[k]) k = d;
-            pooled[o + j] = s[k] > 0.0f ? s[k] : 0.0f;
-            arg[o + j] = static_cast<uint8_t>(k);
+          V s[4];
+          for (int q = 0; q < 4; ++q) {
+            const float* x = patch + (q / 2) * kSide + q % 2;
+            V acc = b;
+            for (int t = 0; t < kConv1Taps; ++t) acc = hn::MulAdd(w[t], hn::Set(d, x[(t / 3) * kSide + t % 3]), acc);
+            s[q] = acc;
           }
+          // First maximum in row-major window order (strict '>'); ReLU after the max is the
+          // same value (and the same argmax wherever it matters: a non-positive max is masked).
+          V m = s[0];
+          auto k = hn::Zero(di);
+          for (int q = 1; q < 4; ++q) {
+            const auto gt = hn::Gt(s[q], m);
+            m = hn::IfThenElse(gt, s[q], m);
+            k = hn::IfThenElse(hn::RebindMask(di, gt), hn::Set(di, q), k);
+          }
+          const std::size_t o = pooled_index(n, c0 / B, ph, pw, B) + c0 % B;
+          hn::StoreU(hn::Max(m, zero), d, pooled + o);
+          hn::StoreU(hn::DemoteTo(d8, k), d8, arg + o);
         }
+    }
   }
 }
 
+// Per-sample float sums (<= 169 terms per lane) into partials[n - n_begin]: 9 taps x 32
+// channels, then 32 biases. The caller adds samples in double, in sample order.
 template <int B>
-void backward_generic(int n_images, const float* images, const float* pooled, const float* d_pooled,
-                      const uint8_t* arg, double* d_taps, double* d_bias) {
-  for (int n = 0; n < n_images; ++n) {
+void backward_images(int n_begin, int n_end, const float* images, const float* pooled, const float* d_pooled,
+                     const uint8_t* arg, float* partials) {
+  const hn::CappedTag<float, B> d;
+  const hn::RebindToSigned<decltype(d)> di;
+  const hn::Rebind<uint8_t, decltype(d)> d8;
+  using V = hn::Vec<decltype(d)>;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  const V zero = hn::Zero(d);
+  for (int n = n_begin; n < n_end; ++n) {
     const float* img = images + std::size_t(n) * kSide * kSide;
-    // Per-sample float sums (<= 169 terms each), then double across samples.
-    float acc[kConv1Taps][kOut] = {}, bacc[kOut] = {};
-    for (int cb = 0; cb < kOut / B; ++cb)
-      for (int ph = 0; ph < kPooled; ++ph)
-        for (int pw = 0; pw < kPooled; ++pw) {
-          const std::size_t o = pooled_index(n, cb, ph, pw, B);
-          for (int j = 0; j < B; ++j) {
-            if (!(pooled[o + j] > 0.0f)) continue;   // ReLU derivative
-            const int oc = cb * B + j, d = arg[o + j];
-            const float g = d_pooled[o + j];
-            const float* x = img + (2 * ph + d / 2) * kSide + 2 * pw + d % 2;
-            bacc[oc] += g;
-            for (int t = 0; t < kConv1Taps; ++t) acc[t][oc] += g * x[(t / 3) * kSide + t % 3];
-          }
-        }
-    for (int oc = 0; oc < kOut; ++oc) {
-      d_bias[oc] += bacc[oc];
-      for (int t = 0; t < kConv1Taps; ++t) d_taps[t * kOut + oc] += acc[t][oc];
-    }
-  }
-}
-
-#ifdef MB_CONV1_AVX512
-__attribute__((target("avx512f"))) void forward_avx512(int n_images, const float* images, const float* taps,
-                                                       const float* bias, float* pooled, uint8_t* arg) {
-  constexpr int B = 16;
-  const __m512 zero = _mm512_setzero_ps();
-  for (int n = 0; n < n_images; ++n) {
-    const float* img = images + std::size_t(n) * kSide * kSide;
-    for (int cb = 0; cb < kOut / B; ++cb) {
-      __m512 w[kConv1Taps];
-      for (int t = 0; t < kConv1Taps; ++t) w[t] = _mm512_loadu_ps(taps + t * kOut + cb * B);
-      const __m512 b = _mm512_loadu_ps(bias + cb * B);
-      for (int ph = 0; ph < kPooled; ++ph)
-        for (int pw = 0; pw < kPooled; ++pw) {
-          const float* patch = img + 2 * ph * kSide + 2 * pw;
-          __m512 s[4];
-          for (int d = 0; d < 4; ++d) {
-            const float* x = patch + (d / 2) * kSide + d % 2;
-            __m512 acc = b;
-            for (int t = 0; t < kConv1Taps; ++t)
-              acc = _mm512_fmadd_ps(w[t], _mm512_set1_ps(x[(t / 3) * kSide + t % 3]), acc);
-            s[d] = acc;
-          }
-          __m512 m = s[0];
-          __m512i k = _mm512_setzero_si512();
-          for (int d = 1; d < 4; ++d) {
-            const __mmask16 gt = _mm512_cmp_ps_mask(s[d], m, _CMP_GT_OQ);
-            m = _mm512_mask_mov_ps(m, gt, s[d]);
-            k = _mm512_mask_mov_epi32(k, gt, _mm512_set1_epi32(d));
-          }
-          const std::size_t o = pooled_index(n, cb, ph, pw, B);
-          _mm512_storeu_ps(pooled + o, _mm512_max_ps(m, zero));
-          _mm_storeu_si128(reinterpret_cast<__m128i*>(arg + o), _mm512_cvtepi32_epi8(k));
-        }
-    }
-  }
-}
-
-__attribute__((target("avx512f"))) void backward_avx512(int n_images, const float* images, const float* pooled,
-                                                        const float* d_pooled, const uint8_t* arg, double* d_taps,
-                                                        double* d_bias) {
-  constexpr int B = 16;
-  const __m512 zero = _mm512_setzero_ps();
-  alignas(64) float lanes[kConv1Taps + 1][B];
-  for (int n = 0; n < n_images; ++n) {
-    const float* img = images + std::size_t(n) * kSide * kSide;
-    for (int cb = 0; cb < kOut / B; ++cb) {
-      // Per-sample float sums (<= 169 terms each), then double across samples.
-      __m512 acc[kConv1Taps], bacc = zero;
+    float* out = partials + std::size_t(n - n_begin) * kPartial;
+    for (int c0 = 0; c0 < kOut; c0 += lanes) {
+      V acc[kConv1Taps];
       for (int t = 0; t < kConv1Taps; ++t) acc[t] = zero;
+      V bacc = zero;
       for (int ph = 0; ph < kPooled; ++ph)
         for (int pw = 0; pw < kPooled; ++pw) {
-          const std::size_t o = pooled_index(n, cb, ph, pw, B);
-          const __m512 g = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(_mm512_loadu_ps(pooled + o), zero, _CMP_GT_OQ),
-                                               _mm512_loadu_ps(d_pooled + o));
-          const __m512i k = _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(arg + o)));
-          bacc = _mm512_add_ps(bacc, g);
+          const std::size_t o = pooled_index(n, c0 / B, ph, pw, B) + c0 % B;
+          // The ReLU derivative: pooled > 0.
+          const V g = hn::IfThenElseZero(hn::Gt(hn::LoadU(d, pooled + o), zero), hn::LoadU(d, d_pooled + o));
+          const auto k = hn::PromoteTo(di, hn::LoadU(d8, arg + o));
+          bacc = hn::Add(bacc, g);
           const float* patch = img + 2 * ph * kSide + 2 * pw;
           // Each lane takes its gradient from exactly one of the 4 window positions.
-          for (int d = 0; d < 4; ++d) {
-            const __m512 gd = _mm512_maskz_mov_ps(_mm512_cmpeq_epi32_mask(k, _mm512_set1_epi32(d)), g);
-            const float* x = patch + (d / 2) * kSide + d % 2;
+          for (int q = 0; q < 4; ++q) {
+            const V gq = hn::IfThenElseZero(hn::RebindMask(d, hn::Eq(k, hn::Set(di, q))), g);
+            const float* x = patch + (q / 2) * kSide + q % 2;
             for (int t = 0; t < kConv1Taps; ++t)
-              acc[t] = _mm512_fmadd_ps(gd, _mm512_set1_ps(x[(t / 3) * kSide + t % 3]), acc[t]);
+              acc[t] = hn::MulAdd(gq, hn::Set(d, x[(t / 3) * kSide + t % 3]), acc[t]);
           }
         }
-      for (int t = 0; t < kConv1Taps; ++t) _mm512_store_ps(lanes[t], acc[t]);
-      _mm512_store_ps(lanes[kConv1Taps], bacc);
-      for (int j = 0; j < B; ++j) {
-        for (int t = 0; t < kConv1Taps; ++t) d_taps[t * kOut + cb * B + j] += lanes[t][j];
-        d_bias[cb * B + j] += lanes[kConv1Taps][j];
-      }
+      for (int t = 0; t < kConv1Taps; ++t) hn::StoreU(acc[t], d, out + t * kOut + c0);
+      hn::StoreU(bacc, d, out + kConv1Taps * kOut + c0);
     }
   }
 }
-#endif
 
-}  // namespace
+void conv1_forward(int block, int n_begin, int n_end, const float* images, const float* taps, const float* bias,
+                   float* pooled, uint8_t* arg) {
+  if (block == 16) return forward_images<16>(n_begin, n_end, images, taps, bias, pooled, arg);
+  if (block == 8) return forward_images<8>(n_begin, n_end, images, taps, bias, pooled, arg);
+  forward_images<1>(n_begin, n_end, images, taps, bias, pooled, arg);
+}
+
+void conv1_backward(int block, int n_begin, int n_end, const float* images, const float* pooled,
+                    const float* d_pooled, const uint8_t* arg, float* partials) {
+  if (block == 16) return backward_images<16>(n_begin, n_end, images, pooled, d_pooled, arg, partials);
+  if (block == 8) return backward_images<8>(n_begin, n_end, images, pooled, d_pooled, arg, partials);
+  backward_images<1>(n_begin, n_end, images, pooled, d_pooled, arg, partials);
+}
+
+}  // namespace mb::onednn::HWY_NAMESPACE
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace mb::onednn {
+
+HWY_EXPORT(conv1_forward);
+HWY_EXPORT(conv1_backward);
 
 bool conv1_block_supported(int block) { return block == 16 || block == 8 || block == 1; }
 
 void conv1_weights_to_taps(const float* oihw, float* taps) {
-  for (int oc = 0; oc < kOut; ++oc)
-    for (int t = 0; t < kConv1Taps; ++t) taps[t * kOut + oc] = oihw[oc * kConv1Taps + t];
+  for (int oc = 0; oc < conv1::kOut; ++oc)
+    for (int t = 0; t < kConv1Taps; ++t) taps[t * conv1::kOut + oc] = oihw[oc * kConv1Taps + t];
 }
 
 void conv1_taps_to_weights(const double* taps, float* oihw) {
-  for (int oc = 0; oc < kOut; ++oc)
-    for (int t = 0; t < kConv1Taps; ++t) oihw[oc * kConv1Taps + t] = static_cast<float>(taps[t * kOut + oc]);
+  for (int oc = 0; oc < conv1::kOut; ++oc)
+    for (int t = 0; t < kConv1Taps; ++t) oihw[oc * kConv1Taps + t] = static_cast<float>(taps[t * conv1::kOut + oc]);
 }
 
 void conv1_relu_pool_forward(int n, const float* images, const float* taps, const float* bias, int block,
-                             float* pooled, uint8_t* arg, Simd simd) {
+                             float* pooled, uint8_t* arg) {
   MB_CHECK(conv1_block_supported(block), Error, "conv1: unsupported channel block {}", block);
-  (void)simd;
-#ifdef MB_CONV1_AVX512
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && simd == Simd::Auto && block == 16) return forward_avx512(n, images, taps, bias, pooled, arg);
-#endif
-  if (block == 16) return forward_generic<16>(n, images, taps, bias, pooled, arg);
-  if (block == 8) return forward_generic<8>(n, images, taps, bias, pooled, arg);
-  forward_generic<1>(n, images, taps, bias, pooled, arg);
+  init_simd_target();
+  parallel_ranges(n, [&](int begin, int end) {
+    HWY_DYNAMIC_DISPATCH(conv1_forward)(block, begin, end, images, taps, bias, pooled, arg);
+  });
 }
 
 void conv1_relu_pool_backward(int n, const float* images, const float* pooled, const float* d_pooled,
-                              const uint8_t* arg, int block, double* d_taps, double* d_bias, Simd simd) {
+                              const uint8_t* arg, int block, double* d_taps, double* d_bias) {
   MB_CHECK(conv1_block_supported(block), Error, "conv1: unsupported channel block {}", block);
-  (void)simd;
-  std::memset(d_taps, 0, sizeof(double) * kConv1Taps * kOut);
-  std::memset(d_bias, 0, sizeof(double) * kOut);
-#ifdef MB_CONV1_AVX512
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512 && simd == Simd::Auto && block == 16)
-    return backward_avx512(n, images, pooled, d_pooled, arg, d_taps, d_bias);
-#endif
-  if (block == 16) return backward_generic<16>(n, images, pooled, d_pooled, arg, d_taps, d_bias);
-  if (block == 8) return backward_generic<8>(n, images, pooled, d_pooled, arg, d_taps, d_bias);
-  backward_generic<1>(n, images, pooled, d_pooled, arg, d_taps, d_bias);
+  init_simd_target();
+  // Per-sample sums first, then one fixed-order double sum: the result does not depend on
+  // how many threads split the batch.
+  // (The buffer belongs to the calling replica thread; the pointer is what the OpenMP
+  // threads share: naming the thread_local inside the lambda would give each its own.)
+  thread_local std::vector<float> buffer;
+  buffer.resize(std::size_t(std::max(n, 1)) * conv1::kPartial);
+  float* const partials = buffer.data();
+  parallel_ranges(n, [&](int begin, int end) {
+    HWY_DYNAMIC_DISPATCH(conv1_backward)(block, begin, end, images, pooled, d_pooled, arg,
+                                         partials + std::size_t(begin) * conv1::kPartial);
+  });
+  std::memset(d_taps, 0, sizeof(double) * kConv1Taps * conv1::kOut);
+  std::memset(d_bias, 0, sizeof(double) * conv1::kOut);
+  for (int s = 0; s < n; ++s) {
+    const float* p = partials + std::size_t(s) * conv1::kPartial;
+    for (int i = 0; i < kConv1Taps * conv1::kOut; ++i) d_taps[i] += p[i];
+    for (int c = 0; c < conv1::kOut; ++c) d_bias[c] += p[kConv1Taps * conv1::kOut + c];
+  }
 }
 
 }  // namespace mb::onednn
+#endif  // HWY_ONCE

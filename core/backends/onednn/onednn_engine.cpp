@@ -14,8 +14,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include "backends/onednn/adam_avx512.h"
+#include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/onednn_plan.h"
+#include "backends/onednn/simd_target.h"
 #include "model/cnn_spec.h"
 #include "util/error.h"
 
@@ -23,11 +24,11 @@ namespace mb {
 namespace {
 
 // The Debian oneDNN uses OpenMP, whose thread count is a per-thread setting: every public
-// entry point claims exactly one core for the calling (replica) thread, so N replicas on N
-// std::threads never oversubscribe the machine. Primitive creation also reads it (kernels
+// entry point sets the engine's count for the calling (replica) thread, so N replicas on N
+// std::threads use N x threads cores and never more. Primitive creation also reads it (kernels
 // are blocked for the thread count), hence the same call before building a plan.
-void use_one_core() {
-  if (omp_get_max_threads() != 1) omp_set_num_threads(1);
+void use_threads(int threads) {
+  if (omp_get_max_threads() != threads) omp_set_num_threads(threads);
 }
 
 // x/255 exactly as the reference computes it, one table lookup per pixel.
@@ -68,14 +69,17 @@ void softmax_xent(const float* logits, const std::vector<int>& labels, int n, Ba
 
 class OnednnEngine final : public ReplicaEngine {
  public:
-  explicit OnednnEngine(int max_batch)
+  OnednnEngine(int max_batch, int threads)
       : max_batch_(max_batch),
+        threads_(threads),
         params_(cnn::kParamCount, 0.0f),
         grads_(cnn::kParamCount, 0.0f),
         m_(cnn::kParamCount, 0.0f),
         v_(cnn::kParamCount, 0.0f) {
     MB_CHECK(max_batch >= 1, ConfigError, "oneDNN engine: max batch {} must be at least 1", max_batch);
-    use_one_core();
+    MB_CHECK(threads >= 1, ConfigError, "oneDNN engine: {} threads per replica; it needs at least 1", threads);
+    onednn::init_simd_target();   // a bad MB_SIMD_TARGET fails here, before any training
+    use_threads(threads_);
     guarded("engine creation", [&] {
       engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
       stream_ = dnnl::stream(engine_);
@@ -109,7 +113,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override {
-    use_one_core();
+    use_threads(threads_);
     MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before forward_backward()");
     if (indices.empty()) {
       std::fill(grads_.begin(), grads_.end(), 0.0f);
@@ -141,7 +145,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   void apply_adam(const AdamConfig& cfg, int64_t step) override {
-    use_one_core();
+    use_threads(threads_);
     // Deterministic and bit-identical to the reference loop: replicas holding equal
     // gradients stay bit-identical.
     onednn::adam_update(cfg, step, params_, grads_, m_, v_);
@@ -214,7 +218,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   BatchStats forward_only(const Dataset& data, std::span<const int32_t> indices) {
-    use_one_core();
+    use_threads(threads_);
     BatchStats stats;
     guarded("evaluation", [&] {
       for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
@@ -231,6 +235,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   int max_batch_;
+  int threads_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::vector<float> params_, grads_, m_, v_;   // never resized: plans hold pointers into them
@@ -244,7 +249,25 @@ class OnednnEngine final : public ReplicaEngine {
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch) { return std::make_unique<OnednnEngine>(max_batch); }
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads) {
+  return std::make_unique<OnednnEngine>(max_batch, threads);
+}
+
+std::string cpu_kernels_summary() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  const char* isa_name = "sse41";
+  const std::pair<dnnl::cpu_isa, const char*> names[] = {
+      {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"}, {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+      {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"}, {dnnl::cpu_isa::avx512_core, "avx512_core"},
+      {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"}, {dnnl::cpu_isa::avx2, "avx2"}, {dnnl::cpu_isa::avx, "avx"}};
+  for (const auto& [bits, name] : names)   // the widest whose bits are all set
+    if ((isa & static_cast<unsigned>(bits)) == static_cast<unsigned>(bits)) {
+      isa_name = name;
+      break;
+    }
+  return fmt::format("Highway {}, oneDNN {}, conv2 {}", onednn::simd_target(), isa_name,
+                     onednn::choose_conv2() == onednn::Conv2Impl::Own ? "own winograd" : "onednn");
+}
 
 std::string onednn_version() {
   const dnnl_version_t* v = dnnl::version();

@@ -1,7 +1,10 @@
-// Builds and replays the oneDNN primitives of one training step (see onednn_plan.h).
+// Builds and replays one training step: oneDNN primitives and the own kernels (see onednn_plan.h).
 #include "backends/onednn/onednn_plan.h"
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include <fmt/format.h>
@@ -31,10 +34,10 @@ void relu_mask(const memory& act, const memory& grad) {
   for (std::size_t i = 0; i < count; ++i) g[i] = a[i] > 0.0f ? g[i] : 0.0f;
 }
 
-// Winograd F(4x4,3x3) cuts conv2's forward and weight-gradient arithmetic by ~2x and is
-// exact enough for FP32 training (see the backend-ops test); oneDNN's backward-data
-// Winograd is slower than its direct kernel on this shape, so that one stays direct.
-// MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
+// For MB_CONV2=onednn: oneDNN's Winograd F(4x4,3x3) (AVX-512 only) cuts conv2's forward and
+// weight-gradient arithmetic and is exact enough for FP32 training (see the backend-ops test);
+// its backward-data Winograd is slower than its direct kernel on this shape, so that one stays
+// direct. MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
 bool winograd_allowed() {
   const char* env = std::getenv("MB_ONEDNN_DIRECT");
   return !(env && env[0] == '1');
@@ -50,6 +53,18 @@ int channel_block(const memory::desc& desc) {
 }
 
 }  // namespace
+
+Conv2Impl choose_conv2() {
+  const char* env = std::getenv("MB_CONV2");
+  const std::string mode = env ? env : "auto";
+  if (mode == "onednn") return Conv2Impl::Onednn;
+  MB_CHECK(mode == "own" || mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto",
+           mode);
+  // Measured (bench/kernel_bench --layers, docs/benchmarks.md): the own kernels win on AVX2,
+  // where oneDNN 2.6 has only direct kernels (~2x slower), and on AVX-512 too, where oneDNN's
+  // Winograd forward and weight gradient are about as fast but its data gradient is direct.
+  return Conv2Impl::Own;
+}
 
 NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
     : engine_(engine), batch_(batch), params_(params), grads_(grads) {
@@ -79,19 +94,22 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   conv1_dtaps_.assign(kConv1Taps * kConv1Out, 0.0);
   conv1_dbias_.assign(kConv1Out, 0.0);
 
+  // conv2 on the own Winograd kernels (with pool2 fused into them) or on oneDNN (choose_conv2).
+  conv2_own_ = choose_conv2() == Conv2Impl::Own;
+
   // p1 (the fused conv1 block's output) in the layout conv2 prefers, if the fused loop can
-  // write it; nChw16c otherwise.
-  memory::desc p1_desc;
-  {
-    const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
+  // write it; nChw16c otherwise, and always for the own kernels.
+  const memory::dims p1_dims{n, kConv1Out, kPool1Side, kPool1Side};
+  block1_ = kWinogradBlock;
+  if (!conv2_own_) {
     auto probe = dnnl::convolution_forward::primitive_desc(
         {prop_kind::forward_training, algorithm::convolution_direct, any(p1_dims), any(w_c2),
          plain({kConv2Out}, Tag::x), any(c2_dims), one, zero, zero},
         relu_attr, engine_);
     block1_ = channel_block(probe.src_desc());
     if (!conv1_block_supported(block1_)) block1_ = 16;
-    p1_desc = plain(p1_dims, block_tag(block1_));
   }
+  const memory::desc p1_desc = plain(p1_dims, block_tag(block1_));
   p1_ = make(p1_desc);
   arg1_.resize(p1_desc.get_size() / sizeof(float));
 
@@ -102,30 +120,34 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
         relu_attr, engine_);
   };
   // The direct forward pd doubles as the layout hint for the direct backward kernels.
-  auto c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any(c2_dims));
-  if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
-    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
-  auto c2_fwd = c2_fwd_direct;
+  dnnl::convolution_forward::primitive_desc c2_fwd_direct, c2_fwd;
   bool c2_wino = false;
-  if (winograd_allowed()) {
-    try {
-      c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
-      c2_wino = true;
-    } catch (const dnnl::error&) {
-      // No Winograd kernel for this ISA or layout: the direct one it is.
+  if (!conv2_own_) {
+    c2_fwd_direct = conv2_pd(algorithm::convolution_direct, any(c2_dims));
+    if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
+      c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
+    c2_fwd = c2_fwd_direct;
+    if (winograd_allowed()) {
+      try {
+        c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
+        c2_wino = true;
+      } catch (const dnnl::error&) {
+        // No Winograd kernel for this ISA or layout: the direct one it is.
+      }
     }
+    account(c2_fwd);
+    c2_ = make(c2_fwd.dst_desc());
+    conv2_ = {dnnl::convolution_forward(c2_fwd),
+              {{DNNL_ARG_SRC, p1_},
+               {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+               {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
+               {DNNL_ARG_DST, c2_}},
+              fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
   }
-  account(c2_fwd);
-  c2_ = make(c2_fwd.dst_desc());
-  conv2_ = {dnnl::convolution_forward(c2_fwd),
-            {{DNNL_ARG_SRC, p1_},
-             {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-             {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
-             {DNNL_ARG_DST, c2_}},
-            fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
 
-  // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects.
-  pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, channel_block(c2_.get_desc()), 1};
+  // pool2 writes plain NCHW: per sample the C,H,W flatten fc1 expects. The own conv2 kernels
+  // pool in their output transform and never store conv2's output (c2_ stays empty).
+  pool2_ = {batch, kConv2Out, kConv2Side, kPool2Side, conv2_own_ ? kWinogradBlock : channel_block(c2_.get_desc()), 1};
   p2_ = make(plain({n, kFlat}, Tag::nc));
   arg2_.resize(std::size_t(n) * kFlat);
 
@@ -188,38 +210,41 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   dense_backward("fc2", fc2_fwd, h1_, w_fc2, kFc2W, kFc2B, dz_, fc2_bw_, fc2_bd_, dh1_);
   dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
 
-  dc2_ = make(c2_.get_desc());
-  auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
-    return dnnl::convolution_backward_weights::primitive_desc(
-        {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
-        engine_, hint);
-  };
-  dnnl::convolution_backward_weights::primitive_desc conv2_bw;
-  if (c2_wino) {
-    try {
-      conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
-    } catch (const dnnl::error&) {
-    }
-  }
-  if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
-  account(conv2_bw);
-  conv2_bw_ = {dnnl::convolution_backward_weights(conv2_bw),
-               {{DNNL_ARG_SRC, p1_},
-                {DNNL_ARG_DIFF_DST, dc2_},
-                {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
-                {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
-               fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
-
-  auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
-      {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_, engine_,
-      c2_fwd_direct);
-  account(conv2_bd);
   dp1_ = make(p1_.get_desc());
-  conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
-               {{DNNL_ARG_DIFF_DST, dc2_},
-                {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-                {DNNL_ARG_DIFF_SRC, dp1_}},
-               fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
+  if (!conv2_own_) {
+    dc2_ = make(c2_.get_desc());
+    auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
+      return dnnl::convolution_backward_weights::primitive_desc(
+          {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
+          engine_, hint);
+    };
+    dnnl::convolution_backward_weights::primitive_desc conv2_bw;
+    if (c2_wino) {
+      try {
+        conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
+      } catch (const dnnl::error&) {
+      }
+    }
+    if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
+    account(conv2_bw);
+    conv2_bw_ = {
+        dnnl::convolution_backward_weights(conv2_bw),
+        {{DNNL_ARG_SRC, p1_},
+         {DNNL_ARG_DIFF_DST, dc2_},
+         {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
+         {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
+        fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
+
+    auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
+        {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_,
+        engine_, c2_fwd_direct);
+    account(conv2_bd);
+    conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
+                 {{DNNL_ARG_DIFF_DST, dc2_},
+                  {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
+                  {DNNL_ARG_DIFF_SRC, dp1_}},
+                 fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
+  }
 
   // One scratchpad for every step: they run one after another on one thread.
   scratch_ = memory(memory::desc({std::max<memory::dim>(scratch_bytes_, 1)}, Dt::u8, Tag::x), engine_);
@@ -256,55 +281,123 @@ void NetPlan::run(dnnl::stream& stream, const Step& step) { step.prim.execute(st
 
 void NetPlan::sync_weights(dnnl::stream& stream, uint64_t version) {
   if (version == weights_version_) return;
-  conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
-  for (const auto& s : weight_sync_) run(stream, s);
+  stage(stream, "weight reorders", [&] {
+    conv1_weights_to_taps(params_ + cnn::param_tensors()[cnn::kConv1W].offset, conv1_taps_.data());
+    if (conv2_own_) winograd_conv2_set_weights(params_ + cnn::param_tensors()[cnn::kConv2W].offset, wino_);
+    for (const auto& s : weight_sync_) run(stream, s);
+  });
   stream.wait();
   weights_version_ = version;
 }
 
 std::vector<NetPlan::Step*> NetPlan::primitive_steps() {
-  return {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_};
+  std::vector<Step*> out;
+  for (Step* s : {&conv2_, &fc1_, &fc2_, &fc2_bw_, &fc2_bd_, &fc1_bw_, &fc1_bd_, &conv2_bw_, &conv2_bd_})
+    if (s->prim) out.push_back(s);   // a conv2 pass on the own kernels has none
+  return out;
+}
+
+template <typename F>
+void NetPlan::stage(dnnl::stream& stream, const char* name, F&& body) {
+  if (!profiling_) {
+    body();
+    return;
+  }
+  auto clock = [&] {
+    if (!profile_cpu_time_) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+  };
+  const double start = clock();
+  body();
+  stream.wait();
+  const double seconds = clock() - start;
+  auto it = std::find_if(profile_.begin(), profile_.end(), [&](const StageTime& t) { return t.name == name; });
+  if (it == profile_.end()) it = profile_.insert(profile_.end(), StageTime{name});
+  it->seconds += seconds;
+  ++it->calls;
+}
+
+void NetPlan::set_profiling(bool on, bool cpu_time) {
+  profiling_ = on;
+  profile_cpu_time_ = cpu_time;
+  profile_.clear();
 }
 
 void NetPlan::forward(dnnl::stream& stream) {
   const auto& layout = cnn::param_tensors();
-  conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
-                          data_of(p1_), arg1_.data());
-  run(stream, conv2_);
+  stage(stream, "conv1+relu+pool1 fwd (own)", [&] {
+    conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,
+                            data_of(p1_), arg1_.data());
+  });
+  stage(stream, "conv2+relu fwd", [&] {
+    if (conv2_own_)   // pool2 included
+      winograd_conv2_forward(wino_, batch_, data_of(p1_), params_ + layout[cnn::kConv2B].offset, nullptr, data_of(p2_),
+                             arg2_.data());
+    else
+      run(stream, conv2_);
+  });
   stream.wait();
-  max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data());
-  run(stream, fc1_);
-  run(stream, fc2_);
+  stage(stream, "pool2 fwd (own)", [&] {
+    if (!conv2_own_) max_pool_forward(pool2_, data_of(c2_), data_of(p2_), arg2_.data());
+  });
+  stage(stream, "fc1+relu fwd", [&] { run(stream, fc1_); });
+  stage(stream, "fc2 fwd", [&] { run(stream, fc2_); });
   stream.wait();
 }
 
 void NetPlan::backward(dnnl::stream& stream) {
-  run(stream, fc2_bw_);
-  run(stream, fc2_bd_);
+  stage(stream, "fc2 bwd-w", [&] { run(stream, fc2_bw_); });
+  stage(stream, "fc2 bwd-d", [&] { run(stream, fc2_bd_); });
   stream.wait();
-  relu_mask(h1_, dh1_);
-  run(stream, fc1_bw_);
-  run(stream, fc1_bd_);
+  stage(stream, "fc1 relu mask", [&] { relu_mask(h1_, dh1_); });
+  stage(stream, "fc1 bwd-w", [&] { run(stream, fc1_bw_); });
+  stage(stream, "fc1 bwd-d", [&] { run(stream, fc1_bd_); });
   stream.wait();
-  max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
-  run(stream, conv2_bw_);
-  run(stream, conv2_bd_);
-  stream.wait();
-  for (const auto& s : grad_export_) run(stream, s);
-  stream.wait();
+  stage(stream, "pool2+relu bwd (own)", [&] {
+    if (!conv2_own_) max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
+  });
   const auto& layout = cnn::param_tensors();
-  conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
-                           conv1_dtaps_.data(), conv1_dbias_.data());
-  conv1_taps_to_weights(conv1_dtaps_.data(), grads_ + layout[cnn::kConv1W].offset);
-  float* dbias = grads_ + layout[cnn::kConv1B].offset;
-  for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
+  stage(stream, "conv2 bwd-w", [&] {
+    if (!conv2_own_) run(stream, conv2_bw_);
+  });
+  stage(stream, "conv2 bwd-d", [&] {
+    if (!conv2_own_) run(stream, conv2_bd_);
+  });
+  // Both gradients in one call (they share the transform of the output gradient), with
+  // pool2's backward fused in.
+  stage(stream, "conv2 bwd own (w and d)", [&] {
+    if (!conv2_own_) return;
+    Conv2OutputGrad g;
+    g.pooled = data_of(p2_);
+    g.d_pooled = data_of(dp2_);
+    g.arg = arg2_.data();
+    winograd_conv2_backward(wino_, batch_, data_of(p1_), g, data_of(dp1_), grads_ + layout[cnn::kConv2W].offset,
+                            grads_ + layout[cnn::kConv2B].offset);
+  });
+  stream.wait();
+  stage(stream, "gradient reorders", [&] {
+    for (const auto& s : grad_export_) run(stream, s);
+  });
+  stream.wait();
+  stage(stream, "conv1 bwd-w (own)", [&] {
+    conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
+                             conv1_dtaps_.data(), conv1_dbias_.data());
+    conv1_taps_to_weights(conv1_dtaps_.data(), grads_ + layout[cnn::kConv1W].offset);
+    float* dbias = grads_ + layout[cnn::kConv1B].offset;
+    for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
+  });
 }
 
 std::string NetPlan::describe() {
   std::string out = fmt::format("batch {}:", batch_);
   for (const Step* s : primitive_steps()) out += fmt::format(" [{}]", s->name);
-  out += fmt::format(" [fused conv1+pool1 writing block {}] [pool2 from block {}] + {} weight and {} gradient reorders",
-                     block1_, pool2_.in_block, weight_sync_.size(), grad_export_.size());
+  if (conv2_own_) out += " [conv2+pool2 fwd, bwd-w and bwd-d: own winograd F(4x4,3x3)]";
+  out += fmt::format(" [fused conv1+pool1 writing block {}] [{}] + {} weight and {} gradient reorders", block1_,
+                     conv2_own_ ? std::string("pool2 fused into conv2")
+                                : fmt::format("pool2 from block {}", pool2_.in_block),
+                     weight_sync_.size(), grad_export_.size());
   return out;
 }
 

@@ -1,5 +1,6 @@
-// The oneDNN network plan for one batch size: every primitive and activation buffer of a
-// training step of the reference CNN, created once and replayed each step (one core).
+// The CPU engine's network plan for one batch size: every oneDNN primitive, own kernel call and
+// activation buffer of a training step of the reference CNN, created once and replayed each
+// step (on the replica thread's OpenMP threads: one core by default).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -10,13 +11,26 @@
 
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/winograd_conv2.h"
 
 namespace mb::onednn {
 
-// conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing conv2's preferred channel-blocked
-// layout; conv2 is oneDNN with a fused ReLU; pool2 (blocked_pool.h) writes plain (N, C*H*W),
-// exactly the flatten fc1 reads with its weights in PyTorch's [out, in] layout, so the dense
-// layers need no reorders. The input is plain (N,1,28,28), the logits plain (N,10).
+// Where conv2 runs: oneDNN's primitives (+ the own pool2 loops), or the own Winograd kernels
+// with pool2 fused in (winograd_conv2.h).
+enum class Conv2Impl { Onednn, Own };
+
+// MB_CONV2=onednn or own; unset or "auto": the faster as measured with bench/kernel_bench
+// --layers (docs/benchmarks.md), today the own kernels on AVX2 and AVX-512 alike. With
+// MB_CONV2=onednn, MB_ONEDNN_DIRECT=1 keeps oneDNN off its Winograd too. Throws ConfigError
+// for another value.
+Conv2Impl choose_conv2();
+
+// conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing nChw16c (or, for oneDNN's conv2,
+// the layout it prefers); conv2+ReLU+pool2 is the own Winograd kernels, or oneDNN with a fused
+// ReLU followed by the own pool2 loops (blocked_pool.h) (choose_conv2). Either way pool2 writes
+// plain (N, C*H*W), exactly the flatten fc1 reads with its weights in PyTorch's [out, in]
+// layout, so the dense layers need no reorders. The input is plain (N,1,28,28), the logits
+// plain (N,10).
 class NetPlan {
  public:
   // `params` and `grads` are the engine's flat buffers (cnn_spec layout); they must outlive
@@ -39,6 +53,18 @@ class NetPlan {
   // Implementation names of the main primitives, for the debug log.
   std::string describe();
 
+  // Per-stage time of forward() and backward() (bench/kernel_bench's layer table): wall time,
+  // or with cpu_time the calling thread's CPU time (meaningful with one OpenMP thread; robust
+  // against other load on a shared machine). While on, every stage waits for the stream
+  // before its clock stops. Stages in execution order, seconds summed since the last call.
+  struct StageTime {
+    std::string name;
+    double seconds = 0.0;
+    int64_t calls = 0;
+  };
+  void set_profiling(bool on, bool cpu_time = false);
+  const std::vector<StageTime>& profile() const { return profile_; }
+
  private:
   struct Step {
     dnnl::primitive prim;
@@ -46,6 +72,9 @@ class NetPlan {
     std::string name;
   };
   void run(dnnl::stream& stream, const Step& step);
+  // Runs `body` as stage `name`, timed when profiling.
+  template <typename F>
+  void stage(dnnl::stream& stream, const char* name, F&& body);
   std::vector<Step*> primitive_steps();
   dnnl::memory make(const dnnl::memory::desc& desc);
   // A memory in `desc` fed from (or flushed to) `user`: bound in place when the layouts
@@ -68,6 +97,8 @@ class NetPlan {
   dnnl::memory p1_, c2_, p2_, h1_, z_;
   std::vector<uint8_t> arg1_, arg2_;
   int block1_ = 16;                          // p1's channel block
+  bool conv2_own_ = true;                  // choose_conv2() == Own
+  WinogradConv2Weights wino_;                // for the own conv2 passes
   PoolShape pool2_;
   // Backward activations.
   dnnl::memory dz_, dh1_, dp2_, dc2_, dp1_;
@@ -82,6 +113,9 @@ class NetPlan {
 
   Step conv2_, fc1_, fc2_;
   Step fc2_bw_, fc2_bd_, fc1_bw_, fc1_bd_, conv2_bw_, conv2_bd_;
+
+  bool profiling_ = false, profile_cpu_time_ = false;
+  std::vector<StageTime> profile_;
 };
 
 }  // namespace mb::onednn

@@ -1,5 +1,5 @@
 // The Adam step of the oneDNN engine: adam_update_reference's exact arithmetic (same operations,
-// same order, no fused multiply-add), 16 lanes at a time where the CPU has AVX-512.
+// same order, no fused multiply-add), a vector at a time on every instruction set (Highway).
 #pragma once
 #include <cstdint>
 #include <span>
@@ -8,8 +8,9 @@
 
 namespace mb::onednn {
 
-// Bit-identical to adam_update_reference (IEEE sqrt and division are correctly rounded in
-// both), so CPU replicas and the reference agree exactly; ~10x faster than the scalar loop.
+// Bit-identical to adam_update_reference on every SIMD target (IEEE sqrt and division are
+// correctly rounded, and nothing is contracted into an FMA), so CPU replicas, in one process
+// or in processes on machines of different ISA, and the reference agree exactly.
 void adam_update(const AdamConfig& cfg, int64_t step, std::span<float> weights, std::span<const float> grads,
                  std::span<float> m, std::span<float> v);
 
