@@ -149,7 +149,7 @@ void TestStepView::digests_decide_identical_data() {
   QTest::addColumn<QString>("d1");
   QTest::addColumn<bool>("identical");
   QTest::addColumn<QString>("says");
-  QTest::newRow("equal") << "00112233aabbccdd" << "00112233aabbccdd" << true << "Identical: all 2 replicas";
+  QTest::newRow("equal") << "00112233aabbccdd" << "00112233aabbccdd" << true << "Identical: both replicas";
   QTest::newRow("one bit apart") << "00112233aabbccdd" << "00112233aabbccdc" << false << "Not identical: Replica 1 has";
   QTest::newRow("unknown") << "00112233aabbccdd" << "" << false << "Not identical: Replica 1";
   QTest::newRow("none known") << "" << "" << false << "Not identical: Replica 0, Replica 1 have";

@@ -6,6 +6,7 @@
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
+#include <QChartView>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -147,6 +148,7 @@ class TestSweepView : public QObject {
   void table_and_verdict_are_the_cores();
   void the_run_in_progress_shows_live();
   void charts_hold_the_table_values();
+  void refilled_chart_draws_like_a_fresh_one();
   void stopped_sweep_keeps_what_finished();
   void exports_are_the_cores_files();
   void sweep_from_the_window_trains_every_configuration();
@@ -297,6 +299,34 @@ void TestSweepView::the_run_in_progress_shows_live() {
   QVERIFY(panel.headline().startsWith("So far: "));
   QVERIFY(panel.headline().contains(QString::fromStdString(so_far.verdict)));
   QVERIFY(panel.progress().status_text().contains("1 of 5"));
+}
+
+// The charts are refilled after every epoch: what they draw then must be one chart, not the
+// earlier fills' axes under the latest.
+void TestSweepView::refilled_chart_draws_like_a_fresh_one() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  const SweepBars bars = sweep_bars(SweepChart::EpochTime, panel.progress());
+  SweepBars other = bars;
+  other.y_max = 4 * bars.y_max;
+  other.categories = {"1", "2"};
+  QImage images[2];
+  for (int fills : {1, 3}) {
+    QChartView view(new QChart);
+    view.resize(420, 300);
+    view.show();
+    for (int i = 0; i < fills - 1; ++i) {
+      fill_sweep_chart(view.chart(), i % 2 ? bars : other);
+      QCoreApplication::processEvents();   // laid out and drawn, as between two epochs
+    }
+    fill_sweep_chart(view.chart(), bars);
+    QCoreApplication::processEvents();
+    QCOMPARE(int(view.chart()->axes().size()), 2);
+    images[fills > 1] = view.grab().toImage();
+  }
+  QCOMPARE(images[1], images[0]);
 }
 
 void TestSweepView::charts_hold_the_table_values() {

@@ -49,16 +49,16 @@ SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
   const QString target = format_percent(o.target_val_acc, 1);
   switch (kind) {
     case SweepChart::EpochTime:
-      b.title = QObject::tr("Time per epoch (lower is better)");
-      b.y_title = QObject::tr("seconds");
+      b.title = QObject::tr("Time per epoch (s)");
+      b.y_title = QObject::tr("lower is better");
       break;
     case SweepChart::Accuracy:
-      b.title = QObject::tr("Validation accuracy after the last epoch");
-      b.y_title = QObject::tr("%");
+      b.title = QObject::tr("Validation accuracy (%)");
+      b.y_title = QObject::tr("last epoch");
       break;
     case SweepChart::TimeToTarget:
-      b.title = QObject::tr("Time to reach %1 (no bar: not reached)").arg(target);
-      b.y_title = QObject::tr("seconds of training");
+      b.title = QObject::tr("Time to %1 (s)").arg(target);
+      b.y_title = QObject::tr("none: not reached");
       break;
   }
   std::vector<int64_t> batches;
@@ -114,12 +114,22 @@ SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
 }
 
 void fill_sweep_chart(QChart* chart, const SweepBars& b) {
+  // The axes stay from one fill to the next: Qt Charts (6.4) leaves a removed axis's labels
+  // in the scene, drawn over the new ones.
   chart->removeAllSeries();
+  QBarCategoryAxis* x = nullptr;
+  QValueAxis* y = nullptr;
   for (QAbstractAxis* a : chart->axes()) {
-    chart->removeAxis(a);
-    delete a;
+    if (!x) x = qobject_cast<QBarCategoryAxis*>(a);
+    if (!y) y = qobject_cast<QValueAxis*>(a);
   }
-  chart->setTheme(QChart::ChartThemeLight);
+  const bool new_axes = !x || !y;
+  if (new_axes) {
+    for (QAbstractAxis* a : chart->axes()) chart->removeAxis(a);
+    x = new QBarCategoryAxis(chart);
+    y = new QValueAxis(chart);
+  }
+  if (new_axes) chart->setTheme(QChart::ChartThemeLight);   // once: a theme restyles what is there
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->setBackgroundRoundness(0);
   chart->setMargins(QMargins(4, 2, 4, 2));
@@ -160,10 +170,9 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
     if (index < int(tips.size())) QToolTip::showText(QCursor::pos(), tips[std::size_t(index)]);
   });
 
-  auto* x = new QBarCategoryAxis(chart);
+  x->clear();
   x->append(b.categories);
   x->setTitleText(QObject::tr("global batch"));
-  auto* y = new QValueAxis(chart);
   y->setRange(0, b.y_max);
   y->setTickCount(6);
   y->setLabelFormat(b.y_max >= 20 ? "%.0f" : b.y_max >= 2 ? "%.1f" : "%.2f");
@@ -178,8 +187,10 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
     a->setLabelsFont(lf);
   }
   y->setGridLineColor(QColor(0xe0, 0xe0, 0xe0));
-  chart->addAxis(x, Qt::AlignBottom);
-  chart->addAxis(y, Qt::AlignLeft);
+  if (new_axes) {
+    chart->addAxis(x, Qt::AlignBottom);
+    chart->addAxis(y, Qt::AlignLeft);
+  }
   series->attachAxis(x);
   series->attachAxis(y);
 }

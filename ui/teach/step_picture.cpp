@@ -124,10 +124,12 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
     if (rp.digest.isEmpty() || rp.digest != first) differ << rp.name;
   pic.identical = n > 0 && !first.isEmpty() && differ.isEmpty();
   if (pic.identical)
-    pic.verdict_text = n == 1 ? QObject::tr("The update: parameters %1").arg(first)
-                              : QObject::tr("Identical: all %1 replicas hold exactly the same parameters (digest %2)")
-                                    .arg(n)
-                                    .arg(first);
+    pic.verdict_text = n == 1   ? QObject::tr("The update: parameters %1").arg(first)
+                       : n == 2 ? QObject::tr("Identical: both replicas hold exactly the same parameters (digest %1)")
+                                      .arg(first)
+                                : QObject::tr("Identical: all %1 replicas hold exactly the same parameters (digest %2)")
+                                      .arg(n)
+                                      .arg(first);
   else
     pic.verdict_text = QObject::tr("Not identical: %1 %2 different parameters from replica 0")
                            .arg(differ.join(QStringLiteral(", ")), differ.size() == 1 ? QObject::tr("has") : QObject::tr("have"));
