@@ -139,7 +139,9 @@ void TestExperiment::baseline_is_the_latest_completed_single_device_run() {
   failed.status = RunStatus::Failed;
   RunRecord empty = made_run("no-epochs", 1, "2026-01-01T00:04:00Z");
   empty.epochs.clear();
-  for (const RunRecord& r : {stopped, failed, empty}) {
+  RunRecord paced = made_run("teaching-pace", 1, "2026-01-01T00:04:30Z");   // mostly waiting on purpose
+  paced.config.step_delay_s = 1;
+  for (const RunRecord& r : {stopped, failed, empty, paced}) {
     QVERIFY(!can_be_baseline(r));
     runs.push_back(r);
   }

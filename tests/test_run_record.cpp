@@ -39,6 +39,7 @@ RunRecord full_record() {
   c.simulated = true;
   c.slow_replica = 3;
   c.slow_factor = 2.5;
+  c.step_delay_s = 0.75;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -100,6 +101,7 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QVERIFY(x.hosts == y.hosts);
   QCOMPARE(x.slow_replica, y.slow_replica);
   QVERIFY(same_bits(x.slow_factor, y.slow_factor));
+  QVERIFY(same_bits(x.step_delay_s, y.step_delay_s));
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -237,7 +239,7 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(28));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(29));   // every RunConfig member
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
   check_equal(run_record_from_json(j), r);

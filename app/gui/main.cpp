@@ -1,8 +1,11 @@
 // mirrorbench: the Qt workbench. Without options it opens the window; with --run/--compare/
-// --reference it drives that same window from the command line (slides, automation):
+// --reference/--sweep it drives that same window from the command line (slides, automation):
 //   mirrorbench --run --devices cpu:2 --epochs 1 --limit-train 2048
 //               --export-png charts.png --export-csv runs.csv --quit
 //   mirrorbench --run --processes 2 --devices cpu:1 ...   (2 processes under mpirun)
+//   mirrorbench --sweep --devices cpu:2 --batches 64,128 --epochs 1 --limit-train 2048
+//               --export-png sweep.png --export-csv sweep.csv --export-json sweep.json --quit
+//   mirrorbench --run --pace 1 --limit-train 512 --export-step step.png --quit   (teaching pace)
 // Exit status in scripted mode: 0 all runs completed and exports written, 1 a run failed or
 // was stopped, 2 bad command line, 3 an export could not be written.
 #include <QApplication>
@@ -10,6 +13,7 @@
 #include <QFileInfo>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 
 #include "app/main_window.h"
@@ -18,6 +22,7 @@
 #include "experiment/plans.h"
 #include "export/exporter.h"
 #include "setup/run_setup_panel.h"
+#include "sweep/sweep_panel.h"
 #include "util/error.h"
 #include "util/system_info.h"
 
@@ -48,6 +53,16 @@ int main(int argc, char** argv) {
   const QCommandLineOption reference(QStringLiteral("reference"),
                                      "The reference experiment: 5 epochs, batch 128, one device vs --devices "
                                      "(other options given explicitly override the preset).");
+  const QCommandLineOption sweep(QStringLiteral("sweep"),
+                                 "The batch-size sweep: every --batches size with and without linear learning-rate "
+                                 "scaling on --devices; time to reach --target validation accuracy.");
+  const QCommandLineOption batches(QStringLiteral("batches"), "Sweep: global batch sizes (default 64,128,256,512,1024).",
+                                   "b,b,...");
+  const QCommandLineOption target(QStringLiteral("target"), "Sweep: the validation accuracy to reach (default 0.85).",
+                                  "acc");
+  const QCommandLineOption pace(QStringLiteral("pace"),
+                                "Teaching pace for --run: every step lasts at least S seconds (e.g. 1) and the One "
+                                "step tab shows each one.", "s");
   const QCommandLineOption devices(QStringLiteral("devices"), "cpu:N or cuda:I[,cuda:J...].", "list");
   const QCommandLineOption epochs(QStringLiteral("epochs"), "Epochs.", "n");
   const QCommandLineOption batch(QStringLiteral("batch"), "Global batch (per replica with --per-replica-batch).", "n");
@@ -67,29 +82,48 @@ int main(int argc, char** argv) {
                                     "shared memory and loopback only).", "file");
   const QCommandLineOption export_png(QStringLiteral("export-png"), "Write all charts as one PNG when done.", "file");
   const QCommandLineOption export_size(QStringLiteral("export-size"), "PNG size, WIDTHxHEIGHT (default 1600x1000).", "size");
-  const QCommandLineOption export_csv(QStringLiteral("export-csv"), "Write the runs' per-epoch data as CSV (the runs of this invocation, else the latest).", "file");
+  const QCommandLineOption export_csv(QStringLiteral("export-csv"), "Write the runs' per-epoch data as CSV (the runs of this invocation, else the latest; --sweep: the sweep's table).", "file");
+  const QCommandLineOption export_json(QStringLiteral("export-json"), "--sweep: write the sweep as JSON.", "file");
+  const QCommandLineOption export_step(QStringLiteral("export-step"),
+                                       "Write the One step view (the last step shown) as a PNG (default 1920x1080).",
+                                       "file");
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), "Write a screenshot of the window when done.", "file");
   const QCommandLineOption quit(QStringLiteral("quit"), "Exit when done (status 0 on success).");
-  parser.addOptions({run, compare, reference, devices, epochs, batch, per_replica, lr, scale_lr, seed, limit_train,
-                     limit_val, backend, data, processes, hostfile, export_png, export_size, export_csv, screenshot, quit});
+  parser.addOptions({run, compare, reference, sweep, batches, target, pace, devices, epochs, batch, per_replica, lr,
+                     scale_lr, seed, limit_train, limit_val, backend, data, processes, hostfile, export_png, export_size,
+                     export_csv, export_json, export_step, screenshot, quit});
   parser.process(app);   // --help/--version/unknown options exit here
 
   mb::MainWindow window;
-  const bool scripted = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference) ||
-                        parser.isSet(export_png) || parser.isSet(export_csv) || parser.isSet(screenshot) ||
-                        parser.isSet(quit);
+  const bool scripted = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference) || parser.isSet(sweep) ||
+                        parser.isSet(export_png) || parser.isSet(export_csv) || parser.isSet(export_json) ||
+                        parser.isSet(export_step) || parser.isSet(screenshot) || parser.isSet(quit);
   if (!scripted) {
     window.show();
     return QApplication::exec();
   }
-  if (int(parser.isSet(run)) + int(parser.isSet(compare)) + int(parser.isSet(reference)) > 1)
-    return usage_error("choose one of --run, --compare, --reference");
+  if (int(parser.isSet(run)) + int(parser.isSet(compare)) + int(parser.isSet(reference)) + int(parser.isSet(sweep)) > 1)
+    return usage_error("choose one of --run, --compare, --reference, --sweep");
+  if (!parser.isSet(sweep) && (parser.isSet(batches) || parser.isSet(target) || parser.isSet(export_json)))
+    return usage_error("--batches, --target and --export-json belong to --sweep");
 
   mb::ScriptOptions options;
-  options.start = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference);
-  options.kind = parser.isSet(compare) ? mb::PlanKind::Compare
+  options.start = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference) || parser.isSet(sweep);
+  options.kind = parser.isSet(compare)     ? mb::PlanKind::Compare
                  : parser.isSet(reference) ? mb::PlanKind::Reference
+                 : parser.isSet(sweep)     ? mb::PlanKind::Sweep
                                            : mb::PlanKind::Single;
+  if (parser.isSet(batches)) {
+    QString problem;
+    options.sweep_batches = mb::parse_batches(parser.value(batches), &problem);
+    if (!problem.isEmpty()) return usage_error(QStringLiteral("--batches: %1").arg(problem));
+  }
+  if (parser.isSet(target)) {
+    bool ok = false;
+    options.sweep_target = parser.value(target).toDouble(&ok);
+    if (!ok || !(options.sweep_target > 0 && options.sweep_target <= 1))
+      return usage_error("--target is an accuracy in (0, 1], e.g. 0.85");
+  }
   mb::TrainConfig& c = options.config;
   c = window.setup_panel()->config();
 
@@ -141,12 +175,21 @@ int main(int argc, char** argv) {
     c.backend = b;
   }
   if (parser.isSet(data)) c.data_dir = parser.value(data).toStdString();
+  if (parser.isSet(pace)) {
+    bool ok = false;
+    c.step_delay_s = parser.value(pace).toDouble(&ok);
+    if (!ok || !std::isfinite(c.step_delay_s) || c.step_delay_s < 0 || c.step_delay_s > 60)
+      return usage_error("--pace is 0 to 60 seconds per step");
+  }
   options.export_png = parser.value(export_png);
   options.export_csv = parser.value(export_csv);
+  options.export_json = parser.value(export_json);
+  options.export_step = parser.value(export_step);
   options.screenshot = parser.value(screenshot);
   if (parser.isSet(export_size)) {
     options.export_size = mb::parse_size(parser.value(export_size));
     if (!options.export_size.isValid()) return usage_error("--export-size is WIDTHxHEIGHT, e.g. 1600x1000");
+    options.step_size = options.export_size;
   }
   options.quit = parser.isSet(quit);
 

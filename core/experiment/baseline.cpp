@@ -30,7 +30,9 @@ std::string describe_baseline_key(const RunConfig& c) {
 }
 
 bool can_be_baseline(const RunRecord& r) {
-  return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty();
+  // A run at teaching pace spent most of its epochs waiting on purpose: no yardstick.
+  return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty() &&
+         r.config.step_delay_s == 0;
 }
 
 std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {

@@ -2,6 +2,7 @@
 #include "experiment/plans.h"
 
 #include "experiment/verdict.h"
+#include "util/error.h"
 
 namespace mb {
 
@@ -10,6 +11,7 @@ std::string_view to_string(PlanKind kind) {
     case PlanKind::Single: return "Run";
     case PlanKind::Compare: return "Compare";
     case PlanKind::Reference: return "Reference experiment";
+    case PlanKind::Sweep: return "Sweep";
   }
   return "Run";   // not reached: every enumerator is handled above
 }
@@ -35,6 +37,7 @@ std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, cons
                                   int processes, const std::string& hostfile) {
   const PlannedRun run{config, RunRole::Run, processes, hostfile};
   if (kind == PlanKind::Single) return {run};
+  MB_CHECK(kind != PlanKind::Sweep, ConfigError, "a sweep's plan needs its batch sizes: use make_sweep_plan");
   TrainConfig baseline = config;
   baseline.devices = single_device;
   // Per-replica mode on one device is the same global batch as the multi-device per-replica

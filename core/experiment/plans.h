@@ -1,5 +1,5 @@
-// What Run, Compare and the Reference experiment ask the trainer to do: the configurations,
-// in order, each with its role in the plan. Front ends (the GUI's run controller, a CLI)
+// What Run, Compare, the Reference experiment and the Sweep ask the trainer to do: the
+// configurations, in order, each with its role in the plan. Front ends (the GUI's run controller, a CLI)
 // execute a plan; they do not decide what is in it.
 #pragma once
 #include <string>
@@ -10,8 +10,10 @@
 
 namespace mb {
 
-enum class PlanKind { Single, Compare, Reference };
-std::string_view to_string(PlanKind kind);   // "Run", "Compare", "Reference experiment" (logs)
+// Sweep: one run per batch size, with and without lr scaling (make_sweep_plan in
+// experiment/sweep.h, not make_plan).
+enum class PlanKind { Single, Compare, Reference, Sweep };
+std::string_view to_string(PlanKind kind);   // "Run", "Compare", "Reference experiment", "Sweep" (logs)
 
 // What a run is for within its plan.
 enum class RunRole {
@@ -40,7 +42,8 @@ std::string baseline_device(const std::string& devices);
 // Single: [config]. Compare and Reference: [config on `single_device` (RunRole::Baseline),
 // config]. A comparison needs two or more devices; the caller checks config.devices differs
 // from single_device, or that the run has several processes. The run the user asked for gets
-// `processes` and `hostfile`; the baseline always runs in one process.
+// `processes` and `hostfile`; the baseline always runs in one process. Sweep: ConfigError
+// (its plan needs the sweep's options: make_sweep_plan).
 std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
                                   int processes = 1, const std::string& hostfile = {});
 

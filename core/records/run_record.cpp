@@ -124,6 +124,7 @@ json config_to_json(const RunConfig& c) {
       {"simulated", c.simulated},
       {"slow_replica", c.slow_replica},
       {"slow_factor", c.slow_factor},
+      {"step_delay_s", c.step_delay_s},
       {"global_batch", c.global_batch},
       {"per_replica_batch", c.per_replica_batch},
       {"per_replica_batch_mode", c.per_replica_batch_mode},
@@ -159,6 +160,7 @@ RunConfig config_from_json(const json& j) {
   if (has(j, "hosts")) c.hosts = get_strings(j, "hosts", w);
   if (has(j, "slow_replica")) c.slow_replica = get_int(j, "slow_replica", w, -1);
   if (has(j, "slow_factor")) c.slow_factor = get_double(j, "slow_factor", w);
+  if (has(j, "step_delay_s")) c.step_delay_s = get_double(j, "step_delay_s", w);
   c.simulated = get_bool(j, "simulated", w);
   c.global_batch = get_int64(j, "global_batch", w, 1, kMaxI64);
   c.per_replica_batch = get_int64(j, "per_replica_batch", w, 1, kMaxI64);

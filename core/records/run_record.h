@@ -38,6 +38,8 @@ struct RunConfig {
   bool simulated = false;                // several replicas on one GPU
   int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
   double slow_factor = 1.0;              // ... computing this many times slower
+  double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
+                                         // long (a demonstration: its times are not the machine's)
   int64_t global_batch = 128;
   int64_t per_replica_batch = 128;       // largest replica share of the global batch
   bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N

@@ -353,6 +353,7 @@ MirroredTrainer::MirroredTrainer(TrainConfig config, std::shared_ptr<const DataS
   rc.simulated = is_simulated(devices_);
   rc.slow_replica = config_.slow_replica;
   rc.slow_factor = config_.slow_replica >= 0 ? config_.slow_factor : 1.0;
+  rc.step_delay_s = config_.step_delay_s;
   rc.global_batch = global;
   rc.per_replica_batch = (global + n - 1) / n;
   rc.per_replica_batch_mode = config_.per_replica_batch;

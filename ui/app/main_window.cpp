@@ -34,6 +34,10 @@
 #include "log/log_panel.h"
 #include "run/progress_panel.h"
 #include "setup/run_setup_panel.h"
+#include "sweep/sweep_export.h"
+#include "sweep/sweep_panel.h"
+#include "teach/step_view.h"
+#include "util/error.h"
 #include "util/system_info.h"
 
 namespace mb {
@@ -71,6 +75,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   charts_ = new ChartPanel(this);
   progress_ = new ProgressPanel(this);
   history_view_ = new HistoryView(history_, this);
+  sweep_ = new SweepPanel(this);
+  step_ = new StepPanel(this);
 
   auto* setup_scroll = new QScrollArea(this);
   setup_scroll->setWidget(setup_);
@@ -81,7 +87,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* chart_area = new QWidget(this);
   auto* chart_layout = new QVBoxLayout(chart_area);
   chart_layout->setContentsMargins(0, 0, 0, 0);
-  chart_layout->addWidget(charts_, 1);
+  views_ = new QTabWidget(this);
+  views_->setObjectName("view_tabs");
+  views_->addTab(charts_, tr("Charts"));
+  views_->addTab(sweep_, tr("Sweep"));
+  views_->addTab(step_, tr("One step"));
+  views_->setTabToolTip(1, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
+  views_->setTabToolTip(2, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
+  chart_layout->addWidget(views_, 1);
   chart_layout->addWidget(progress_);
 
   tabs_ = new QTabWidget(this);
@@ -103,7 +116,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(setup_, &RunSetupPanel::run_clicked, this, [this] { start_plan(PlanKind::Single); });
   connect(setup_, &RunSetupPanel::compare_clicked, this, [this] { start_plan(PlanKind::Compare); });
   connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
+  connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_sweep(); });
   connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
+  connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->batches_problem()); });
+  connect(sweep_, &SweepPanel::export_png_requested, this, [this] { export_sweep_dialog(0); });
+  connect(sweep_, &SweepPanel::export_csv_requested, this, [this] { export_sweep_dialog(1); });
+  connect(sweep_, &SweepPanel::export_json_requested, this, [this] { export_sweep_dialog(2); });
+  connect(step_, &StepPanel::export_requested, this, &MainWindow::export_step_dialog);
   connect(controller_, &RunController::plan_started, this, &MainWindow::on_plan_started);
   connect(controller_, &RunController::run_started, this, &MainWindow::on_run_started);
   connect(controller_, &RunController::step_progress, this, &MainWindow::on_step);
@@ -151,6 +170,10 @@ void MainWindow::build_menus() {
   png->setShortcut(QKeySequence(tr("Ctrl+E")));
   QAction* csv = file->addAction(tr("Export runs as &CSV…"), this, &MainWindow::export_csv_dialog);
   csv->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+  file->addAction(tr("Export sweep as P&NG…"), this, [this] { export_sweep_dialog(0); });
+  file->addAction(tr("Export sweep as CS&V…"), this, [this] { export_sweep_dialog(1); });
+  file->addAction(tr("Export sweep as &JSON…"), this, [this] { export_sweep_dialog(2); });
+  file->addAction(tr("Export one step as PN&G…"), this, &MainWindow::export_step_dialog);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
@@ -159,6 +182,7 @@ void MainWindow::build_menus() {
   run->addAction(tr("&Compare with one device"), QKeySequence(tr("Ctrl+Shift+R")), this,
                  [this] { start_plan(PlanKind::Compare); });
   run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
+  run->addAction(tr("S&weep over batch sizes"), this, [this] { start_sweep(); });
   run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -180,6 +204,8 @@ void MainWindow::restore_settings() {
   setup_->set_processes(controller_->launcher().available() ? settings_.last_processes() : 1,
                         settings_.last_hostfile());
   charts_->set_options(settings_.chart_options());
+  sweep_->set_settings(parse_batches(settings_.sweep_batches(), nullptr), settings_.sweep_target());
+  setup_->set_sweep_problem(sweep_->batches_problem());
   log_->set_level(settings_.log_level());
   if (!restoreGeometry(settings_.window_geometry())) resize(1440, 900);
   QByteArray state = settings_.window_state();
@@ -200,11 +226,13 @@ void MainWindow::save_settings() {
   out << main_split_->saveState() << right_split_->saveState();
   settings_.set_window(saveGeometry(), state);
   settings_.set_chart_options(charts_->options());
+  if (sweep_->batches_problem().isEmpty()) settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
   settings_.set_log_level(log_->level());
   settings_.sync();
 }
 
 bool MainWindow::start_plan(PlanKind kind) {
+  if (kind == PlanKind::Sweep) return start_sweep();
   TrainConfig config = setup_->config();
   const int processes = setup_->processes();
   if (kind == PlanKind::Reference) {
@@ -216,8 +244,15 @@ bool MainWindow::start_plan(PlanKind kind) {
   return start_plan(kind, config, processes, processes > 1 ? setup_->hostfile().toStdString() : std::string());
 }
 
-bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int processes, const std::string& hostfile) {
+bool MainWindow::start_plan(PlanKind kind, const TrainConfig& given, int processes, const std::string& hostfile) {
+  if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(given), processes, hostfile);
   if (controller_->busy()) return false;
+  TrainConfig config = given;
+  // Teaching pace is for following one run; a comparison at a second a step would compare waits.
+  if (kind != PlanKind::Single && config.step_delay_s > 0) {
+    config.step_delay_s = 0;
+    spdlog::info("{}: at full speed (teaching pace is for Run only)", to_string(kind));
+  }
   const QStringList problems = setup_->problems();
   if (!problems.isEmpty() && !scripted_) {   // the buttons are disabled then; menus/shortcuts land here
     statusBar()->showMessage(problems.front(), 8000);
@@ -248,6 +283,56 @@ bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int proces
   return true;
 }
 
+bool MainWindow::start_sweep() {
+  const int processes = setup_->processes();
+  return start_sweep(sweep_->options(setup_->config()), processes,
+                     processes > 1 ? setup_->hostfile().toStdString() : std::string());
+}
+
+bool MainWindow::start_sweep(const SweepOptions& given, int processes, const std::string& hostfile) {
+  if (controller_->busy()) return false;
+  const QStringList problems = setup_->problems();
+  const QString sweep_problem = given.batches.empty() ? sweep_->batches_problem() : QString();
+  if ((!problems.isEmpty() || !sweep_problem.isEmpty()) && !scripted_) {
+    const QString why = !sweep_problem.isEmpty() ? tr("Sweep: %1").arg(sweep_problem) : problems.front();
+    statusBar()->showMessage(why, 8000);
+    return false;
+  }
+  SweepOptions options = given;
+  if (options.base.step_delay_s > 0) spdlog::info("Sweep: at full speed (teaching pace is for Run only)");
+  options.base.step_delay_s = 0;
+  std::vector<PlannedRun> plan;
+  try {
+    // Every configuration is checked before the first trains, as mirrorbench-cli sweep does:
+    // a batch the replicas cannot split is reported now, not after an hour of training.
+    plan = make_sweep_plan(options);
+    for (PlannedRun& run : plan) {
+      check_train_config(run.config, processes);
+      run.processes = processes;
+      run.hostfile = processes > 1 ? hostfile : std::string();
+    }
+    sweep_->start(options);
+  } catch (const Error& e) {
+    const QString why = tr("Sweep: %1").arg(QString::fromStdString(e.what()));
+    setup_->show_error(why);
+    statusBar()->showMessage(why, 8000);
+    spdlog::warn("{}", why.toStdString());
+    return false;
+  }
+  if (!scripted_) {
+    settings_.set_last_config(setup_->config());
+    settings_.set_last_launch(setup_->processes(), setup_->hostfile());
+    settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
+  }
+  spdlog::info("Sweep: {} configuration(s) on {}{}, {} epoch(s) each, target {:.1f} % validation accuracy",
+               plan.size(), options.base.devices,
+               processes > 1 ? fmt::format(" in each of {} processes", processes) : std::string(),
+               options.base.epochs, 100 * options.target_val_acc);
+  views_->setCurrentWidget(sweep_);
+  controller_->start(PlanKind::Sweep, std::move(plan));
+  return true;
+}
+
 void MainWindow::stop() {
   if (!controller_->busy()) return;
   progress_->show_message(tr("Stopping after the current step…"));
@@ -268,7 +353,9 @@ void MainWindow::update_shown() {
 
 void MainWindow::on_plan_started(PlanKind kind, int runs) {
   plan_ids_.clear();
+  plan_kind_ = kind;
   setup_->set_busy(true);
+  sweep_->set_busy(true);
   history_view_->select_ids({});
   spdlog::info("{}: {} run(s)", to_string(kind), runs);
 }
@@ -281,11 +368,16 @@ void MainWindow::on_run_started(int index, const RunConfig& config) {
   live.label = default_run_name(config);
   live_ = std::move(live);
   progress_->run_started(index, controller_->plan_size(), live_->label);
+  if (plan_kind_ == PlanKind::Sweep) sweep_->run_started(index, config);
+  step_->run_started(config);
+  // At teaching pace the class follows the steps: show them.
+  if (config.step_delay_s > 0) views_->setCurrentWidget(step_);
   update_shown();
 }
 
 void MainWindow::on_step(const StepProgress& p) {
   progress_->show_step(p);
+  if (p.has_detail) step_->show_step(p);
   if (!live_) return;
   const double x = (p.epoch - 1) + double(p.step) / double(std::max<int64_t>(1, p.steps));
   live_->loss_trace.append(QPointF(x, p.running_loss));
@@ -295,6 +387,7 @@ void MainWindow::on_step(const StepProgress& p) {
 }
 
 void MainWindow::on_epoch(const EpochMetrics& m) {
+  if (plan_kind_ == PlanKind::Sweep) sweep_->epoch(m);
   if (!live_) return;
   live_->record.epochs.push_back(m);
   update_shown();
@@ -303,7 +396,10 @@ void MainWindow::on_epoch(const EpochMetrics& m) {
 void MainWindow::on_run_finished(int index, const RunRecord& finished) {
   RunRecord record = finished;
   record.name = default_run_name(record.config).toStdString();
+  if (record.config.step_delay_s > 0) record.name += tr(" · teaching pace").toStdString();
   live_.reset();
+  if (plan_kind_ == PlanKind::Sweep) sweep_->run_finished(index, record);
+  step_->run_finished();
   QString error;
   if (!history_->add(record, &error))
     statusBar()->showMessage(tr("The run could not be saved: %1").arg(error), 10000);
@@ -317,19 +413,22 @@ void MainWindow::on_run_finished(int index, const RunRecord& finished) {
   spdlog::info("Run {} {} ({} epoch(s), mean {:.2f} s/epoch)", record.id, to_string(record.status),
                record.epochs.size(), record.mean_epoch_time());
   history_view_->select_ids(plan_ids_);
-  (void)index;
 }
 
 void MainWindow::on_run_rejected(int, const QString& message) {
   live_.reset();
+  step_->run_finished();
   setup_->show_error(message);
   statusBar()->showMessage(message, 10000);
 }
 
 void MainWindow::on_plan_finished(PlanKind kind, bool ok, bool stopped) {
   setup_->set_busy(false);
+  if (kind == PlanKind::Sweep) sweep_->finished(stopped);
+  sweep_->set_busy(false);
   QString summary = stopped ? tr("Stopped.") : ok ? tr("Finished.") : tr("Finished with errors (see Log).");
-  if (kind != PlanKind::Single) log_plan_result(kind, &summary);
+  if (kind == PlanKind::Sweep) log_sweep_result(&summary);
+  else if (kind != PlanKind::Single) log_plan_result(kind, &summary);
   progress_->idle(summary, ok);
   statusBar()->showMessage(summary, 15000);
   update_shown();
@@ -356,6 +455,21 @@ void MainWindow::log_plan_result(PlanKind kind, QString* summary) const {
   if (!c.verdict) return;
   spdlog::info("{}, the verdict:", to_string(kind));
   const std::string text = comparison_text(*run, c);
+  for (std::size_t at = 0, end; at < text.size(); at = end + 1) {
+    end = text.find('\n', at);
+    if (end == std::string::npos) end = text.size();
+    spdlog::info("  {}", text.substr(at, end - at));
+  }
+}
+
+// A finished sweep: the core's verdict in the status line, its table in the log (the text
+// mirrorbench-cli sweep prints).
+void MainWindow::log_sweep_result(QString* summary) const {
+  const SweepSummary s = sweep_->progress().summary();
+  if (s.best < 0) return;
+  *summary = QString::fromStdString(s.verdict);
+  spdlog::info("Sweep, the result:");
+  const std::string text = sweep_text(s);
   for (std::size_t at = 0, end; at < text.size(); at = end + 1) {
     end = text.find('\n', at);
     if (end == std::string::npos) end = text.size();
@@ -397,6 +511,56 @@ bool MainWindow::export_csv(const QString& file, QString* error) {
   const bool ok = save_runs_csv(runs, file, error);
   if (ok) spdlog::info("Exported {} run(s) to {}", runs.size(), file.toStdString());
   return ok;
+}
+
+bool MainWindow::export_sweep_png(const QString& file, QSize size, QString* error) {
+  const bool ok = save_png(sweep_->render(size), file, error);
+  if (ok) spdlog::info("Exported the sweep to {} ({}x{})", file.toStdString(), size.width(), size.height());
+  return ok;
+}
+
+bool MainWindow::export_sweep_csv(const QString& file, QString* error) {
+  const bool ok = save_sweep_csv(sweep_->progress(), file, error);
+  if (ok) spdlog::info("Exported the sweep to {}", file.toStdString());
+  return ok;
+}
+
+bool MainWindow::export_sweep_json(const QString& file, QString* error) {
+  const bool ok = save_sweep_json(sweep_->progress(), file, error);
+  if (ok) spdlog::info("Exported the sweep to {}", file.toStdString());
+  return ok;
+}
+
+bool MainWindow::export_step_png(const QString& file, QSize size, QString* error) {
+  const bool ok = save_png(step_->render(size), file, error);
+  if (ok) spdlog::info("Exported one step to {} ({}x{})", file.toStdString(), size.width(), size.height());
+  return ok;
+}
+
+void MainWindow::export_sweep_dialog(int format) {
+  if (sweep_->progress().empty()) {
+    statusBar()->showMessage(tr("No sweep to export yet: press Sweep first"), 8000);
+    return;
+  }
+  static const char* const names[] = {"mirrorbench-sweep.png", "mirrorbench-sweep.csv", "mirrorbench-sweep.json"};
+  const QString filters[] = {tr("PNG images (*.png)"), tr("CSV (*.csv)"), tr("JSON (*.json)")};
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export sweep"), QString::fromLatin1(names[format]),
+                                                    filters[format]);
+  if (file.isEmpty()) return;
+  QString error;
+  const bool ok = format == 0   ? export_sweep_png(file, settings_.export_size(), &error)
+                  : format == 1 ? export_sweep_csv(file, &error)
+                                : export_sweep_json(file, &error);
+  if (!ok) QMessageBox::warning(this, tr("Export sweep"), error);
+}
+
+void MainWindow::export_step_dialog() {
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export one step as PNG"),
+                                                    QStringLiteral("mirrorbench-step.png"), tr("PNG images (*.png)"));
+  if (file.isEmpty()) return;
+  QString error;
+  if (!export_step_png(file, QSize(StepPanel::kDefaultExportWidth, StepPanel::kDefaultExportHeight), &error))
+    QMessageBox::warning(this, tr("Export one step"), error);
 }
 
 void MainWindow::export_png_dialog() {

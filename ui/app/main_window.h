@@ -1,6 +1,6 @@
-// The workbench window: run setup on the left, live charts with the comparison card and the
-// progress line on the right, run history and log below. Scripted mode (app/script_runner.h)
-// drives this same window.
+// The workbench window: run setup on the left; on the right the live charts with the
+// comparison card, the Sweep tab and the classroom view of one step, above the progress line;
+// run history and log below. Scripted mode (app/script_runner.h) drives this same window.
 #pragma once
 #include <QMainWindow>
 
@@ -12,6 +12,7 @@
 #include "app/settings.h"
 #include "charts/chart_content.h"
 #include "experiment/plans.h"
+#include "experiment/sweep.h"
 #include "log/log_sink.h"
 #include "run/metatypes.h"
 #include "run/run_controller.h"
@@ -27,6 +28,8 @@ class HistoryView;
 class LogPanel;
 class ProgressPanel;
 class RunSetupPanel;
+class StepPanel;
+class SweepPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -41,6 +44,9 @@ class MainWindow : public QMainWindow {
   ProgressPanel* progress_panel() const { return progress_; }
   LogPanel* log_panel() const { return log_; }
   RunController* controller() const { return controller_; }
+  SweepPanel* sweep_panel() const { return sweep_; }
+  StepPanel* step_panel() const { return step_; }
+  QTabWidget* view_tabs() const { return views_; }   // Charts, Sweep, One step
   const std::vector<std::string>& load_warnings() const { return load_warnings_; }
 
   // Runs a plan as the buttons do. Returns false (and says why in place) if it cannot start.
@@ -48,11 +54,21 @@ class MainWindow : public QMainWindow {
   // `processes` > 1: the run (not its baseline) as that many processes under mpirun, on the
   // hosts of `hostfile` if it is not empty (experiment/plans.h).
   bool start_plan(PlanKind kind, const TrainConfig& config, int processes = 1, const std::string& hostfile = {});
+  // The Sweep: the Sweep tab's batch sizes and target on the run setup's configuration, or the
+  // options given; every configuration with `processes` (experiment/sweep.h).
+  bool start_sweep();
+  bool start_sweep(const SweepOptions& options, int processes = 1, const std::string& hostfile = {});
   void stop();
 
   // Exports of what the charts show now.
   bool export_png(const QString& file, QSize size, std::optional<ChartKind> chart, QString* error = nullptr);
   bool export_csv(const QString& file, QString* error = nullptr);   // the selected runs
+  // The last sweep (its verdict, table and charts; the core's CSV and JSON) and the classroom
+  // view of the last step shown.
+  bool export_sweep_png(const QString& file, QSize size, QString* error = nullptr);
+  bool export_sweep_csv(const QString& file, QString* error = nullptr);
+  bool export_sweep_json(const QString& file, QString* error = nullptr);
+  bool export_step_png(const QString& file, QSize size, QString* error = nullptr);
 
   // Scripted: the user's settings are left alone, and a plan starts even when the panel
   // sees a problem (the trainer then refuses it and the script ends with a failure).
@@ -73,6 +89,9 @@ class MainWindow : public QMainWindow {
   void export_png_dialog();
   void export_csv_dialog();
   void log_plan_result(PlanKind kind, QString* summary) const;
+  void log_sweep_result(QString* summary) const;
+  void export_sweep_dialog(int format);   // 0 PNG, 1 CSV, 2 JSON
+  void export_step_dialog();
 
   void on_plan_started(PlanKind kind, int runs);
   void on_run_started(int index, const RunConfig& config);
@@ -95,6 +114,10 @@ class MainWindow : public QMainWindow {
   QSplitter* main_split_;
   QSplitter* right_split_;
   QTabWidget* tabs_;
+  QTabWidget* views_;
+  SweepPanel* sweep_;
+  StepPanel* step_;
+  PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan
 
   std::optional<ShownRun> live_;
   std::vector<std::string> plan_ids_;      // records of the plan in progress / last plan

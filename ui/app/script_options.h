@@ -3,19 +3,28 @@
 #include <QSize>
 #include <QString>
 
+#include <cstdint>
+#include <vector>
+
 #include "experiment/plans.h"
 #include "trainer/train_config.h"
 
 namespace mb {
 
 struct ScriptOptions {
-  bool start = false;                // --run / --compare / --reference
+  bool start = false;                // --run / --compare / --reference / --sweep
   PlanKind kind = PlanKind::Single;
+  std::vector<int64_t> sweep_batches;   // --batches for --sweep (empty: the Sweep tab's)
+  double sweep_target = 0;           // --target for --sweep (0: the Sweep tab's)
   TrainConfig config;                // the panel's configuration with the command line's overrides
   int processes = 1;                 // > 1: the run under mpirun (--processes), on the hosts of
   QString hostfile;                  // --hostfile when given, else this machine only
-  QString export_png;                // all charts as one image
+  QString export_png;                // all charts as one image (--sweep: the sweep's verdict, table, charts)
   QString export_csv;                // the plan's runs (selected when it ends), one row per run x epoch
+                                     // (--sweep: the sweep's table, as mirrorbench-cli sweep --csv)
+  QString export_json;               // --sweep: the sweep as mirrorbench-cli sweep --json writes it
+  QString export_step;               // the classroom view of the last step shown
+  QSize step_size{1920, 1080};       // its size (--export-size when given)
   QString screenshot;                // the whole window
   QSize export_size{1600, 1000};
   bool quit = false;                 // exit when done: 0 if every run completed and every export worked

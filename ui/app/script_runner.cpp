@@ -9,6 +9,7 @@
 #include "app/main_window.h"
 #include "charts/chart_panel.h"
 #include "setup/run_setup_panel.h"
+#include "sweep/sweep_panel.h"
 
 namespace mb {
 
@@ -25,8 +26,14 @@ void ScriptRunner::start() {
     QTimer::singleShot(0, this, [this] { finish(true); });
     return;
   }
+  if (options_.kind == PlanKind::Sweep) window_->sweep_panel()->set_settings(options_.sweep_batches, options_.sweep_target);
   QTimer::singleShot(0, this, [this] {
-    if (!window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString())) {
+    const bool started =
+        options_.kind == PlanKind::Sweep
+            ? window_->start_sweep(window_->sweep_panel()->options(options_.config), options_.processes,
+                                   options_.hostfile.toStdString())
+            : window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString());
+    if (!started) {
       spdlog::error("Scripted run could not start (see the previous message)");
       finish(false);
     }
@@ -50,15 +57,20 @@ void ScriptRunner::finish(bool ok) {
 void ScriptRunner::write_outputs(bool ok) {
   int code = ok ? kExitOk : kExitRunFailed;
   QString error;
-  if (!options_.export_png.isEmpty() &&
-      !window_->export_png(options_.export_png, options_.export_size, std::nullopt, &error)) {
+  auto check = [&](bool written) {
+    if (written) return;
     spdlog::error("{}", error.toStdString());
     code = kExitExportFailed;
-  }
-  if (!options_.export_csv.isEmpty() && !window_->export_csv(options_.export_csv, &error)) {
-    spdlog::error("{}", error.toStdString());
-    code = kExitExportFailed;
-  }
+  };
+  // A sweep's outputs are the sweep's: its table and charts, the core's CSV and JSON.
+  const bool sweep = options_.start && options_.kind == PlanKind::Sweep;
+  if (!options_.export_png.isEmpty())
+    check(sweep ? window_->export_sweep_png(options_.export_png, options_.export_size, &error)
+                : window_->export_png(options_.export_png, options_.export_size, std::nullopt, &error));
+  if (!options_.export_csv.isEmpty())
+    check(sweep ? window_->export_sweep_csv(options_.export_csv, &error) : window_->export_csv(options_.export_csv, &error));
+  if (!options_.export_json.isEmpty()) check(window_->export_sweep_json(options_.export_json, &error));
+  if (!options_.export_step.isEmpty()) check(window_->export_step_png(options_.export_step, options_.step_size, &error));
   if (!options_.screenshot.isEmpty()) {
     if (!window_->grab().save(options_.screenshot, "PNG")) {
       spdlog::error("could not write the screenshot {}", options_.screenshot.toStdString());

@@ -94,6 +94,13 @@ void Settings::set_log_level(int level) { s_->setValue("log/level", level); }
 QSize Settings::export_size() const { return s_->value("export/size", QSize(1600, 1000)).toSize(); }
 void Settings::set_export_size(const QSize& size) { s_->setValue("export/size", size); }
 
+QString Settings::sweep_batches() const { return s_->value("sweep/batches").toString(); }
+double Settings::sweep_target() const { return s_->value("sweep/target", 0.0).toDouble(); }
+void Settings::set_sweep(const QString& batches, double target) {
+  s_->setValue("sweep/batches", batches);
+  s_->setValue("sweep/target", target);
+}
+
 void Settings::sync() { s_->sync(); }
 
 }  // namespace mb

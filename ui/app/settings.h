@@ -40,6 +40,10 @@ class Settings {
   void set_log_level(int level);
   QSize export_size() const;
   void set_export_size(const QSize& size);
+  // The Sweep tab's batch sizes as typed ("64, 128, 256") and target accuracy (a fraction).
+  QString sweep_batches() const;              // empty: the defaults
+  double sweep_target() const;                // 0: the default
+  void set_sweep(const QString& batches, double target);
 
   void sync();
 

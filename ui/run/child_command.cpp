@@ -48,6 +48,7 @@ QStringList cli_train_args(const TrainConfig& c) {
                 QStringLiteral("--backend"), QString::fromStdString(c.backend)};
   if (c.per_replica_batch) a << QStringLiteral("--per-replica-batch");
   if (c.scale_lr) a << QStringLiteral("--scale-lr");
+  if (c.step_delay_s > 0) a << QStringLiteral("--pace") << QString::number(c.step_delay_s, 'g', 17);
   a << QStringLiteral("--progress") << QStringLiteral("json");
   return a;
 }

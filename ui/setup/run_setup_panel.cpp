@@ -49,6 +49,8 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   reference_->setToolTip(tr("The classic task in one click: the reference CNN, 5 epochs, batch 128, one device "
                             "against all selected devices; judged on ≥ 40 % less time per epoch and > 80 % "
                             "validation accuracy"));
+  sweep_ = new QPushButton(tr("Sweep"), this);
+  sweep_->setObjectName("sweep_button");
   stop_ = new QPushButton(tr("Stop"), this);
   stop_->setObjectName("stop_button");
   stop_->setToolTip(tr("Stop after the current step; the partial run is saved as “stopped”"));
@@ -58,7 +60,8 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   buttons->addWidget(run_, 0, 0);
   buttons->addWidget(compare_, 0, 1);
   buttons->addWidget(reference_, 1, 0);
-  buttons->addWidget(stop_, 1, 1);
+  buttons->addWidget(sweep_, 1, 1);
+  buttons->addWidget(stop_, 2, 0, 1, 2);
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(data_);
@@ -72,6 +75,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(run_, &QPushButton::clicked, this, &RunSetupPanel::run_clicked);
   connect(compare_, &QPushButton::clicked, this, &RunSetupPanel::compare_clicked);
   connect(reference_, &QPushButton::clicked, this, &RunSetupPanel::reference_clicked);
+  connect(sweep_, &QPushButton::clicked, this, &RunSetupPanel::sweep_clicked);
   connect(stop_, &QPushButton::clicked, this, &RunSetupPanel::stop_clicked);
   connect(data_, &DataPicker::changed, this, &RunSetupPanel::on_changed);
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
@@ -145,6 +149,11 @@ QWidget* RunSetupPanel::build_training_group() {
   backend_->addItem(tr("reference loops"), QString::fromUtf8(to_string(Backend::Reference)));
   backend_->setToolTip(tr("CPU kernels: oneDNN (fast) or the plain reference loops (slow, for checking); "
                           "GPUs always use CUDA"));
+  pace_ = new QCheckBox(tr("Teaching pace (about one step a second)"), group);
+  pace_->setObjectName("teaching_pace");
+  pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
+                       "one: for following a short run in class. Its times are not the machine's speed, so it is "
+                       "never used as a baseline; Compare, Reference experiment and Sweep always run at full speed."));
 
   auto* batch_row = new QHBoxLayout;
   batch_row->addWidget(batch_preset_);
@@ -165,6 +174,7 @@ QWidget* RunSetupPanel::build_training_group() {
   form->addRow(tr("Training images:"), limit_train_);
   form->addRow(tr("Validation images:"), limit_val_);
   form->addRow(tr("CPU kernels:"), backend_);
+  form->addRow(QString(), pace_);
 
   connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
     const int preset = batch_preset_->currentData().toInt();
@@ -184,6 +194,7 @@ QWidget* RunSetupPanel::build_training_group() {
   connect(limit_train_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
   connect(limit_val_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
+  connect(pace_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
   return group;
 }
 
@@ -228,6 +239,7 @@ TrainConfig RunSetupPanel::config() const {
   c.limit_train = limit_train_->value();
   c.limit_val = limit_val_->value();
   c.backend = backend_->currentData().toString().toStdString();
+  c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   return c;
 }
 
@@ -248,6 +260,8 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   limit_val_->setValue(int(std::clamp<int64_t>(c.limit_val, 0, limit_val_->maximum())));
   const int backend = backend_->findData(QString::fromStdString(c.backend));
   backend_->setCurrentIndex(backend >= 0 ? backend : 0);
+  if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
+  pace_->setChecked(c.step_delay_s > 0);
   on_changed();
 }
 
@@ -319,6 +333,17 @@ QStringList RunSetupPanel::advice() const {
     a << tr("The %1 training images are fewer than one global batch (%2): each epoch is a single step.")
              .arg(limit_train_->value())
              .arg(global);
+  if (pace_->isChecked()) {
+    // At a second a step, the length of the run is its step count: say it before it starts.
+    if (limit_train_->value() == 0) {
+      a << tr("Teaching pace with the whole data set: hundreds of steps per epoch, one a second. Set Training "
+              "images to about 2,048 for a short demonstration.");
+    } else {
+      const int64_t steps = (limit_train_->value() + global - 1) / std::max<int64_t>(1, global) * epochs_->value();
+      const int64_t s = int64_t(double(steps) * pace_s_ + 0.5);
+      a << tr("Teaching pace: %1 steps, about %2 min %3 s.").arg(steps).arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
+    }
+  }
   return a;
 }
 
@@ -329,6 +354,11 @@ void RunSetupPanel::on_changed() {
 
 void RunSetupPanel::show_error(const QString& message) {
   trainer_error_ = message;
+  update_state();
+}
+
+void RunSetupPanel::set_sweep_problem(const QString& problem) {
+  sweep_problem_ = problem;
   update_state();
 }
 
@@ -374,6 +404,13 @@ void RunSetupPanel::update_state() {
                                    .arg(single_device(), run_devices)
                              : tr("Select two or more devices (or CPU replicas) to compare against one device"));
   reference_->setEnabled(ok && (devices_->reference_possible() || processes() > 1));
+  sweep_->setEnabled(ok && sweep_problem_.isEmpty());
+  sweep_->setToolTip(sweep_problem_.isEmpty()
+                         ? tr("The bonus experiment in one click: every batch size of the Sweep tab with and without "
+                              "linear learning-rate scaling on %1; time per epoch, validation accuracy and time to "
+                              "the target accuracy, and the best configuration named")
+                               .arg(run_devices)
+                         : tr("Sweep: %1 (Sweep tab)").arg(sweep_problem_));
   stop_->setEnabled(busy_);
 }
 

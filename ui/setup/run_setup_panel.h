@@ -1,6 +1,7 @@
 // The run setup panel: the data set, device and process groups, the training settings (batch,
 // epochs, learning rate, seed, sample limits, CPU kernels), the problems of the current
-// combination explained in place, and the Run / Compare / Reference experiment / Stop buttons.
+// combination explained in place, and the Run / Compare / Reference experiment / Sweep / Stop
+// buttons.
 #pragma once
 #include <QStringList>
 #include <QWidget>
@@ -53,6 +54,8 @@ class RunSetupPanel : public QWidget {
   void set_busy(bool busy);
   // A message from the trainer (ConfigError, DataError), shown under the fields until edited.
   void show_error(const QString& message);
+  // Why the Sweep tab's settings cannot be swept (empty: they can): Sweep stays disabled.
+  void set_sweep_problem(const QString& problem);
 
   QStringList recent_data_dirs() const;
   void set_recent_data_dirs(const QStringList& dirs);
@@ -63,6 +66,7 @@ class RunSetupPanel : public QWidget {
   void run_clicked();
   void compare_clicked();
   void reference_clicked();
+  void sweep_clicked();
   void stop_clicked();
 
  private:
@@ -93,10 +97,14 @@ class RunSetupPanel : public QWidget {
   QSpinBox* limit_train_;
   QSpinBox* limit_val_;
   QComboBox* backend_;
+  QCheckBox* pace_;                        // teaching pace: TrainConfig::step_delay_s
+  double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
+  QString sweep_problem_;
   QLabel* message_;
   QPushButton* run_;
   QPushButton* compare_;
   QPushButton* reference_;
+  QPushButton* sweep_;
   QPushButton* stop_;
 };
 

@@ -1,0 +1,513 @@
+// The workbench's Sweep (ui/sweep, its hooks in the window and scripted mode) on the
+// offscreen platform: the configurations a sweep plans from the tab's settings, the table and
+// charts on a synthetic history with known answers (time to the target, the best named, the
+// core's verdict word for word), the exports against the core's CSV/JSON, a real sweep from
+// the window and one in scripted mode writing its files.
+#include <QBarSeries>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QDir>
+#include <QFile>
+#include <QImage>
+#include <QLineEdit>
+#include <QProcess>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <filesystem>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "app/main_window.h"
+#include "app/script_options.h"
+#include "common/format.h"
+#include "experiment/sweep.h"
+#include "history/history_model.h"
+#include "run/run_controller.h"
+#include "setup/run_setup_panel.h"
+#include "sweep/sweep_charts.h"
+#include "sweep/sweep_export.h"
+#include "sweep/sweep_panel.h"
+#include "sweep/sweep_table_model.h"
+#include "test_support.h"
+#include "util/system_info.h"
+
+namespace fs = std::filesystem;
+using namespace mb;
+using nlohmann::json;
+
+namespace {
+
+constexpr int kTrain = 256, kVal = 128;
+constexpr int kRunTimeoutMs = 120000;
+
+// A record with one epoch per (time, val_acc) pair, for the point it belongs to.
+RunRecord history(const SweepPoint& p, const std::string& id, std::initializer_list<std::pair<double, double>> epochs) {
+  RunRecord r;
+  r.id = id;
+  r.config.devices = "cpu:2";
+  r.config.replicas = 2;
+  r.config.global_batch = p.global_batch;
+  r.config.learning_rate = p.lr;
+  r.config.dataset = "synthetic";
+  r.config.start_time = "2026-12-01T10:00:00Z";
+  int e = 0;
+  for (auto [t, acc] : epochs) {
+    EpochMetrics m;
+    m.epoch = ++e;
+    m.time_s = t;
+    m.val_acc = acc;
+    r.epochs.push_back(m);
+  }
+  return r;
+}
+
+// Batches 64, 128, 256 (reference 128), target 80 %: five configurations with known answers.
+//   64 fixed:    7.0 s to 80 % (epoch 3)      128 fixed: 3.5 s (epoch 2)     256 fixed: never
+//   64 scaled:   7.0 s (epoch 3, exactly 80 %) 256 scaled: 2.5 s (epoch 2): the best
+struct Synthetic {
+  SweepOptions options;
+  std::vector<SweepPoint> points;
+  std::vector<RunRecord> records;
+};
+Synthetic synthetic_sweep() {
+  Synthetic s;
+  s.options.base.devices = "cpu:2";
+  s.options.base.epochs = 3;
+  s.options.base.lr = 1e-3;
+  s.options.batches = {64, 128, 256};
+  s.options.target_val_acc = 0.80;
+  s.points = sweep_points(s.options);
+  const std::vector<std::vector<std::pair<double, double>>> epochs = {
+      {{3.0, 0.70}, {2.0, 0.78}, {2.0, 0.82}},   // 64 fixed
+      {{2.0, 0.75}, {1.5, 0.81}, {1.5, 0.83}},   // 128 fixed
+      {{1.5, 0.60}, {1.0, 0.70}, {1.0, 0.75}},   // 256 fixed
+      {{3.0, 0.72}, {2.0, 0.79}, {2.0, 0.80}},   // 64 scaled
+      {{1.5, 0.78}, {1.0, 0.82}, {1.0, 0.84}},   // 256 scaled
+  };
+  for (std::size_t i = 0; i < s.points.size(); ++i) {
+    RunRecord r = history(s.points[i], "run-" + std::to_string(i), {});
+    int e = 0;
+    for (auto [t, acc] : epochs[i]) {
+      EpochMetrics m;
+      m.epoch = ++e;
+      m.time_s = t;
+      m.val_acc = acc;
+      r.epochs.push_back(m);
+    }
+    s.records.push_back(r);
+  }
+  return s;
+}
+
+// Feeds a panel the sweep as the window would: run by run, epoch by epoch.
+void play(SweepPanel& panel, const Synthetic& s, int runs) {
+  panel.start(s.options);
+  for (int i = 0; i < runs; ++i) {
+    panel.run_started(i, s.records[std::size_t(i)].config);
+    for (const auto& m : s.records[std::size_t(i)].epochs) panel.epoch(m);
+    panel.run_finished(i, s.records[std::size_t(i)]);
+  }
+}
+
+QBarSet* bar_set(QChart* chart, bool scaled) {
+  for (QAbstractSeries* series : chart->series())
+    if (auto* bars = qobject_cast<QBarSeries*>(series)) return bars->barSets().value(scaled ? 1 : 0);
+  return nullptr;
+}
+
+int dark_pixels(const QImage& image) {
+  int dark = 0;
+  for (int y = 0; y < image.height(); y += 4)
+    for (int x = 0; x < image.width(); x += 4) dark += qGray(image.pixel(x, y)) < 128;
+  return dark;
+}
+
+QString read_text(const QString& file) {
+  QFile f(file);
+  return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+}  // namespace
+
+class TestSweepView : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase();
+
+  void batch_lists_are_read_as_typed_data();
+  void batch_lists_are_read_as_typed();
+  void the_plan_has_every_configuration();
+  void table_and_verdict_are_the_cores();
+  void the_run_in_progress_shows_live();
+  void charts_hold_the_table_values();
+  void refilled_chart_draws_like_a_fresh_one();
+  void stopped_sweep_keeps_what_finished();
+  void exports_are_the_cores_files();
+  void sweep_from_the_window_trains_every_configuration();
+  void scripted_sweep_writes_its_files();
+
+ private:
+  QTemporaryDir home_;
+  QTemporaryDir data_;
+  QString data_dir_;
+};
+
+void TestSweepView::initTestCase() {
+  QVERIFY(home_.isValid() && data_.isValid());
+  qputenv("MIRRORBENCH_HOME", home_.path().toUtf8());
+  data_dir_ = QDir::cleanPath(data_.path() + "/tiny-idx");
+  test::write_synthetic_idx_dir(data_dir_.toStdString(), kTrain, kVal);
+}
+
+void TestSweepView::batch_lists_are_read_as_typed_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("batches");   // as parsed, or empty
+  QTest::addColumn<QString>("problem");   // a word of the message, or empty
+  QTest::newRow("commas") << "64,128,256" << "64, 128, 256" << "";
+  QTest::newRow("spaces and semicolons") << " 32  64; 1024 " << "32, 64, 1024" << "";
+  QTest::newRow("empty") << "  " << "" << "at least one";
+  QTest::newRow("a word") << "64, big" << "" << "not a batch size";
+  QTest::newRow("zero") << "0, 64" << "" << "outside";
+  QTest::newRow("too large") << "70000" << "" << "outside";
+  QTest::newRow("twice") << "64, 128, 64" << "" << "twice";
+}
+
+void TestSweepView::batch_lists_are_read_as_typed() {
+  QFETCH(QString, text);
+  QFETCH(QString, batches);
+  QFETCH(QString, problem);
+  QString why;
+  const auto parsed = parse_batches(text, &why);
+  QCOMPARE(batches_text(parsed), batches);
+  QVERIFY2(problem.isEmpty() ? why.isEmpty() : why.contains(problem), qPrintable(why));
+
+  // The panel says the same, and the run setup's Sweep button follows it in the window.
+  MainWindow window;
+  window.sweep_panel()->findChild<QLineEdit*>("sweep_batches")->setText(text);
+  QCOMPARE(window.sweep_panel()->batches_problem(), why);
+  auto* sweep = window.setup_panel()->findChild<QPushButton*>("sweep_button");
+  QVERIFY(sweep);
+  if (!why.isEmpty()) {
+    QVERIFY(!sweep->isEnabled());
+    QVERIFY(sweep->toolTip().contains(why));
+  }
+}
+
+void TestSweepView::the_plan_has_every_configuration() {
+  SweepPanel panel;
+  panel.findChild<QLineEdit*>("sweep_batches")->setText("64, 128, 256");
+  panel.findChild<QDoubleSpinBox*>("sweep_target")->setValue(80);
+  TrainConfig base;
+  base.devices = "cpu:2";
+  base.epochs = 3;
+  base.lr = 2e-3;
+  base.batch = 999;             // the run setup's own batch: the sweep sets its own
+  base.per_replica_batch = true;
+  base.scale_lr = true;
+  base.step_delay_s = 1;
+  const SweepOptions o = panel.options(base);
+  QCOMPARE(o.target_val_acc, 0.80);
+  QCOMPARE(o.reference_batch, int64_t(128));
+  const auto plan = make_sweep_plan(o);
+  // Each batch with the lr as set, then scaled where scaling changes it (not at 128).
+  const std::vector<std::pair<int64_t, double>> expected = {{64, 2e-3}, {128, 2e-3}, {256, 2e-3}, {64, 1e-3}, {256, 4e-3}};
+  QCOMPARE(plan.size(), expected.size());
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    const TrainConfig& c = plan[i].config;
+    QCOMPARE(c.batch, expected[i].first);
+    QCOMPARE(c.lr, expected[i].second);
+    QVERIFY(!c.per_replica_batch && !c.scale_lr);
+    QCOMPARE(QString::fromStdString(c.devices), QString("cpu:2"));
+    QCOMPARE(c.epochs, 3);
+  }
+  // The panel shows one waiting row per configuration before anything trains.
+  panel.start(o);
+  QCOMPARE(panel.table_model()->rowCount(), int(expected.size()));
+  for (int r = 0; r < panel.table_model()->rowCount(); ++r) {
+    QCOMPARE(panel.table_model()->text(r, SweepTableModel::Batch), QString::number(expected[std::size_t(r)].first));
+    QCOMPARE(panel.table_model()->text(r, SweepTableModel::State), QString("waiting"));
+  }
+  QCOMPARE(panel.table_model()->text(3, SweepTableModel::Scaling), QString("scaled ×0.5"));
+  QCOMPARE(panel.table_model()->text(0, SweepTableModel::Scaling), QString("fixed"));
+  QCOMPARE(panel.table_model()->headerData(SweepTableModel::TimeToTarget, Qt::Horizontal, Qt::DisplayRole).toString(),
+           QString("Time to 80.0 %"));
+}
+
+void TestSweepView::table_and_verdict_are_the_cores() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  const SweepSummary core = summarize_sweep(s.points, s.records, s.options.target_val_acc);
+  QCOMPARE(core.best, 4);   // the synthetic history's answer: batch 256 with scaled lr
+  const SweepTableModel* t = panel.table_model();
+  QCOMPARE(t->rowCount(), 5);
+  const char* ttt[] = {"7.00 s", "3.50 s", "not reached", "7.00 s", "2.50 s"};
+  const char* epochs_to[] = {"3", "2", "–", "3", "2"};
+  for (int r = 0; r < 5; ++r) {
+    QCOMPARE(t->text(r, SweepTableModel::TimeToTarget), QString(ttt[r]));
+    QCOMPARE(t->text(r, SweepTableModel::EpochsToTarget), QString(epochs_to[r]));
+    const SweepResult& c = core.results[std::size_t(r)];
+    QCOMPARE(t->text(r, SweepTableModel::EpochTime), format_seconds(c.epoch_s));
+    QCOMPARE(t->text(r, SweepTableModel::ValAcc), format_percent(c.val_acc, 2));
+    QCOMPARE(t->text(r, SweepTableModel::State).contains("best"), r == core.best);
+    QCOMPARE(t->data(t->index(r, 0), Qt::FontRole).value<QFont>().bold(), r == core.best);
+  }
+  QCOMPARE(t->text(1, SweepTableModel::EpochTime), QString("1.50 s"));   // median of epochs 2..3
+  // The headline is the core's verdict, word for word, and names the best configuration.
+  QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
+  QVERIFY2(panel.headline().contains("batch 256, lr scaled to 0.002"), qPrintable(panel.headline()));
+  QVERIFY(panel.progress().status_text().contains("All 5"));
+
+  // Nobody reaches the target: the most accurate is named instead, as the core says.
+  Synthetic none = s;
+  none.options.target_val_acc = 0.99;
+  SweepPanel missed;
+  play(missed, none, int(none.records.size()));
+  missed.finished(false);
+  const SweepSummary core_missed = summarize_sweep(none.points, none.records, 0.99);
+  QCOMPARE(missed.headline(), QString::fromStdString(core_missed.verdict));
+  QVERIFY(missed.headline().contains("no configuration reached"));
+  for (int r = 0; r < 5; ++r) QCOMPARE(missed.table_model()->text(r, SweepTableModel::TimeToTarget), QString("not reached"));
+}
+
+void TestSweepView::the_run_in_progress_shows_live() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, 1);
+  // The second configuration has trained two of its three epochs.
+  panel.run_started(1, s.records[1].config);
+  panel.epoch(s.records[1].epochs[0]);
+  panel.epoch(s.records[1].epochs[1]);
+  const SweepTableModel* t = panel.table_model();
+  QCOMPARE(t->text(1, SweepTableModel::State), QString("running · epoch 3/3"));
+  QCOMPARE(t->text(1, SweepTableModel::TimeToTarget), QString("3.50 s"));   // reached in its 2nd epoch already
+  QCOMPARE(t->text(1, SweepTableModel::ValAcc), QString("81.00 %"));
+  QCOMPARE(t->text(2, SweepTableModel::State), QString("waiting"));
+  QCOMPARE(t->text(2, SweepTableModel::TimeToTarget), QString("–"));
+  // The verdict so far comes from the finished configuration only.
+  const SweepSummary so_far = summarize_sweep(s.points, {s.records[0]}, s.options.target_val_acc);
+  QCOMPARE(panel.progress().summary().verdict, so_far.verdict);
+  QVERIFY(panel.headline().startsWith("So far: "));
+  QVERIFY(panel.headline().contains(QString::fromStdString(so_far.verdict)));
+  QVERIFY(panel.progress().status_text().contains("1 of 5"));
+}
+
+// The charts are refilled after every epoch: what they draw then must be one chart, not the
+// earlier fills' axes under the latest.
+void TestSweepView::refilled_chart_draws_like_a_fresh_one() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  const SweepBars bars = sweep_bars(SweepChart::EpochTime, panel.progress());
+  SweepBars other = bars;
+  other.y_max = 4 * bars.y_max;
+  other.categories = {"1", "2"};
+  QImage images[2];
+  for (int fills : {1, 3}) {
+    QChartView view(new QChart);
+    view.resize(420, 300);
+    view.show();
+    for (int i = 0; i < fills - 1; ++i) {
+      fill_sweep_chart(view.chart(), i % 2 ? bars : other);
+      QCoreApplication::processEvents();   // laid out and drawn, as between two epochs
+    }
+    fill_sweep_chart(view.chart(), bars);
+    QCoreApplication::processEvents();
+    QCOMPARE(int(view.chart()->axes().size()), 2);
+    images[fills > 1] = view.grab().toImage();
+  }
+  QCOMPARE(images[1], images[0]);
+}
+
+void TestSweepView::charts_hold_the_table_values() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  const SweepSummary core = summarize_sweep(s.points, s.records, s.options.target_val_acc);
+  // Categories 64, 128, 256; the scaled set's 128 is the fixed run (the rule changes nothing).
+  const std::vector<int> fixed_row = {0, 1, 2}, scaled_row = {3, 1, 4};
+  for (SweepChart kind : kSweepCharts) {
+    QChart* chart = panel.chart(kind);
+    QBarSet* fixed = bar_set(chart, false);
+    QBarSet* scaled = bar_set(chart, true);
+    QVERIFY(fixed && scaled);
+    QCOMPARE(fixed->count(), 3);
+    auto value = [&](int row) {
+      const SweepResult& r = core.results[std::size_t(row)];
+      switch (kind) {
+        case SweepChart::EpochTime: return r.epoch_s;
+        case SweepChart::Accuracy: return 100 * r.val_acc;
+        case SweepChart::TimeToTarget: return r.time_to_target_s.value_or(0.0);
+      }
+      return -1.0;
+    };
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(fixed->at(i), value(fixed_row[std::size_t(i)]));
+      QCOMPARE(scaled->at(i), value(scaled_row[std::size_t(i)]));
+    }
+    // The best configuration's bar, and only that one, is picked out.
+    QCOMPARE(scaled->selectedBars(), QList<int>{2});
+    QVERIFY(fixed->selectedBars().isEmpty());
+  }
+  QCOMPARE(bar_set(panel.chart(SweepChart::TimeToTarget), false)->at(2), 0.0);   // not reached: no bar
+  QVERIFY(panel.chart(SweepChart::TimeToTarget)->title().contains("80.0 %"));
+}
+
+void TestSweepView::stopped_sweep_keeps_what_finished() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, 2);
+  panel.run_started(2, s.records[2].config);
+  panel.epoch(s.records[2].epochs[0]);
+  panel.finished(true);
+  QVERIFY(panel.progress().status_text().contains("Stopped after 2 of 5"));
+  QCOMPARE(int(panel.progress().summary().results.size()), 2);
+  QCOMPARE(panel.table_model()->text(2, SweepTableModel::State), QString("waiting"));
+  const SweepSummary core = summarize_sweep(s.points, {s.records[0], s.records[1]}, s.options.target_val_acc);
+  QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
+}
+
+void TestSweepView::exports_are_the_cores_files() {
+  const Synthetic s = synthetic_sweep();
+  SweepPanel panel;
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  const SweepSummary core = summarize_sweep(s.points, s.records, s.options.target_val_acc);
+  QTemporaryDir out;
+  QString error;
+  QVERIFY2(save_sweep_csv(panel.progress(), out.filePath("sweep.csv"), &error), qPrintable(error));
+  QVERIFY2(save_sweep_json(panel.progress(), out.filePath("sweep.json"), &error), qPrintable(error));
+  QCOMPARE(read_text(out.filePath("sweep.csv")), QString::fromStdString(sweep_csv(core)));
+  QVERIFY(json::parse(read_text(out.filePath("sweep.json")).toStdString()) == to_json(core));
+  // Under a file (not a folder): the writer cannot create the folder it needs.
+  QVERIFY(!save_sweep_csv(panel.progress(), out.filePath("sweep.json/inside.csv"), &error));
+  QVERIFY(error.contains("sweep.json/inside.csv"));
+
+  for (QSize size : {QSize(1600, 1000), QSize(1920, 1080), QSize(800, 500)}) {
+    const QImage image = panel.render(size);
+    QCOMPARE(image.size(), size);
+    QVERIFY(dark_pixels(image) > 50);
+  }
+  // The slide's table is the on-screen table.
+  const QString html = sweep_table_html(panel.progress());
+  for (int r = 0; r < panel.table_model()->rowCount(); ++r)
+    QVERIFY(html.contains(panel.table_model()->text(r, SweepTableModel::TimeToTarget).toHtmlEscaped()));
+  QVERIFY(html.contains("★ best"));
+}
+
+void TestSweepView::sweep_from_the_window_trains_every_configuration() {
+  MainWindow window;
+  window.show();
+  RunSetupPanel* p = window.setup_panel();
+  TrainConfig c = p->config();
+  c.data_dir = data_dir_.toStdString();
+  c.devices = "cpu:1";
+  c.epochs = 2;
+  c.limit_train = kTrain;
+  c.limit_val = kVal;
+  c.seed = 5;
+  c.step_delay_s = 1;   // teaching pace ticked: a sweep still runs at full speed
+  p->set_recent_data_dirs({data_dir_});
+  p->set_config(c);
+  QVERIFY2(p->problems().isEmpty(), qPrintable(p->problems().join("; ")));
+  window.sweep_panel()->findChild<QLineEdit*>("sweep_batches")->setText("32, 64");
+  window.sweep_panel()->findChild<QDoubleSpinBox*>("sweep_target")->setValue(30);
+  const std::size_t runs_before = window.history()->runs().size();
+
+  QSignalSpy done(&window, &MainWindow::plan_done);
+  QSignalSpy started(window.controller(), &RunController::run_started);
+  auto* button = p->findChild<QPushButton*>("sweep_button");
+  QVERIFY(button->isEnabled());
+  QTest::mouseClick(button, Qt::LeftButton);
+  QVERIFY(window.controller()->busy());
+  QCOMPARE(window.view_tabs()->currentWidget(), static_cast<QWidget*>(window.sweep_panel()));
+  QCOMPARE(window.controller()->current_run()->config.step_delay_s, 0.0);
+  QVERIFY(done.wait(kRunTimeoutMs));
+  QCOMPARE(done.front().front().toBool(), true);
+  // 32 and 64 with the lr as set, then both scaled (neither is the reference batch 128).
+  const std::vector<std::pair<int64_t, double>> expected = {{32, 1e-3}, {64, 1e-3}, {32, 0.25e-3}, {64, 0.5e-3}};
+  QCOMPARE(started.size(), int(expected.size()));
+  const SweepProgress& progress = window.sweep_panel()->progress();
+  QCOMPARE(progress.records().size(), expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    const RunRecord& r = progress.records()[i];
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(r.config.global_batch, expected[i].first);
+    QCOMPARE(r.config.learning_rate, expected[i].second);
+    QCOMPARE(int(r.epochs.size()), 2);
+    QCOMPARE(r.config.step_delay_s, 0.0);
+    QVERIFY(window.history()->find(r.id));   // every configuration is in the history
+  }
+  QCOMPARE(window.history()->runs().size(), runs_before + expected.size());
+  const SweepSummary core = summarize_sweep(progress.points(), progress.records(), 0.30);
+  QCOMPARE(window.sweep_panel()->headline(), QString::fromStdString(core.verdict));
+  QVERIFY(window.sweep_panel()->progress().status_text().startsWith("All"));
+}
+
+void TestSweepView::scripted_sweep_writes_its_files() {
+#ifdef MB_GUI_PATH
+  const QString app = QStringLiteral(MB_GUI_PATH);
+#else
+  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
+#endif
+  if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
+  QTemporaryDir out;
+  auto run = [&](const QStringList& args) {
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("QT_QPA_PLATFORM", "offscreen");
+    env.insert("MIRRORBENCH_HOME", out.path());
+    p.setProcessEnvironment(env);
+    p.start(app, args);
+    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
+    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  };
+  const QString devices = cpu_core_count() >= 2 ? "cpu:2" : "cpu:1";
+  const QString png = out.filePath("sweep.png"), csv = out.filePath("sweep.csv"), js = out.filePath("sweep.json");
+  QCOMPARE(run({"--sweep", "--devices", devices, "--batches", "32,64", "--epochs", "1", "--target", "0.2", "--data",
+                data_dir_, "--limit-train", QString::number(kTrain), "--limit-val", QString::number(kVal),
+                "--export-png", png, "--export-size", "1280x800", "--export-csv", csv, "--export-json", js, "--quit"}),
+           kExitOk);
+  QCOMPARE(QImage(png).size(), QSize(1280, 800));
+  QVERIFY(dark_pixels(QImage(png)) > 50);
+
+  // The JSON is the core's summary of the saved records: every configuration, each with its
+  // run in the history, and the best named.
+  const json j = json::parse(read_text(js).toStdString());
+  QCOMPARE(j.at("configurations").size(), std::size_t(4));   // 32, 64 fixed; 32, 64 scaled
+  QCOMPARE(j.at("target_val_acc").get<double>(), 0.2);
+  std::vector<RunRecord> records;
+  std::vector<SweepPoint> points;
+  for (const auto& c : j.at("configurations")) {
+    const fs::path file = fs::path(out.path().toStdString()) / "runs" / (c.at("run_id").get<std::string>() + ".json");
+    QVERIFY2(fs::exists(file), file.c_str());
+    records.push_back(read_run_json(file));
+    points.push_back({c.at("global_batch").get<int64_t>(), c.at("scale_lr").get<bool>(), c.at("lr").get<double>()});
+    QCOMPARE(records.back().config.global_batch, points.back().global_batch);
+    QCOMPARE(QString::fromStdString(records.back().config.devices), devices);
+  }
+  const SweepSummary core = summarize_sweep(points, records, 0.2);
+  QVERIFY(j == to_json(core));
+  QCOMPARE(read_text(csv), QString::fromStdString(sweep_csv(core)));
+  QVERIFY(!j.at("verdict").get<std::string>().empty());
+
+  // The sweep's options belong to --sweep, and are checked.
+  QCOMPARE(run({"--run", "--batches", "64", "--quit"}), kExitUsage);
+  QCOMPARE(run({"--sweep", "--batches", "64,x", "--quit"}), kExitUsage);
+  QCOMPARE(run({"--sweep", "--target", "1.5", "--quit"}), kExitUsage);
+  QCOMPARE(run({"--run", "--export-json", js, "--quit"}), kExitUsage);
+}
+
+QTEST_MAIN(TestSweepView)
+#include "test_sweep_view.moc"

@@ -1,0 +1,79 @@
+// The "Sweep" tab: the seed's bonus experiment in one action. Its own settings (the batch
+// sizes, the target accuracy; everything else comes from the run setup), the verdict naming
+// the best configuration, the table and the three charts, live while the sweep runs, and the
+// exports (PNG, CSV, JSON).
+#pragma once
+#include <QWidget>
+
+#include <cstdint>
+#include <vector>
+
+#include "sweep/sweep_charts.h"
+#include "sweep/sweep_progress.h"
+
+class QChart;
+class QChartView;
+class QDoubleSpinBox;
+class QLabel;
+class QLineEdit;
+class QTableView;
+
+namespace mb {
+
+class SweepTableModel;
+
+class SweepPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SweepPanel(QWidget* parent = nullptr);
+
+  // The sweep's settings: batch sizes as typed ("64, 128, 256"), the target as a fraction.
+  std::vector<int64_t> batches() const;        // empty when batches_problem() is not
+  QString batches_problem() const;             // why the list cannot be swept (empty: it can)
+  double target() const;
+  void set_settings(const std::vector<int64_t>& batches, double target);
+  // `base`: the run setup's configuration (devices, epochs, base lr, data, seed, limits).
+  SweepOptions options(const TrainConfig& base) const;
+
+  // Following the sweep's plan (the window forwards the run controller's signals).
+  void start(const SweepOptions& options);     // throws ConfigError for impossible options
+  void run_started(int index, const RunConfig& config);
+  void epoch(const EpochMetrics& metrics);
+  void run_finished(int index, const RunRecord& record);
+  void finished(bool stopped);
+  void set_busy(bool busy);                    // settings read-only while any plan runs
+
+  const SweepProgress& progress() const { return progress_; }
+  SweepTableModel* table_model() const { return model_; }
+  QTableView* table_view() const { return table_; }
+  QChart* chart(SweepChart kind) const;
+  QString headline() const;
+
+  QImage render(QSize size) const;             // what Export PNG writes
+
+ signals:
+  void settings_changed();
+  void export_png_requested();
+  void export_csv_requested();
+  void export_json_requested();
+
+ private:
+  void refresh();
+
+  SweepProgress progress_;
+  SweepTableModel* model_;
+  QLineEdit* batches_;
+  QDoubleSpinBox* target_;
+  QLabel* problem_;
+  QLabel* headline_;
+  QLabel* status_;
+  QTableView* table_;
+  QChartView* views_[3] = {};
+  std::vector<QWidget*> exports_;
+};
+
+// "64, 128, 256" -> batch sizes; *problem says why not (empty list, a word, out of range, twice).
+std::vector<int64_t> parse_batches(const QString& text, QString* problem);
+QString batches_text(const std::vector<int64_t>& batches);
+
+}  // namespace mb
