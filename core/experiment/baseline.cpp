@@ -30,7 +30,8 @@ std::string describe_baseline_key(const RunConfig& c) {
 }
 
 bool can_be_baseline(const RunRecord& r) {
-  return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty();
+  // A simulated straggler's run measures the demonstration, not the device.
+  return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty() && r.config.slow_replica < 0;
 }
 
 std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {

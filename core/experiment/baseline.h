@@ -23,7 +23,8 @@ std::string describe_baseline_key(const RunConfig& config);   // for tooltips an
 // A pin makes a run the baseline of its key: baseline_key -> run id.
 using BaselinePins = std::map<std::string, std::string>;
 
-// Whether a run can be anyone's baseline: a completed single-device run with epochs.
+// Whether a run can be anyone's baseline: a completed single-device run with epochs and no
+// simulated straggler.
 bool can_be_baseline(const RunRecord& run);
 
 // The baselines of a list of runs. The baseline of a key is its pinned run if that is still

@@ -12,6 +12,7 @@
 #include "app/settings.h"
 #include "charts/chart_content.h"
 #include "experiment/plans.h"
+#include "insight/insight_export.h"
 #include "log/log_sink.h"
 #include "run/metatypes.h"
 #include "run/run_controller.h"
@@ -24,6 +25,7 @@ namespace mb {
 class ChartPanel;
 class HistoryModel;
 class HistoryView;
+class InsightPanel;
 class LogPanel;
 class ProgressPanel;
 class RunSetupPanel;
@@ -36,6 +38,8 @@ class MainWindow : public QMainWindow {
 
   RunSetupPanel* setup_panel() const { return setup_; }
   ChartPanel* chart_panel() const { return charts_; }
+  InsightPanel* insight_panel() const { return insight_; }
+  void show_insight(bool on);   // the "Where the time goes" page instead of the training charts
   HistoryModel* history() const { return history_; }
   HistoryView* history_view() const { return history_view_; }
   ProgressPanel* progress_panel() const { return progress_; }
@@ -53,6 +57,9 @@ class MainWindow : public QMainWindow {
   // Exports of what the charts show now.
   bool export_png(const QString& file, QSize size, std::optional<ChartKind> chart, QString* error = nullptr);
   bool export_csv(const QString& file, QString* error = nullptr);   // the selected runs
+  // "Where the time goes": one of its charts, or (nullopt) the whole page.
+  bool export_insight_png(const QString& file, QSize size, std::optional<InsightChart> chart, QString* error = nullptr);
+  bool export_trace(const std::string& run_id, const QString& file, QString* error = nullptr);
 
   // Scripted: the user's settings are left alone, and a plan starts even when the panel
   // sees a problem (the trainer then refuses it and the script ends with a failure).
@@ -70,8 +77,9 @@ class MainWindow : public QMainWindow {
   void save_settings();
   void update_shown();
   std::vector<std::string> shown_run_ids() const;   // non-live runs on the charts (not baselines added)
-  void export_png_dialog();
+  void export_png_dialog(bool insight_page = false);
   void export_csv_dialog();
+  void export_trace_dialog();
   void log_plan_result(PlanKind kind, QString* summary) const;
 
   void on_plan_started(PlanKind kind, int runs);
@@ -89,6 +97,8 @@ class MainWindow : public QMainWindow {
   RunController* controller_;
   RunSetupPanel* setup_;
   ChartPanel* charts_;
+  InsightPanel* insight_;
+  QTabWidget* view_tabs_;                  // the training charts | where the time goes
   ProgressPanel* progress_;
   HistoryView* history_view_;
   LogPanel* log_;

@@ -8,6 +8,7 @@
 
 #include "app/main_window.h"
 #include "charts/chart_panel.h"
+#include "insight/insight_panel.h"
 #include "setup/run_setup_panel.h"
 
 namespace mb {
@@ -21,22 +22,42 @@ void ScriptRunner::start() {
   window_->set_scripted(true);
   window_->setup_panel()->set_config(options_.config);
   window_->setup_panel()->set_processes(options_.processes, options_.hostfile);
-  if (!options_.start) {
-    QTimer::singleShot(0, this, [this] { finish(true); });
+  if (options_.show_insight) window_->show_insight(true);
+  if (!options_.calibrate) {
+    QTimer::singleShot(0, this, &ScriptRunner::start_plan);
     return;
   }
-  QTimer::singleShot(0, this, [this] {
-    if (!window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString())) {
-      spdlog::error("Scripted run could not start (see the previous message)");
+  // The calibration first (it needs every core), then the plan.
+  InsightPanel* insight = window_->insight_panel();
+  connect(insight, &InsightPanel::calibration_done, this, [this](bool ok) {
+    if (!ok) {
+      spdlog::error("Scripted calibration failed (see the previous message)");
       finish(false);
+      return;
     }
+    start_plan();
+  }, Qt::SingleShotConnection);
+  QTimer::singleShot(0, this, [this, insight] {
+    if (!insight->start_calibration()) finish(false);
   });
+}
+
+void ScriptRunner::start_plan() {
+  if (!options_.start) {
+    finish(true);
+    return;
+  }
+  if (!window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString())) {
+    spdlog::error("Scripted run could not start (see the previous message)");
+    finish(false);
+  }
 }
 
 void ScriptRunner::finish(bool ok) {
   if (finished_) return;
   finished_ = true;
   window_->chart_panel()->refresh_now();
+  window_->insight_panel()->refresh_now();
   // The exports render from the chart descriptions and need no wait. A screenshot grabs the
   // window, and Qt Charts lays out and repaints on later event-loop passes: only then let it
   // settle first so the window shows the final state.
@@ -52,6 +73,16 @@ void ScriptRunner::write_outputs(bool ok) {
   QString error;
   if (!options_.export_png.isEmpty() &&
       !window_->export_png(options_.export_png, options_.export_size, std::nullopt, &error)) {
+    spdlog::error("{}", error.toStdString());
+    code = kExitExportFailed;
+  }
+  if (!options_.export_insight.isEmpty() &&
+      !window_->export_insight_png(options_.export_insight, options_.export_size, std::nullopt, &error)) {
+    spdlog::error("{}", error.toStdString());
+    code = kExitExportFailed;
+  }
+  if (!options_.export_predictions.isEmpty() &&
+      !window_->insight_panel()->export_predictions(options_.export_predictions, &error)) {
     spdlog::error("{}", error.toStdString());
     code = kExitExportFailed;
   }
