@@ -378,7 +378,9 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
   const TimelineStep& first = *steps.front();
   QString what;
   if (source->sampled) {
-    what = QObject::tr("one step in %1 sampled, the last %2 of them").arg(source->sample_every).arg(steps.size());
+    what = source->sample_every > 1
+               ? QObject::tr("one step in %1 sampled, the last %2 of them").arg(source->sample_every).arg(steps.size())
+               : QObject::tr("every step kept, the last %1").arg(steps.size());
   } else {
     const QString range = first.epoch == last.epoch ? QObject::tr("epoch %1, steps %2–%3").arg(last.epoch).arg(first.step).arg(last.step)
                                                     : QObject::tr("epochs %1–%2, up to step %3").arg(first.epoch).arg(last.epoch).arg(last.step);

@@ -216,14 +216,15 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
     const QColor colour = global ? kGlobalColour : kPerReplicaColour;
     SeriesSpec on, beyond;
     on.id = QStringLiteral("predicted/%1").arg(mode);
-    on.name = QObject::tr("predicted · %1").arg(mode_name(mode, scope.batch));
+    // Short: five entries share the legend (the tooltips and the headline say the rest).
+    on.name = global ? QObject::tr("global batch") : QObject::tr("per replica");
     on.pen = QPen(colour, 2.2);
     on.marker_size = 5;
     beyond.id = on.id + QStringLiteral("-beyond");
-    beyond.name = QObject::tr("dashed: beyond this machine");
+    beyond.name = QObject::tr("beyond this machine");
     beyond.pen = QPen(colour, 1.8, Qt::DashLine);
     beyond.marker_size = 5;
-    beyond.in_legend = global;
+    beyond.in_legend = false;   // the headline says what dashed means
     for (const Prediction& p : predictions) {
       if (p.mode != mode) continue;
       QString tip = QObject::tr("<b>predicted: %1 replica(s), %2</b><br>epoch %3 · step %4 ms (compute %5 + communication %6)"
@@ -258,7 +259,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
     const bool global = std::string_view(mode) == kGlobal;
     SeriesSpec s;
     s.id = QStringLiteral("measured/%1").arg(mode);
-    s.name = QObject::tr("measured · %1").arg(mode_name(mode, scope.batch));
+    s.name = global ? QObject::tr("measured") : QObject::tr("measured, per replica");
     s.line = false;
     s.pen = QPen((global ? kGlobalColour : kPerReplicaColour).darker(130));
     s.marker_size = 9;
@@ -277,7 +278,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
       predictor_batch(*shown) == scope.batch) {
     SeriesSpec s;
     s.id = QStringLiteral("measured/on-display");
-    s.name = QObject::tr("%1 (on display)").arg(on_display->label);
+    s.name = QObject::tr("on display");
     s.line = false;
     s.pen = QPen(on_display->colour);
     s.marker_size = 13;
