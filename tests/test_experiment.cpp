@@ -141,7 +141,10 @@ void TestExperiment::baseline_is_the_latest_completed_single_device_run() {
   empty.epochs.clear();
   RunRecord paced = made_run("teaching-pace", 1, "2026-01-01T00:04:30Z");   // mostly waiting on purpose
   paced.config.step_delay_s = 1;
-  for (const RunRecord& r : {stopped, failed, empty, paced}) {
+  RunRecord straggler = made_run("straggler", 1, "2026-01-01T00:04:30Z");   // a demonstration
+  straggler.config.slow_replica = 0;
+  straggler.config.slow_factor = 2;
+  for (const RunRecord& r : {stopped, failed, empty, paced, straggler}) {
     QVERIFY(!can_be_baseline(r));
     runs.push_back(r);
   }
@@ -289,6 +292,8 @@ void TestExperiment::plans() {
   config.batch = 64;
   config.per_replica_batch = true;
   config.seed = 5;
+  config.slow_replica = 1;   // a simulated straggler: the run's, never the baseline's
+  config.slow_factor = 3;
   const std::vector<PlannedRun> plan = make_plan(PlanKind(kind), config, single.toStdString());
   if (PlanKind(kind) == PlanKind::Single) {
     QCOMPARE(plan.size(), std::size_t(1));
@@ -301,6 +306,10 @@ void TestExperiment::plans() {
   QCOMPARE(QString::fromStdString(plan[0].config.devices), single);
   QCOMPARE(plan[1].role, RunRole::Run);
   QCOMPARE(QString::fromStdString(plan[1].config.devices), devices);
+  QCOMPARE(plan[0].config.slow_replica, -1);
+  QCOMPARE(plan[0].config.slow_factor, 1.0);
+  QCOMPARE(plan[1].config.slow_replica, 1);
+  QCOMPARE(plan[1].config.slow_factor, 3.0);
   for (const PlannedRun& p : plan) {   // only the devices differ: the same work per device
     QCOMPARE(p.config.batch, int64_t(64));
     QVERIFY(p.config.per_replica_batch);
@@ -415,6 +424,9 @@ void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
   store.save_pins({{baseline_key(a.config), "a"}});
   test::write_bytes(store.runs_dir() / "broken.json", "{\"id\": ");
   test::write_bytes(store.runs_dir() / "notes.txt", "not a record, not a .json file");
+  // A run's Chrome trace lies beside its record and is never read as one.
+  QCOMPARE(store.trace_file_for("a"), store.runs_dir() / "a.trace.json");
+  test::write_bytes(store.trace_file_for("a"), "{\"traceEvents\": []}\n");
   RunStore::Loaded loaded = store.load_runs();
   QCOMPARE(loaded.runs.size(), std::size_t(2));
   QCOMPARE(loaded.runs[0].id, std::string("b"));   // by start time
@@ -422,6 +434,7 @@ void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
   QVERIFY2(loaded.warnings[0].find("broken.json") != std::string::npos, loaded.warnings[0].c_str());
   QCOMPARE(store.load_pins(), (BaselinePins{{baseline_key(a.config), "a"}}));
   store.remove("a");
+  QVERIFY(!fs::exists(store.trace_file_for("a")));   // the trace goes with its run
   store.remove("never-existed");   // not an error
   QCOMPARE(store.load_runs().runs.size(), std::size_t(1));
   QVERIFY_THROWS_EXCEPTION(Error, store.file_for("../escape"));

@@ -121,6 +121,22 @@ class TestScaling : public QObject {
     QCOMPARE(QString::fromStdString(predictions_csv(ps)).count('\n'), 7);
   }
 
+  void a_calibration_reads_back_what_it_wrote() {
+    // The workbench keeps its calibration between launches as to_json writes it.
+    const Calibration c = synthetic(2);
+    const Calibration back = calibration_from_json(nlohmann::json::parse(to_json(c).dump()));
+    QCOMPARE(back.device, c.device);
+    QCOMPARE(back.cores, c.cores);
+    QCOMPARE(back.train_size, c.train_size);
+    QCOMPARE(back.gradient_bytes, c.gradient_bytes);
+    QCOMPARE(back.compute.size(), c.compute.size());
+    QCOMPARE(back.allreduce.size(), c.allreduce.size());
+    const auto a = predict_scaling(c, PredictOptions{4, 128, 0, 20e-6});
+    const auto b = predict_scaling(back, PredictOptions{4, 128, 0, 20e-6});
+    for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(b[i].epoch_s, a[i].epoch_s);   // bit for bit
+    QVERIFY_THROWS_EXCEPTION(DataError, calibration_from_json(nlohmann::json::parse(R"({"device": "x"})")));
+  }
+
   void an_empty_calibration_is_refused() {
     Calibration c;
     c.cores = 2;

@@ -11,6 +11,7 @@
 #include "model/cnn_spec.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
+#include "trainer/progress_events.h"
 
 #include <set>
 
@@ -267,6 +268,43 @@ class TestTrainer : public QObject {
     // The record's all-reduce share is replica 0's exchange plus waiting.
     QCOMPARE(e.allreduce_s, e.replica_times[0].allreduce_s + e.replica_times[0].wait_s);
     QCOMPARE(QString::fromStdString(e.param_digest).size(), 16);
+  }
+
+  void the_epoch_in_progress_adds_up_to_the_epoch() {
+    // The live breakdown: each step report carries the epoch's phases so far, per replica;
+    // the epoch's last report holds exactly what the epoch's record then says, and the JSON
+    // stream (the workbench's child processes) carries them unchanged.
+    auto data = test::make_synthetic_split(64 * 6, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    c.epochs = 2;
+    MirroredTrainer t(c, data);
+    std::vector<StepProgress> last_of_epoch;
+    std::mutex m;
+    TrainObserver obs;
+    obs.on_step = [&](const StepProgress& p) {
+      std::lock_guard lock(m);
+      if (p.step == p.steps) last_of_epoch.push_back(p);
+    };
+    const RunRecord r = t.run(obs);
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(last_of_epoch.size(), std::size_t(2));
+    for (std::size_t e = 0; e < 2; ++e) {
+      const StepProgress& p = last_of_epoch[e];
+      QCOMPARE(p.epoch_times.size(), std::size_t(2));
+      for (std::size_t k = 0; k < 2; ++k) {
+        QCOMPARE(p.epoch_times[k].forward_s, r.epochs[e].replica_times[k].forward_s);
+        QCOMPARE(p.epoch_times[k].wait_s, r.epochs[e].replica_times[k].wait_s);
+        QCOMPARE(p.epoch_times[k].total(), r.epochs[e].replica_times[k].total());
+      }
+      ProgressEvent ev;
+      ev.kind = ProgressEvent::Kind::Step;
+      ev.step = p;
+      const auto back = parse_progress_line(to_json_line(ev));
+      QVERIFY(back.has_value());
+      QCOMPARE(back->step.epoch_times.size(), std::size_t(2));
+      QCOMPARE(back->step.epoch_times[1].backward_s, p.epoch_times[1].backward_s);
+      QCOMPARE(back->step.recent.size(), p.recent.size());
+    }
   }
 
   void no_breakdown_leaves_the_phases_empty() {

@@ -86,11 +86,15 @@ QList<QStringList> parse_csv(const QString& text) {
   return rows;
 }
 
+// The run records in a store's runs/ folder (not the Chrome traces kept beside them).
 std::set<fs::path> json_paths(const fs::path& dir) {
   std::set<fs::path> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") files.insert(e.path());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool trace = name.size() > 11 && name.compare(name.size() - 11, 11, ".trace.json") == 0;
+    if (e.path().extension() == ".json" && !trace) files.insert(e.path());
+  }
   return files;
 }
 

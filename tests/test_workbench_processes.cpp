@@ -59,11 +59,15 @@ bool has_sequence(const QStringList& args, const QStringList& seq) {
   return false;
 }
 
+// The run records in a store's runs/ folder (not the Chrome traces kept beside them).
 std::set<fs::path> json_paths(const fs::path& dir) {
   std::set<fs::path> files;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec))
-    if (e.path().extension() == ".json") files.insert(e.path());
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    const bool trace = name.size() > 11 && name.compare(name.size() - 11, 11, ".trace.json") == 0;
+    if (e.path().extension() == ".json" && !trace) files.insert(e.path());
+  }
   return files;
 }
 
@@ -257,6 +261,8 @@ void TestWorkbenchProcesses::cli_args_carry_every_field_data() {
   QTest::newRow("validation images") << c << "--limit-val" << "500";
   c = d, c.backend = "reference";
   QTest::newRow("backend") << c << "--backend" << "reference";
+  c = d, c.slow_replica = 1, c.slow_factor = 2.5;
+  QTest::newRow("simulated straggler") << c << "--slow-replica" << "1:2.5";
   c = d, c.data_dir = "/data/with space";
   QTest::newRow("data folder") << c << "--data" << "/data/with space";
   c = d, c.data_dir.clear();
@@ -276,6 +282,9 @@ void TestWorkbenchProcesses::cli_args_carry_every_field() {
   const QStringList plain = cli_train_args(TrainConfig{});
   QVERIFY(!plain.contains("--per-replica-batch"));
   QVERIFY(!plain.contains("--scale-lr"));
+  QVERIFY(!plain.contains("--slow-replica"));   // no straggler unless asked for
+  QVERIFY(!plain.contains("--trace"));
+  QVERIFY(has_sequence(cli_train_args(config, "/runs/x.trace.json"), {"--trace", "/runs/x.trace.json"}));
 }
 
 // The other end of the translation: every flag written is one `mirrorbench-cli train` has.
@@ -289,7 +298,8 @@ void TestWorkbenchProcesses::cli_args_are_options_of_the_cli() {
   const QString help = QString::fromUtf8(p.readAllStandardOutput());
   TrainConfig c;
   c.per_replica_batch = c.scale_lr = true;
-  for (const QString& a : cli_train_args(c))
+  c.slow_replica = 1;
+  for (const QString& a : cli_train_args(c, "/tmp/t.trace.json"))
     if (a.startsWith("--")) QVERIFY2(help.contains(a), qPrintable(a + " is not in: " + help));
 #endif
 }
@@ -734,6 +744,11 @@ void TestWorkbenchProcesses::scripted_mode_runs_across_processes() {
   const RunRecord r = read_run_json(*files.begin());
   QCOMPARE(r.config.processes, 2);
   QCOMPARE(r.status, RunStatus::Completed);
+  // Process 0 wrote the run's trace, kept beside the record under its id (nothing left over).
+  const RunStore store(fs::path(out.path().toStdString()));
+  QVERIFY(fs::exists(store.trace_file_for(r.id)));
+  for (const auto& e : fs::directory_iterator(store.runs_dir()))
+    QVERIFY2(e.path().filename().string().rfind("child-", 0) != 0, e.path().c_str());
 #endif
 }
 

@@ -6,6 +6,7 @@
 //   mirrorbench --sweep --devices cpu:2 --batches 64,128 --epochs 1 --limit-train 2048
 //               --export-png sweep.png --export-csv sweep.csv --export-json sweep.json --quit
 //   mirrorbench --run --pace 1 --limit-train 512 --export-step step.png --quit   (teaching pace)
+//   mirrorbench --calibrate --run --slow-replica 1:3 ... --insight --export-insight where.png
 // Exit status in scripted mode: 0 all runs completed and exports written, 1 a run failed or
 // was stopped, 2 bad command line, 3 an export could not be written.
 #include <QApplication>
@@ -80,6 +81,17 @@ int main(int argc, char** argv) {
   const QCommandLineOption hostfile(QStringLiteral("hostfile"),
                                     "Open MPI hostfile for --processes: the hosts to run on (default: this machine, "
                                     "shared memory and loopback only).", "file");
+  const QCommandLineOption slow_replica(QStringLiteral("slow-replica"),
+                                        "A simulated straggler (a demonstration): replica R computes F times slower "
+                                        "(CPU replicas).", "R:F");
+  const QCommandLineOption calibrate(QStringLiteral("calibrate"),
+                                     "Calibrate this machine for the scaling predictor first (under a minute).");
+  const QCommandLineOption insight(QStringLiteral("insight"), "Show \"Where the time goes\" (for --screenshot).");
+  const QCommandLineOption export_insight(QStringLiteral("export-insight"),
+                                          "Write \"Where the time goes\" as one PNG when done.", "file");
+  const QCommandLineOption export_predictions(QStringLiteral("export-predictions"),
+                                              "Write the scaling predictions for the run on display (.json, else CSV).",
+                                              "file");
   const QCommandLineOption export_png(QStringLiteral("export-png"), "Write all charts as one PNG when done.", "file");
   const QCommandLineOption export_size(QStringLiteral("export-size"), "PNG size, WIDTHxHEIGHT (default 1600x1000).", "size");
   const QCommandLineOption export_csv(QStringLiteral("export-csv"), "Write the runs' per-epoch data as CSV (the runs of this invocation, else the latest; --sweep: the sweep's table).", "file");
@@ -90,14 +102,16 @@ int main(int argc, char** argv) {
   const QCommandLineOption screenshot(QStringLiteral("screenshot"), "Write a screenshot of the window when done.", "file");
   const QCommandLineOption quit(QStringLiteral("quit"), "Exit when done (status 0 on success).");
   parser.addOptions({run, compare, reference, sweep, batches, target, pace, devices, epochs, batch, per_replica, lr,
-                     scale_lr, seed, limit_train, limit_val, backend, data, processes, hostfile, export_png, export_size,
-                     export_csv, export_json, export_step, screenshot, quit});
+                     scale_lr, seed, limit_train, limit_val, backend, data, processes, hostfile, slow_replica, calibrate,
+                     insight, export_png, export_insight, export_predictions, export_size, export_csv, export_json,
+                     export_step, screenshot, quit});
   parser.process(app);   // --help/--version/unknown options exit here
 
   mb::MainWindow window;
   const bool scripted = parser.isSet(run) || parser.isSet(compare) || parser.isSet(reference) || parser.isSet(sweep) ||
                         parser.isSet(export_png) || parser.isSet(export_csv) || parser.isSet(export_json) ||
-                        parser.isSet(export_step) || parser.isSet(screenshot) || parser.isSet(quit);
+                        parser.isSet(export_step) || parser.isSet(screenshot) || parser.isSet(calibrate) ||
+                        parser.isSet(export_insight) || parser.isSet(export_predictions) || parser.isSet(quit);
   if (!scripted) {
     window.show();
     return QApplication::exec();
@@ -181,11 +195,26 @@ int main(int argc, char** argv) {
     if (!ok || !std::isfinite(c.step_delay_s) || c.step_delay_s < 0 || c.step_delay_s > 60)
       return usage_error("--pace is 0 to 60 seconds per step");
   }
+  if (parser.isSet(slow_replica)) {
+    // R:F as mirrorbench-cli train --slow-replica takes it; the trainer checks R against the replicas.
+    const QStringList parts = parser.value(slow_replica).split(':');
+    bool rank_ok = false, factor_ok = false;
+    const int rank = parts.size() == 2 ? parts[0].toInt(&rank_ok) : -1;
+    const double factor = parts.size() == 2 ? parts[1].toDouble(&factor_ok) : 0;
+    if (!rank_ok || rank < 0 || !factor_ok || !(factor >= 1 && factor <= 100))
+      return usage_error("--slow-replica is R:F, a replica number and a factor in 1..100 (e.g. 1:3)");
+    c.slow_replica = rank;
+    c.slow_factor = factor;
+  }
   options.export_png = parser.value(export_png);
   options.export_csv = parser.value(export_csv);
   options.export_json = parser.value(export_json);
   options.export_step = parser.value(export_step);
   options.screenshot = parser.value(screenshot);
+  options.calibrate = parser.isSet(calibrate);
+  options.show_insight = parser.isSet(insight);
+  options.export_insight = parser.value(export_insight);
+  options.export_predictions = parser.value(export_predictions);
   if (parser.isSet(export_size)) {
     options.export_size = mb::parse_size(parser.value(export_size));
     if (!options.export_size.isValid()) return usage_error("--export-size is WIDTHxHEIGHT, e.g. 1600x1000");

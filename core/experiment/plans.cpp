@@ -40,6 +40,9 @@ std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, cons
   MB_CHECK(kind != PlanKind::Sweep, ConfigError, "a sweep's plan needs its batch sizes: use make_sweep_plan");
   TrainConfig baseline = config;
   baseline.devices = single_device;
+  // The baseline is the honest single device: a simulated straggler belongs to the run only.
+  baseline.slow_replica = -1;
+  baseline.slow_factor = 1.0;
   // Per-replica mode on one device is the same global batch as the multi-device per-replica
   // batch: the baseline does the same work per device (weak scaling).
   return {PlannedRun{baseline, RunRole::Baseline, 1, {}}, run};

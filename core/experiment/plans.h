@@ -42,8 +42,8 @@ std::string baseline_device(const std::string& devices);
 // Single: [config]. Compare and Reference: [config on `single_device` (RunRole::Baseline),
 // config]. A comparison needs two or more devices; the caller checks config.devices differs
 // from single_device, or that the run has several processes. The run the user asked for gets
-// `processes` and `hostfile`; the baseline always runs in one process. Sweep: ConfigError
-// (its plan needs the sweep's options: make_sweep_plan).
+// `processes` and `hostfile`; the baseline always runs in one process, without a simulated
+// straggler. Sweep: ConfigError (its plan needs the sweep's options: make_sweep_plan).
 std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
                                   int processes = 1, const std::string& hostfile = {});
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -39,6 +40,18 @@ fs::path RunStore::file_for(const std::string& id) const {
   return runs_dir() / (id + ".json");
 }
 
+fs::path RunStore::trace_file_for(const std::string& id) const {
+  return file_for(id).replace_extension(".trace.json");
+}
+
+namespace {
+bool is_trace_file(const fs::path& file) {
+  const std::string name = file.filename().string();
+  constexpr std::string_view kSuffix = ".trace.json";
+  return name.size() > kSuffix.size() && name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+}  // namespace
+
 RunStore::Loaded RunStore::load_runs() const {
   Loaded out;
   std::error_code ec;
@@ -47,7 +60,8 @@ RunStore::Loaded RunStore::load_runs() const {
   remove_stale_temporaries(runs_dir());
   std::vector<fs::path> files;
   for (const auto& entry : fs::directory_iterator(runs_dir(), ec)) {
-    if (entry.is_regular_file(ec) && entry.path().extension() == ".json") files.push_back(entry.path());
+    if (entry.is_regular_file(ec) && entry.path().extension() == ".json" && !is_trace_file(entry.path()))
+      files.push_back(entry.path());
   }
   std::sort(files.begin(), files.end());
   for (const auto& file : files) {
@@ -77,8 +91,10 @@ void RunStore::save(const RunRecord& record) const {
 
 void RunStore::remove(const std::string& id) const {
   std::error_code ec;
-  fs::remove(file_for(id), ec);
-  if (ec) spdlog::warn("Could not delete {}: {}", file_for(id).string(), ec.message());
+  for (const fs::path& file : {file_for(id), trace_file_for(id)}) {
+    fs::remove(file, ec);
+    if (ec) spdlog::warn("Could not delete {}: {}", file.string(), ec.message());
+  }
 }
 
 BaselinePins RunStore::load_pins(std::vector<std::string>* warnings) const {

@@ -24,16 +24,20 @@ class RunStore {
   const std::filesystem::path& root() const { return root_; }
   std::filesystem::path runs_dir() const { return root_ / "runs"; }
   std::filesystem::path file_for(const std::string& id) const;
+  // The run's Chrome trace beside its record, when it kept one: runs/<id>.trace.json (never
+  // read as a record).
+  std::filesystem::path trace_file_for(const std::string& id) const;
 
   struct Loaded {
     std::vector<RunRecord> runs;        // oldest first
     std::vector<std::string> warnings;  // one per file that could not be read
   };
-  // Reads every *.json in runs_dir(); a corrupt or foreign file is skipped with a warning.
+  // Reads every *.json in runs_dir() but the traces; a corrupt or foreign file is skipped
+  // with a warning.
   Loaded load_runs() const;
 
   void save(const RunRecord& record) const;        // atomic; throws Error
-  void remove(const std::string& id) const;        // missing file is not an error
+  void remove(const std::string& id) const;        // the record and its trace; missing files are no error
 
   // Baseline pins (baseline_key -> run id). A missing file is no pins; an unreadable one is
   // no pins with a warning.

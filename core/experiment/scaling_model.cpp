@@ -162,6 +162,25 @@ nlohmann::json to_json(const Calibration& c) {
               {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
 }
 
+Calibration calibration_from_json(const nlohmann::json& j) {
+  try {
+    Calibration c;
+    c.device = j.at("device").get<std::string>();
+    c.communicator = j.at("communicator").get<std::string>();
+    c.cores = j.at("cores").get<int>();
+    c.train_size = j.at("train_size").get<int64_t>();
+    c.gradient_bytes = j.at("gradient_bytes").get<double>();
+    for (const auto& p : j.at("compute"))
+      c.compute.push_back({p.at("concurrent").get<int>(), p.at("batch").get<int64_t>(), p.at("step_s").get<double>()});
+    for (const auto& p : j.at("allreduce"))
+      c.allreduce.push_back({p.at("ranks").get<int>(), p.at("bytes").get<double>(), p.at("seconds").get<double>()});
+    MB_CHECK(c.cores >= 1 && c.train_size >= 1, DataError, "calibration: cores and train_size must be positive");
+    return c;
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("calibration: {}", e.what()));
+  }
+}
+
 nlohmann::json to_json(const Prediction& p) {
   return nlohmann::json{{"replicas", p.replicas},
                         {"mode", p.mode},

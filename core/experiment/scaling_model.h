@@ -81,6 +81,9 @@ double predicted_compute_s(const Calibration& c, int replicas, int64_t per_repli
 double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
 
 nlohmann::json to_json(const Calibration& c);
+// What to_json wrote (mirrorbench-cli scaling --json's "calibration", the workbench's saved
+// calibration). Throws DataError for missing or mistyped fields.
+Calibration calibration_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const Prediction& p);
 std::string predictions_csv(const std::vector<Prediction>& predictions);
 

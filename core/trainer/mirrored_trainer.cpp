@@ -161,6 +161,7 @@ struct PrimaryBook {
     p.running_acc = double(running.correct) / std::max<int64_t>(1, running.samples);
     p.recent = recent;
     p.steps_per_report = steps_per_report;
+    p.epoch_times = replica_times;
     if (detailed) {
       p.has_detail = true;
       StepDetail& d = p.detail;

@@ -54,6 +54,9 @@ struct StepProgress {
   // reports, oldest first; a report covers steps_per_report steps): the live timeline.
   std::vector<std::vector<PhaseTimes>> recent;
   int steps_per_report = 1;
+  // Per replica, this epoch's phases summed over its steps so far: the breakdown of the epoch
+  // in progress (EpochMetrics::replica_times once it ends).
+  std::vector<PhaseTimes> epoch_times;
   // Every 16th step, and every step at teaching pace (TrainConfig::step_delay_s): the step in
   // detail. Such steps always reach on_step (others are reported at most every 50 ms).
   bool has_detail = false;

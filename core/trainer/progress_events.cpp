@@ -69,8 +69,11 @@ json step_json(const StepProgress& p) {
     for (const auto& t : report) replicas.push_back(to_json(t));
     recent.push_back(std::move(replicas));
   }
+  json epoch_times = json::array();
+  for (const auto& t : p.epoch_times) epoch_times.push_back(to_json(t));
   json j{{"epoch", p.epoch},
               {"recent", std::move(recent)},
+              {"epoch_times", std::move(epoch_times)},
               {"steps_per_report", p.steps_per_report},
               {"epochs", p.epochs},
               {"step", p.step},
@@ -105,6 +108,8 @@ StepProgress step_from(const json& j) {
       for (const auto& t : report) replicas.push_back(phase_times_from_json(t));
       p.recent.push_back(std::move(replicas));
     }
+  if (j.contains("epoch_times"))
+    for (const auto& t : j.at("epoch_times")) p.epoch_times.push_back(phase_times_from_json(t));
   if (j.contains("detail")) {
     p.has_detail = true;
     p.detail = detail_from(j.at("detail"));

@@ -31,6 +31,8 @@
 #include "history/history_model.h"
 #include "history/history_view.h"
 #include "history/store_location.h"
+#include "insight/insight_panel.h"
+#include "insight/prediction.h"
 #include "log/log_panel.h"
 #include "run/progress_panel.h"
 #include "setup/run_setup_panel.h"
@@ -73,6 +75,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   controller_ = new RunController(this);
   setup_ = new RunSetupPanel(safe_query_devices(), controller_->launcher(), this);
   charts_ = new ChartPanel(this);
+  insight_ = new InsightPanel(history_, this);
+  insight_->set_calibration_file(history_->store().root() / "calibration.json");
+  controller_->set_trace_store(history_->store());   // every run keeps its Chrome trace
   progress_ = new ProgressPanel(this);
   history_view_ = new HistoryView(history_, this);
   sweep_ = new SweepPanel(this);
@@ -87,14 +92,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* chart_area = new QWidget(this);
   auto* chart_layout = new QVBoxLayout(chart_area);
   chart_layout->setContentsMargins(0, 0, 0, 0);
-  views_ = new QTabWidget(this);
-  views_->setObjectName("view_tabs");
-  views_->addTab(charts_, tr("Charts"));
-  views_->addTab(sweep_, tr("Sweep"));
-  views_->addTab(step_, tr("One step"));
-  views_->setTabToolTip(1, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
-  views_->setTabToolTip(2, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
-  chart_layout->addWidget(views_, 1);
+  view_tabs_ = new QTabWidget(this);
+  view_tabs_->setObjectName("view_tabs");
+  view_tabs_->setDocumentMode(true);
+  view_tabs_->addTab(charts_, tr("Training"));
+  view_tabs_->addTab(insight_, tr("Where the time goes"));
+  view_tabs_->addTab(sweep_, tr("Sweep"));
+  view_tabs_->addTab(step_, tr("One step"));
+  view_tabs_->setTabToolTip(1, tr("Compute, communication and waiting per replica; the last steps; the scaling predictor"));
+  view_tabs_->setTabToolTip(2, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
+  view_tabs_->setTabToolTip(3, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
+  chart_layout->addWidget(view_tabs_, 1);
   chart_layout->addWidget(progress_);
 
   tabs_ = new QTabWidget(this);
@@ -137,10 +145,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(history_view_, &HistoryView::selection_changed, this, &MainWindow::update_shown);
   connect(history_view_, &HistoryView::export_csv_requested, this, &MainWindow::export_csv_dialog);
   connect(history_, &HistoryModel::runs_changed, this, &MainWindow::update_shown);
-  connect(charts_, &ChartPanel::export_requested, this, &MainWindow::export_png_dialog);
+  connect(charts_, &ChartPanel::export_requested, this, [this] { export_png_dialog(false); });
   // A scripted run leaves the user's settings alone (as save_settings() does).
   connect(charts_, &ChartPanel::options_changed, this, [this] {
+    insight_->set_runs(charts_->runs(), charts_->options());
     if (!scripted_) settings_.set_chart_options(charts_->options());
+  });
+  connect(history_view_, &HistoryView::export_trace_requested, this, &MainWindow::export_trace_dialog);
+  connect(insight_, &InsightPanel::export_png_requested, this, [this] { export_png_dialog(true); });
+  connect(insight_, &InsightPanel::calibration_changed, this, &MainWindow::update_shown);
+  // Calibrating keeps every core busy: no run starts meanwhile (Stop cancels it).
+  connect(insight_, &InsightPanel::calibration_running, this, [this](bool running) {
+    if (!controller_->busy()) setup_->set_busy(running);
+    if (running) progress_->show_message(tr("Calibrating this machine for the scaling predictor…"));
+    else progress_->idle(tr("Calibration ended (see Where the time goes)."), false);
   });
   connect(log_, &LogPanel::level_changed, this, [this](int level) {
     if (!scripted_) settings_.set_log_level(level);
@@ -166,7 +184,8 @@ MainWindow::~MainWindow() {
 
 void MainWindow::build_menus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
-  QAction* png = file->addAction(tr("Export charts as &PNG…"), this, &MainWindow::export_png_dialog);
+  QAction* png = file->addAction(tr("Export charts as &PNG…"), this,
+                                 [this] { export_png_dialog(view_tabs_->currentWidget() == insight_); });
   png->setShortcut(QKeySequence(tr("Ctrl+E")));
   QAction* csv = file->addAction(tr("Export runs as &CSV…"), this, &MainWindow::export_csv_dialog);
   csv->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
@@ -247,6 +266,10 @@ bool MainWindow::start_plan(PlanKind kind) {
 bool MainWindow::start_plan(PlanKind kind, const TrainConfig& given, int processes, const std::string& hostfile) {
   if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(given), processes, hostfile);
   if (controller_->busy()) return false;
+  if (insight_->calibrating()) {
+    statusBar()->showMessage(tr("Calibrating: the run can start when the calibration has finished (Stop cancels it)"), 8000);
+    return false;
+  }
   TrainConfig config = given;
   // Teaching pace is for following one run; a comparison at a second a step would compare waits.
   if (kind != PlanKind::Single && config.step_delay_s > 0) {
@@ -328,12 +351,13 @@ bool MainWindow::start_sweep(const SweepOptions& given, int processes, const std
                plan.size(), options.base.devices,
                processes > 1 ? fmt::format(" in each of {} processes", processes) : std::string(),
                options.base.epochs, 100 * options.target_val_acc);
-  views_->setCurrentWidget(sweep_);
+  view_tabs_->setCurrentWidget(sweep_);
   controller_->start(PlanKind::Sweep, std::move(plan));
   return true;
 }
 
 void MainWindow::stop() {
+  if (insight_->calibrating()) insight_->cancel_calibration();
   if (!controller_->busy()) return;
   progress_->show_message(tr("Stopping after the current step…"));
   spdlog::info("Stop requested");
@@ -348,14 +372,20 @@ std::vector<std::string> MainWindow::shown_run_ids() const {
 }
 
 void MainWindow::update_shown() {
-  charts_->set_runs(shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_));
+  std::vector<ShownRun> runs = shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_);
+  add_predictions(runs, insight_->calibration(), insight_->link_gbps());
+  insight_->set_runs(runs, charts_->options());
+  charts_->set_runs(std::move(runs));
 }
+
+void MainWindow::show_insight(bool on) { view_tabs_->setCurrentWidget(on ? static_cast<QWidget*>(insight_) : charts_); }
 
 void MainWindow::on_plan_started(PlanKind kind, int runs) {
   plan_ids_.clear();
   plan_kind_ = kind;
   setup_->set_busy(true);
   sweep_->set_busy(true);
+  insight_->set_machine_busy(true);
   history_view_->select_ids({});
   spdlog::info("{}: {} run(s)", to_string(kind), runs);
 }
@@ -367,17 +397,19 @@ void MainWindow::on_run_started(int index, const RunConfig& config) {
   live.live = true;
   live.label = default_run_name(config);
   live_ = std::move(live);
+  insight_->run_started(config);
   progress_->run_started(index, controller_->plan_size(), live_->label);
   if (plan_kind_ == PlanKind::Sweep) sweep_->run_started(index, config);
   step_->run_started(config);
   // At teaching pace the class follows the steps: show them.
-  if (config.step_delay_s > 0) views_->setCurrentWidget(step_);
+  if (config.step_delay_s > 0) view_tabs_->setCurrentWidget(step_);
   update_shown();
 }
 
 void MainWindow::on_step(const StepProgress& p) {
   progress_->show_step(p);
   if (p.has_detail) step_->show_step(p);
+  insight_->show_step(p);
   if (!live_) return;
   const double x = (p.epoch - 1) + double(p.step) / double(std::max<int64_t>(1, p.steps));
   live_->loss_trace.append(QPointF(x, p.running_loss));
@@ -400,6 +432,7 @@ void MainWindow::on_run_finished(int index, const RunRecord& finished) {
   live_.reset();
   if (plan_kind_ == PlanKind::Sweep) sweep_->run_finished(index, record);
   step_->run_finished();
+  insight_->run_finished(record);
   QString error;
   if (!history_->add(record, &error))
     statusBar()->showMessage(tr("The run could not be saved: %1").arg(error), 10000);
@@ -426,6 +459,7 @@ void MainWindow::on_plan_finished(PlanKind kind, bool ok, bool stopped) {
   setup_->set_busy(false);
   if (kind == PlanKind::Sweep) sweep_->finished(stopped);
   sweep_->set_busy(false);
+  insight_->set_machine_busy(false);
   QString summary = stopped ? tr("Stopped.") : ok ? tr("Finished.") : tr("Finished with errors (see Log).");
   if (kind == PlanKind::Sweep) log_sweep_result(&summary);
   else if (kind != PlanKind::Single) log_plan_result(kind, &summary);
@@ -563,16 +597,45 @@ void MainWindow::export_step_dialog() {
     QMessageBox::warning(this, tr("Export one step"), error);
 }
 
-void MainWindow::export_png_dialog() {
-  ExportDialog dialog(settings_.export_size(), this);
+void MainWindow::export_png_dialog(bool insight_page) {
+  ExportDialog dialog(settings_.export_size(), this, insight_page);
   if (dialog.exec() != QDialog::Accepted) return;
   settings_.set_export_size(dialog.size());
-  const QString name = dialog.chart() ? QStringLiteral("mirrorbench-%1.png").arg(chart_name(*dialog.chart()))
-                                      : QStringLiteral("mirrorbench-charts.png");
+  QString name = dialog.chart() ? QStringLiteral("mirrorbench-%1.png").arg(chart_name(*dialog.chart()))
+                                : QStringLiteral("mirrorbench-charts.png");
+  if (dialog.insight())
+    name = dialog.insight_chart() ? QStringLiteral("mirrorbench-%1.png").arg(insight_chart_name(*dialog.insight_chart()))
+                                  : QStringLiteral("mirrorbench-where-the-time-goes.png");
   const QString file = QFileDialog::getSaveFileName(this, tr("Export PNG"), name, tr("PNG images (*.png)"));
   if (file.isEmpty()) return;
   QString error;
-  if (!export_png(file, dialog.size(), dialog.chart(), &error)) QMessageBox::warning(this, tr("Export PNG"), error);
+  const bool ok = dialog.insight() ? export_insight_png(file, dialog.size(), dialog.insight_chart(), &error)
+                                   : export_png(file, dialog.size(), dialog.chart(), &error);
+  if (!ok) QMessageBox::warning(this, tr("Export PNG"), error);
+}
+
+bool MainWindow::export_insight_png(const QString& file, QSize size, std::optional<InsightChart> chart, QString* error) {
+  charts_->refresh_now();
+  const bool ok = save_png(insight_->render_image(size, chart), file, error);
+  if (ok) spdlog::info("Exported {} ({}x{})", file.toStdString(), size.width(), size.height());
+  return ok;
+}
+
+bool MainWindow::export_trace(const std::string& run_id, const QString& file, QString* error) {
+  const bool ok = mb::export_trace(history_->store(), run_id, file, error);
+  if (ok) spdlog::info("Exported the trace of {} to {}", run_id, file.toStdString());
+  return ok;
+}
+
+void MainWindow::export_trace_dialog() {
+  const auto ids = history_view_->selected_ids();
+  if (ids.size() != 1 || !history_->has_trace(ids.front())) return;
+  const QString file = QFileDialog::getSaveFileName(this, tr("Export Chrome trace"),
+                                                    QStringLiteral("mirrorbench-%1.trace.json").arg(QString::fromStdString(ids.front())),
+                                                    tr("Chrome trace (*.json)"));
+  if (file.isEmpty()) return;
+  QString error;
+  if (!export_trace(ids.front(), file, &error)) QMessageBox::warning(this, tr("Export trace"), error);
 }
 
 void MainWindow::export_csv_dialog() {

@@ -13,6 +13,7 @@
 #include "charts/chart_content.h"
 #include "experiment/plans.h"
 #include "experiment/sweep.h"
+#include "insight/insight_export.h"
 #include "log/log_sink.h"
 #include "run/metatypes.h"
 #include "run/run_controller.h"
@@ -25,6 +26,7 @@ namespace mb {
 class ChartPanel;
 class HistoryModel;
 class HistoryView;
+class InsightPanel;
 class LogPanel;
 class ProgressPanel;
 class RunSetupPanel;
@@ -39,6 +41,8 @@ class MainWindow : public QMainWindow {
 
   RunSetupPanel* setup_panel() const { return setup_; }
   ChartPanel* chart_panel() const { return charts_; }
+  InsightPanel* insight_panel() const { return insight_; }
+  void show_insight(bool on);   // the "Where the time goes" page instead of the training charts
   HistoryModel* history() const { return history_; }
   HistoryView* history_view() const { return history_view_; }
   ProgressPanel* progress_panel() const { return progress_; }
@@ -46,7 +50,7 @@ class MainWindow : public QMainWindow {
   RunController* controller() const { return controller_; }
   SweepPanel* sweep_panel() const { return sweep_; }
   StepPanel* step_panel() const { return step_; }
-  QTabWidget* view_tabs() const { return views_; }   // Charts, Sweep, One step
+  QTabWidget* view_tabs() const { return view_tabs_; }   // Training, Where the time goes, Sweep, One step
   const std::vector<std::string>& load_warnings() const { return load_warnings_; }
 
   // Runs a plan as the buttons do. Returns false (and says why in place) if it cannot start.
@@ -69,6 +73,9 @@ class MainWindow : public QMainWindow {
   bool export_sweep_csv(const QString& file, QString* error = nullptr);
   bool export_sweep_json(const QString& file, QString* error = nullptr);
   bool export_step_png(const QString& file, QSize size, QString* error = nullptr);
+  // "Where the time goes": one of its charts, or (nullopt) the whole page.
+  bool export_insight_png(const QString& file, QSize size, std::optional<InsightChart> chart, QString* error = nullptr);
+  bool export_trace(const std::string& run_id, const QString& file, QString* error = nullptr);
 
   // Scripted: the user's settings are left alone, and a plan starts even when the panel
   // sees a problem (the trainer then refuses it and the script ends with a failure).
@@ -86,8 +93,9 @@ class MainWindow : public QMainWindow {
   void save_settings();
   void update_shown();
   std::vector<std::string> shown_run_ids() const;   // non-live runs on the charts (not baselines added)
-  void export_png_dialog();
+  void export_png_dialog(bool insight_page = false);
   void export_csv_dialog();
+  void export_trace_dialog();
   void log_plan_result(PlanKind kind, QString* summary) const;
   void log_sweep_result(QString* summary) const;
   void export_sweep_dialog(int format);   // 0 PNG, 1 CSV, 2 JSON
@@ -108,13 +116,14 @@ class MainWindow : public QMainWindow {
   RunController* controller_;
   RunSetupPanel* setup_;
   ChartPanel* charts_;
+  InsightPanel* insight_;
+  QTabWidget* view_tabs_;                  // training charts | where the time goes | sweep | one step
   ProgressPanel* progress_;
   HistoryView* history_view_;
   LogPanel* log_;
   QSplitter* main_split_;
   QSplitter* right_split_;
   QTabWidget* tabs_;
-  QTabWidget* views_;
   SweepPanel* sweep_;
   StepPanel* step_;
   PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan

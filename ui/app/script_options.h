@@ -26,13 +26,17 @@ struct ScriptOptions {
   QString export_step;               // the classroom view of the last step shown
   QSize step_size{1920, 1080};       // its size (--export-size when given)
   QString screenshot;                // the whole window
+  bool calibrate = false;            // measure this machine for the scaling predictor before the plan
+  bool show_insight = false;         // show "Where the time goes" (for the screenshot)
+  QString export_insight;            // that page as one image (--export-size)
+  QString export_predictions;        // the predictions for the run on display: .json, else CSV
   QSize export_size{1600, 1000};
   bool quit = false;                 // exit when done: 0 if every run completed and every export worked
 };
 
 // Exit codes of scripted mode.
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitRunFailed = 1;      // a run failed, was rejected or stopped
+inline constexpr int kExitRunFailed = 1;      // a run failed, was rejected or stopped (or the calibration)
 inline constexpr int kExitUsage = 2;          // bad command line
 inline constexpr int kExitExportFailed = 3;   // a PNG/CSV could not be written
 

@@ -8,6 +8,7 @@
 
 #include "app/main_window.h"
 #include "charts/chart_panel.h"
+#include "insight/insight_panel.h"
 #include "setup/run_setup_panel.h"
 #include "sweep/sweep_panel.h"
 
@@ -22,28 +23,48 @@ void ScriptRunner::start() {
   window_->set_scripted(true);
   window_->setup_panel()->set_config(options_.config);
   window_->setup_panel()->set_processes(options_.processes, options_.hostfile);
+  if (options_.show_insight) window_->show_insight(true);
+  if (!options_.calibrate) {
+    QTimer::singleShot(0, this, &ScriptRunner::start_plan);
+    return;
+  }
+  // The calibration first (it needs every core), then the plan.
+  InsightPanel* insight = window_->insight_panel();
+  connect(insight, &InsightPanel::calibration_done, this, [this](bool ok) {
+    if (!ok) {
+      spdlog::error("Scripted calibration failed (see the previous message)");
+      finish(false);
+      return;
+    }
+    start_plan();
+  }, Qt::SingleShotConnection);
+  QTimer::singleShot(0, this, [this, insight] {
+    if (!insight->start_calibration()) finish(false);
+  });
+}
+
+void ScriptRunner::start_plan() {
   if (!options_.start) {
-    QTimer::singleShot(0, this, [this] { finish(true); });
+    finish(true);
     return;
   }
   if (options_.kind == PlanKind::Sweep) window_->sweep_panel()->set_settings(options_.sweep_batches, options_.sweep_target);
-  QTimer::singleShot(0, this, [this] {
-    const bool started =
-        options_.kind == PlanKind::Sweep
-            ? window_->start_sweep(window_->sweep_panel()->options(options_.config), options_.processes,
-                                   options_.hostfile.toStdString())
-            : window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString());
-    if (!started) {
-      spdlog::error("Scripted run could not start (see the previous message)");
-      finish(false);
-    }
-  });
+  const bool started =
+      options_.kind == PlanKind::Sweep
+          ? window_->start_sweep(window_->sweep_panel()->options(options_.config), options_.processes,
+                                 options_.hostfile.toStdString())
+          : window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString());
+  if (!started) {
+    spdlog::error("Scripted run could not start (see the previous message)");
+    finish(false);
+  }
 }
 
 void ScriptRunner::finish(bool ok) {
   if (finished_) return;
   finished_ = true;
   window_->chart_panel()->refresh_now();
+  window_->insight_panel()->refresh_now();
   // The exports render from the chart descriptions and need no wait. A screenshot grabs the
   // window, and Qt Charts lays out and repaints on later event-loop passes: only then let it
   // settle first so the window shows the final state.
@@ -71,6 +92,10 @@ void ScriptRunner::write_outputs(bool ok) {
     check(sweep ? window_->export_sweep_csv(options_.export_csv, &error) : window_->export_csv(options_.export_csv, &error));
   if (!options_.export_json.isEmpty()) check(window_->export_sweep_json(options_.export_json, &error));
   if (!options_.export_step.isEmpty()) check(window_->export_step_png(options_.export_step, options_.step_size, &error));
+  if (!options_.export_insight.isEmpty())
+    check(window_->export_insight_png(options_.export_insight, options_.export_size, std::nullopt, &error));
+  if (!options_.export_predictions.isEmpty())
+    check(window_->insight_panel()->export_predictions(options_.export_predictions, &error));
   if (!options_.screenshot.isEmpty()) {
     if (!window_->grab().save(options_.screenshot, "PNG")) {
       spdlog::error("could not write the screenshot {}", options_.screenshot.toStdString());

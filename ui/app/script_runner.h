@@ -18,6 +18,7 @@ class ScriptRunner : public QObject {
   void start();
 
  private:
+  void start_plan();
   void finish(bool ok);
   void write_outputs(bool ok);
 

@@ -11,6 +11,22 @@
 
 namespace mb {
 
+double nice_step(double span, int ticks) {
+  const double raw = std::max(span, 1e-12) / ticks;
+  const double p = std::pow(10.0, std::floor(std::log10(raw)));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (m * p >= raw * (1 - 1e-9)) return m * p;
+  }
+  return 10 * p;
+}
+
+// 0.25 -> 2, 0.5 -> 1, 5 -> 0.
+int decimals_for(double step) {
+  int d = 0;
+  while (d < 6 && std::fabs(step * std::pow(10.0, d) - std::round(step * std::pow(10.0, d))) > 1e-6) ++d;
+  return d;
+}
+
 namespace {
 
 const ShownRun* primary_run(const std::vector<const ShownRun*>& runs) {
@@ -47,23 +63,6 @@ double epoch_tick_interval(int epochs) {
     if (epochs / step <= 12) return step;
   }
   return 200.0;
-}
-
-// A step of 1, 2, 2.5 or 5 times a power of ten giving at most `ticks` intervals over `span`.
-double nice_step(double span, int ticks) {
-  const double raw = std::max(span, 1e-12) / ticks;
-  const double p = std::pow(10.0, std::floor(std::log10(raw)));
-  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
-    if (m * p >= raw * (1 - 1e-9)) return m * p;
-  }
-  return 10 * p;
-}
-
-// Decimals that print every multiple of `step` exactly (0.25 -> 2, 0.5 -> 1, 5 -> 0).
-int decimals_for(double step) {
-  int d = 0;
-  while (d < 6 && std::fabs(step * std::pow(10.0, d) - std::round(step * std::pow(10.0, d))) > 1e-6) ++d;
-  return d;
 }
 
 // Fits the y axis to the series: a zero-based or padded range whose ends are whole ticks.
@@ -146,6 +145,8 @@ void add_trace(ChartContent& c, const ShownRun& run, const RunningTrace& running
 
 }  // namespace
 
+void fit_y_axis(ChartContent& content, bool from_zero) { fit_y(content, from_zero); }
+
 QString chart_name(ChartKind kind) {
   switch (kind) {
     case ChartKind::EpochTime: return QStringLiteral("epoch-time");
@@ -202,7 +203,8 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
         c.title += headline_span(QObject::tr("baseline %1: %2 per epoch")
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));
       } else if (primary->record.config.replicas > 1) {
-        c.title += headline_span(QObject::tr("No single-device baseline for this configuration yet: use Compare"));
+        c.title += headline_span(
+            QObject::tr("%1: no single-device baseline for this configuration yet: use Compare").arg(primary->label));
       } else {
         c.title += headline_span(QObject::tr("%1: %2 per epoch")
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));

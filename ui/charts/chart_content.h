@@ -29,6 +29,7 @@ struct SeriesSpec {
   QString name;                    // legend text
   QPen pen;
   bool markers = true;
+  bool line = true;                // false: points only (a scatter of measurements)
   double marker_size = 7;
   bool in_legend = true;
   QList<QPointF> points;
@@ -47,5 +48,12 @@ struct ChartContent {
 };
 
 ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& runs, const ChartOptions& options);
+
+// Axis helpers for other charts built the same way (insight/): a step of 1, 2, 2.5 or 5 times
+// a power of ten giving at most `ticks` intervals over `span`; the decimals that print every
+// multiple of it; and the y range fitted to the series (from zero, or padded), whole ticks.
+double nice_step(double span, int ticks);
+int decimals_for(double step);
+void fit_y_axis(ChartContent& content, bool from_zero);
 
 }  // namespace mb

@@ -9,6 +9,7 @@
 #include <QLegendMarker>
 #include <QLineSeries>
 #include <QPainter>
+#include <QScatterSeries>
 #include <QToolTip>
 #include <QValueAxis>
 
@@ -23,7 +24,7 @@ QValueAxis* axis(QChart* chart, Qt::Orientation o) {
   return axes.isEmpty() ? nullptr : qobject_cast<QValueAxis*>(axes.front());
 }
 
-void show_tip(QLineSeries* series, const QPointF& at, bool state) {
+void show_tip(QXYSeries* series, const QPointF& at, bool state) {
   if (!state) {
     QToolTip::hideText();
     return;
@@ -89,26 +90,36 @@ void apply_content(QChart* chart, const ChartContent& c) {
 
   const auto existing = chart->series();
   bool same = existing.size() == qsizetype(c.series.size());
-  for (qsizetype i = 0; same && i < existing.size(); ++i) same = existing[i]->objectName() == c.series[std::size_t(i)].id;
+  for (qsizetype i = 0; same && i < existing.size(); ++i)
+    same = existing[i]->objectName() == c.series[std::size_t(i)].id &&
+           (existing[i]->type() == QAbstractSeries::SeriesTypeScatter) == !c.series[std::size_t(i)].line;
   if (!same) {
     chart->removeAllSeries();
     for (const auto& spec : c.series) {
-      auto* s = new QLineSeries;
+      QXYSeries* s = spec.line ? static_cast<QXYSeries*>(new QLineSeries) : new QScatterSeries;
       s->setObjectName(spec.id);
       chart->addSeries(s);
       s->attachAxis(x);
       s->attachAxis(y);
-      QObject::connect(s, &QLineSeries::hovered, s, [s](const QPointF& p, bool state) { show_tip(s, p, state); });
+      QObject::connect(s, &QXYSeries::hovered, s, [s](const QPointF& p, bool state) { show_tip(s, p, state); });
     }
   }
   const auto series = chart->series();
   for (qsizetype i = 0; i < series.size(); ++i) {
-    auto* s = static_cast<QLineSeries*>(series[i]);
+    auto* s = static_cast<QXYSeries*>(series[i]);
     const SeriesSpec& spec = c.series[std::size_t(i)];
     if (s->name() != spec.name) s->setName(spec.name);
-    if (s->pen() != spec.pen) s->setPen(spec.pen);
-    s->setPointsVisible(spec.markers);
-    s->setMarkerSize(spec.marker_size);
+    if (auto* scatter = qobject_cast<QScatterSeries*>(s)) {
+      // Points only: the pen's colour fills the marker, a white rim keeps overlapping points apart.
+      scatter->setColor(spec.pen.color());
+      scatter->setBorderColor(Qt::white);
+      scatter->setMarkerShape(QScatterSeries::MarkerShapeCircle);
+      scatter->setMarkerSize(spec.marker_size);   // QScatterSeries' own, not QXYSeries'
+    } else {
+      if (s->pen() != spec.pen) s->setPen(spec.pen);
+      s->setPointsVisible(spec.markers);
+      s->setMarkerSize(spec.marker_size);
+    }
     s->setProperty("tips", spec.tips);
     if (s->points() != spec.points) s->replace(spec.points);
     for (QLegendMarker* m : chart->legend()->markers(s)) m->setVisible(spec.in_legend);

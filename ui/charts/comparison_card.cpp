@@ -58,6 +58,11 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
                    count_of(r.config.epochs, QObject::tr("epoch"), QObject::tr("epochs")), QString::number(r.config.learning_rate),
                    primary->live ? QObject::tr(" · <b>running</b>") : QStringLiteral(" · ") + QString::fromUtf8(to_string(r.status)));
 
+  if (r.config.slow_replica >= 0)
+    html += QObject::tr("<p style='margin-top:0; color:#b71c1c'><b>%1</b>: a demonstration. Lock-step training "
+                        "runs at the pace of the slowest replica; the others wait for it at every all-reduce "
+                        "(see Where the time goes).</p>")
+                .arg(straggler_text(r.config).toHtmlEscaped());
   html += "<table cellspacing='0' cellpadding='3'>";
   auto row = [&html](const QString& k, const QString& v) {
     html += QStringLiteral("<tr><td style='color:#555'>%1</td><td>%2</td></tr>").arg(k, v);
@@ -84,6 +89,18 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
         base && !base->record.epochs.empty()
             ? QObject::tr("<b>%1</b> (baseline %2)").arg(format_percent(val, 2), format_percent(base->record.epochs.back().val_acc, 2))
             : QStringLiteral("<b>%1</b>").arg(format_percent(val, 2)));
+  }
+  if (primary->predicted && mean > 0) {
+    const double off = mean / primary->predicted->epoch_s - 1;
+    QString v = QObject::tr("predicted %1, measured %2, <b>%3</b>")
+                    .arg(format_seconds(primary->predicted->epoch_s), format_seconds(mean), format_deviation(off));
+    if (!primary->predicted->note.isEmpty())
+      v += QStringLiteral("<br><span style='color:#555'>%1</span>").arg(primary->predicted->note.toHtmlEscaped());
+    row(QObject::tr("Scaling predictor"), v);
+  } else if (primary->predicted) {
+    row(QObject::tr("Scaling predictor"), QObject::tr("predicted %1 per epoch").arg(format_seconds(primary->predicted->epoch_s)));
+  } else if (!primary->no_prediction.isEmpty()) {
+    row(QObject::tr("Scaling predictor"), QStringLiteral("<span style='color:#555'>%1</span>").arg(primary->no_prediction.toHtmlEscaped()));
   }
   html += "</table>";
 

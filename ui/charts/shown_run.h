@@ -13,6 +13,13 @@
 
 namespace mb {
 
+// What the scaling predictor (insight/prediction.h) expects of a run's epoch, from this
+// machine's calibration, for the comparison card's "predicted 3.40 s, measured 3.60 s, +6 %".
+struct PredictedEpoch {
+  double epoch_s = 0;
+  QString note;                    // what the model leaves out for this run (a straggler, ...)
+};
+
 // The live run carries the epochs finished so far plus running train loss/accuracy traces at
 // fractional epochs (epoch e runs from x = e-1 to x = e). Its record's status means nothing
 // until it finishes; `live` says it is running.
@@ -25,6 +32,8 @@ struct ShownRun {
   RunningTrace loss_trace, acc_trace;
   std::optional<EpochTimeComparison> vs_baseline;   // for non-baseline runs with a baseline
   QString baseline_label;
+  std::optional<PredictedEpoch> predicted;           // with a calibration that applies to the run
+  QString no_prediction;                             // else why not, when there is a calibration
 };
 
 // The run the headlines and the comparison card talk about: the first run that is not a

@@ -14,6 +14,16 @@ QString devices_text(const RunConfig& c) {
   return c.processes > 1 ? QStringLiteral("%1 × %2").arg(c.processes).arg(devices) : devices;
 }
 
+QString straggler_tag(const RunConfig& c) {
+  if (c.slow_replica < 0) return {};
+  return QObject::tr("simulated straggler r%1 \u00d7%2").arg(c.slow_replica).arg(c.slow_factor, 0, 'g', 3);
+}
+
+QString straggler_text(const RunConfig& c) {
+  if (c.slow_replica < 0) return {};
+  return QObject::tr("simulated straggler: replica %1 computes %2\u00d7 slower").arg(c.slow_replica).arg(c.slow_factor, 0, 'g', 3);
+}
+
 QString default_run_name(const RunConfig& c) {
   QString name = devices_text(c);
   if (c.per_replica_batch_mode && c.replicas > 1)
@@ -21,6 +31,7 @@ QString default_run_name(const RunConfig& c) {
   else
     name += QStringLiteral(" · batch %1").arg(c.global_batch);
   if (c.simulated) name += QStringLiteral(" (simulated)");
+  if (c.slow_replica >= 0) name += QStringLiteral(" · ") + straggler_tag(c);
   return name;
 }
 
@@ -53,6 +64,7 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
     }
     QString l = devices_text(r->config);
     if (r->config.simulated) l += QObject::tr(" (sim.)");
+    if (r->config.slow_replica >= 0) l += QStringLiteral(" · ") + straggler_tag(r->config);
     if (!same_batch) l += QStringLiteral(" · ") + batch_of(r->config);
     labels.push_back(l);
   }
@@ -104,6 +116,13 @@ QString format_reduction(double reduction, int decimals) {
   if (QString::number(0.0, 'f', decimals) == number) return QStringLiteral("±") + number + QStringLiteral(" %");
   // U+2212 MINUS SIGN: a reduction reads "−42 %" as in the issue and on slides.
   return (pct > 0 ? QStringLiteral("\u2212") : QStringLiteral("+")) + number + QStringLiteral(" %");
+}
+
+QString format_deviation(double fraction) {
+  const double pct = fraction * 100.0;
+  const QString number = QString::number(std::fabs(pct), 'f', 0);
+  if (number == QStringLiteral("0")) return QStringLiteral("±0 %");
+  return (pct > 0 ? QStringLiteral("+") : QStringLiteral("\u2212")) + number + QStringLiteral(" %");
 }
 
 QString format_speedup(double speedup) { return QStringLiteral("%1\u00d7").arg(speedup, 0, 'f', 2); }

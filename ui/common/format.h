@@ -12,6 +12,11 @@ namespace mb {
 
 // The devices of a run: "cpu:2", or "2 × cpu:1" for a run of 2 processes with cpu:1 each.
 QString devices_text(const RunConfig& config);
+// A simulated straggler, as every part of the window names it: "simulated straggler r1 ×3"
+// (short, for legends and labels) and "simulated straggler: replica 1 computes 3× slower"
+// (for tooltips, the card, titles). Empty for a run without one.
+QString straggler_tag(const RunConfig& config);
+QString straggler_text(const RunConfig& config);
 QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
 QString run_label(const RunRecord& record);          // the user's name, else the default
 // Short legend labels for runs shown together: the user's name if they gave one, else the
@@ -23,6 +28,7 @@ QString format_seconds(double s);                    // "0.84 s", "12.3 s", "2 m
 QString format_percent(double fraction, int decimals = 1);   // 0.8742 -> "87.4 %"
 QString format_reduction(double reduction, int decimals = 0);   // 0.42 -> "−42 %", -0.1 -> "+10 %"
 QString format_speedup(double speedup);              // "1.74×"
+QString format_deviation(double fraction);           // 0.06 -> "+6 %", -0.04 -> "−4 %" (measured vs expected)
 QString format_rate(double images_per_s);            // "3,412 img/s"
 QString format_date(const std::string& iso_utc);     // local time "2026-11-30 07:32"
 

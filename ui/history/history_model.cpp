@@ -5,6 +5,8 @@
 #include <QColor>
 #include <QFont>
 
+#include <filesystem>
+
 #include <spdlog/spdlog.h>
 
 #include "common/format.h"
@@ -24,6 +26,15 @@ std::vector<std::string> HistoryModel::reload() {
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
   emit runs_changed();
   return loaded.warnings;
+}
+
+bool HistoryModel::has_trace(const std::string& id) const {
+  std::error_code ec;
+  try {
+    return std::filesystem::is_regular_file(store_.trace_file_for(id), ec);
+  } catch (const std::exception&) {   // an id that is no file name has no trace either
+    return false;
+  }
 }
 
 const RunRecord* HistoryModel::find(const std::string& id) const {
@@ -221,7 +232,8 @@ QVariant HistoryModel::display(int row, int col) const {
     case Date:
       return format_date(c.start_time);
     case Devices:
-      return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString());
+      return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString()) +
+             (c.slow_replica >= 0 ? QStringLiteral(" · ") + straggler_tag(c) : QString());
     case Batch:
       return c.replicas > 1 ? QStringLiteral("%1 (%2)").arg(c.global_batch).arg(c.per_replica_batch)
                             : QString::number(c.global_batch);
@@ -279,6 +291,9 @@ QString HistoryModel::tooltip(int row) const {
     for (const auto& h : c.hosts) hosts << QString::fromStdString(h).toHtmlEscaped();
     tip += tr("%1 processes × %2 replica(s) on %3<br>").arg(c.processes).arg(c.replicas_per_process).arg(hosts.join(", "));
   }
+  if (c.slow_replica >= 0)
+    tip += QStringLiteral("<font color='#b71c1c'>%1 (a demonstration, not the device's speed)</font><br>")
+               .arg(straggler_text(c).toHtmlEscaped());
   tip += tr("global batch %1, %2 per replica; lr %3%4; seed %5<br>")
              .arg(c.global_batch)
              .arg(c.per_replica_batch)
@@ -291,6 +306,7 @@ QString HistoryModel::tooltip(int row) const {
              .arg(c.val_size);
   if (const RunRecord* b = baseline_of_row(row); b && b->id != r.id)
     tip += tr("<br>baseline: %1").arg(run_label(*b).toHtmlEscaped());
+  if (has_trace(r.id)) tip += tr("<br>kept its Chrome trace (Export trace…)");
   if (!r.replicas_in_sync) tip += tr("<br><font color='#c62828'>replicas diverged</font>");
   if (!r.error.empty()) tip += tr("<br><font color='#c62828'>%1</font>").arg(QString::fromStdString(r.error).toHtmlEscaped());
   return tip;

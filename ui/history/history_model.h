@@ -29,6 +29,8 @@ class HistoryModel : public QAbstractTableModel {
   const BaselinePins& pins() const { return pins_; }
   const RunRecord* find(const std::string& id) const;
   int row_of(const std::string& id) const;
+  // Whether the run kept a Chrome trace beside its record (RunStore::trace_file_for).
+  bool has_trace(const std::string& id) const;
 
   // The baseline for a run/configuration (experiment/baseline.h), or nullptr. A map lookup:
   // the baselines are worked out once per change of the runs or pins (index_baselines()).

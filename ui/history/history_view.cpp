@@ -47,15 +47,23 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
   delete_button_->setObjectName("delete_runs_button");
   csv_button_ = new QPushButton(tr("Export CSV…"), this);
   csv_button_->setToolTip(tr("Per-epoch data of the selected runs, one row per run and epoch"));
+  trace_button_ = new QPushButton(tr("Export trace…"), this);
+  trace_button_->setObjectName("export_trace_button");
+  trace_button_->setToolTip(tr("The selected run's Chrome trace: every replica's sampled steps, phase by phase "
+                               "(open it in chrome://tracing or ui.perfetto.dev)"));
 
   auto* hint = new QLabel(tr("Select two or more runs (Ctrl/Shift-click) to overlay them."), this);
   hint->setStyleSheet("color: palette(mid);");
+  // The hint gives way (clipped) before the buttons do: the window stays narrow enough.
+  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  hint->setToolTip(hint->text());
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(hint, 1);
   buttons->addWidget(pin_button_);
   buttons->addWidget(rename_button_);
   buttons->addWidget(delete_button_);
   buttons->addWidget(csv_button_);
+  buttons->addWidget(trace_button_);
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -71,10 +79,12 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
     update_actions();
   });
   connect(model_, &HistoryModel::rowsInserted, this, [this] { table_->resizeColumnsToContents(); });
+  connect(model_, &HistoryModel::runs_changed, this, &HistoryView::update_actions);
   connect(pin_button_, &QPushButton::clicked, this, &HistoryView::pin_selected);
   connect(rename_button_, &QPushButton::clicked, this, &HistoryView::rename_selected);
   connect(delete_button_, &QPushButton::clicked, this, &HistoryView::delete_selected);
   connect(csv_button_, &QPushButton::clicked, this, &HistoryView::export_csv_requested);
+  connect(trace_button_, &QPushButton::clicked, this, &HistoryView::export_trace_requested);
   connect(table_, &QTableView::customContextMenuRequested, this, &HistoryView::show_context_menu);
   update_actions();
 }
@@ -108,6 +118,7 @@ void HistoryView::update_actions() {
   rename_button_->setEnabled(ids.size() == 1);
   delete_button_->setEnabled(!ids.empty());
   csv_button_->setEnabled(!ids.empty());
+  trace_button_->setEnabled(ids.size() == 1 && model_->has_trace(ids.front()));
   if (ids.size() == 1) {
     const RunRecord* r = model_->find(ids.front());
     pin_button_->setEnabled(r && !model_->is_baseline(*r));
@@ -148,6 +159,7 @@ void HistoryView::show_context_menu(const QPoint& pos) {
   menu.addAction(tr("Pin as baseline"), this, &HistoryView::pin_selected)->setEnabled(pin_button_->isEnabled());
   menu.addAction(tr("Rename"), this, &HistoryView::rename_selected)->setEnabled(rename_button_->isEnabled());
   menu.addAction(tr("Export CSV…"), this, &HistoryView::export_csv_requested);
+  menu.addAction(tr("Export trace…"), this, &HistoryView::export_trace_requested)->setEnabled(trace_button_->isEnabled());
   menu.addSeparator();
   menu.addAction(tr("Delete…"), this, &HistoryView::delete_selected);
   menu.exec(table_->viewport()->mapToGlobal(pos));

@@ -1,5 +1,5 @@
 // The run-history table with its actions: select runs to overlay them on the charts, pin a
-// baseline, rename, delete, export the selection as CSV.
+// baseline, rename, delete, export the selection as CSV, export a run's Chrome trace.
 #pragma once
 #include <QStringList>
 #include <QWidget>
@@ -26,6 +26,7 @@ class HistoryView : public QWidget {
  signals:
   void selection_changed();
   void export_csv_requested();
+  void export_trace_requested();   // the one selected run kept a trace
 
  private:
   void update_actions();
@@ -41,6 +42,7 @@ class HistoryView : public QWidget {
   QPushButton* rename_button_;
   QPushButton* delete_button_;
   QPushButton* csv_button_;
+  QPushButton* trace_button_;
 };
 
 }  // namespace mb

@@ -33,7 +33,7 @@ Launcher find_launcher() {
   return l;
 }
 
-QStringList cli_train_args(const TrainConfig& c) {
+QStringList cli_train_args(const TrainConfig& c, const QString& trace_file) {
   const std::string data = c.data_dir.empty() ? default_data_dir().string() : c.data_dir;
   QStringList a{QStringLiteral("train"),
                 QStringLiteral("--data"), QString::fromStdString(data),
@@ -49,12 +49,16 @@ QStringList cli_train_args(const TrainConfig& c) {
   if (c.per_replica_batch) a << QStringLiteral("--per-replica-batch");
   if (c.scale_lr) a << QStringLiteral("--scale-lr");
   if (c.step_delay_s > 0) a << QStringLiteral("--pace") << QString::number(c.step_delay_s, 'g', 17);
+  if (c.slow_replica >= 0)
+    a << QStringLiteral("--slow-replica")
+      << QStringLiteral("%1:%2").arg(c.slow_replica).arg(QString::number(c.slow_factor, 'g', 17));
+  if (!trace_file.isEmpty()) a << QStringLiteral("--trace") << trace_file;
   a << QStringLiteral("--progress") << QStringLiteral("json");
   return a;
 }
 
 ChildCommand mpirun_command(const Launcher& launcher, const TrainConfig& config, int processes,
-                            const std::string& hostfile) {
+                            const std::string& hostfile, const QString& trace_file) {
   ChildCommand cmd;
   cmd.program = launcher.mpirun;
   if (launcher.as_root) cmd.args << QStringLiteral("--allow-run-as-root");
@@ -70,7 +74,7 @@ ChildCommand mpirun_command(const Launcher& launcher, const TrainConfig& config,
   } else {
     cmd.args << QStringLiteral("--hostfile") << QString::fromStdString(hostfile);
   }
-  cmd.args << launcher.cli << cli_train_args(config);
+  cmd.args << launcher.cli << cli_train_args(config, trace_file);
   return cmd;
 }
 

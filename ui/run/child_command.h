@@ -27,8 +27,10 @@ Launcher find_launcher();
 
 // `mirrorbench-cli train` flags for every TrainConfig field, so the child trains exactly what
 // the in-process worker would: the data folder resolved (default_data_dir() when empty, so
-// every process and host reads the same path), numbers written to be read back bit for bit.
-QStringList cli_train_args(const TrainConfig& config);
+// every process and host reads the same path), numbers written to be read back bit for bit,
+// the simulated straggler when there is one. `trace_file` (may be empty): --trace, the Chrome
+// trace that process 0 writes.
+QStringList cli_train_args(const TrainConfig& config, const QString& trace_file = {});
 
 struct ChildCommand {
   QString program;
@@ -41,6 +43,6 @@ struct ChildCommand {
 // of transports and the hosts it lists. Processes are left unbound (--bind-to none): the
 // trainer pins each process's replicas to its share of the cores by local rank.
 ChildCommand mpirun_command(const Launcher& launcher, const TrainConfig& config, int processes,
-                            const std::string& hostfile);
+                            const std::string& hostfile, const QString& trace_file = {});
 
 }  // namespace mb

@@ -31,7 +31,9 @@ InProcessWorker::~InProcessWorker() { shutdown(); }
 void InProcessWorker::start(const TrainConfig& config) {
   if (!thread_.isRunning() || !worker_) return;
   worker_->arm();   // a Stop pressed between here and the worker starting still counts
-  emit start_worker(config);
+  TrainConfig c = config;
+  c.trace = c.trace || trace_store_.has_value();
+  emit start_worker(c, trace_store_ ? QString::fromStdString(trace_store_->root().string()) : QString());
 }
 
 void InProcessWorker::stop() {

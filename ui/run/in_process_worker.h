@@ -23,7 +23,7 @@ class InProcessWorker : public RunWorker {
   void shutdown() override;
 
  signals:
-  void start_worker(const mb::TrainConfig& config);   // internal: queued to the thread
+  void start_worker(const mb::TrainConfig& config, const QString& trace_root);   // internal: queued to the thread
 
  private:
   QThread thread_;

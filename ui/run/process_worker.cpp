@@ -8,6 +8,9 @@
 #include <sys/prctl.h>
 #endif
 
+#include <QUuid>
+
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
@@ -49,7 +52,14 @@ void ProcessWorker::start(const TrainConfig& config) {
     QTimer::singleShot(0, this, &ProcessWorker::deliver);   // never from inside start()
     return;
   }
-  const ChildCommand cmd = mpirun_command(launcher_, config, processes_, hostfile_);
+  if (trace_store_ && hostfile_.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(trace_store_->runs_dir(), ec);
+    // A name the store never reads as a record (*.trace.json), unique to this run.
+    const std::string name = "child-" + QUuid::createUuid().toString(QUuid::WithoutBraces).toStdString() + ".trace.json";
+    if (!ec) pending_trace_ = QString::fromStdString((trace_store_->runs_dir() / name).string());
+  }
+  const ChildCommand cmd = mpirun_command(launcher_, config, processes_, hostfile_, pending_trace_);
   spdlog::info("Starting {} processes: {}", processes_, cmd.display().toStdString());
   emit status(hostfile_.empty() ? tr("Starting %1 processes on this machine (mpirun) …").arg(processes_)
                                 : tr("Starting %1 processes on the hosts of %2 (mpirun) …")
@@ -221,6 +231,7 @@ void ProcessWorker::on_finished(int exit_code, QProcess::ExitStatus status) {
   if (!err_buffer_.isEmpty()) handle_stderr_line(QString::fromUtf8(err_buffer_).trimmed());
   out_buffer_.clear();
   err_buffer_.clear();
+  place_trace();
   if (end_) {
     settle({end_, {}});
   } else if (!started_) {
@@ -243,6 +254,21 @@ void ProcessWorker::on_error(QProcess::ProcessError error) {
   settle({std::nullopt, tr("%1 could not be started (%2): install openmpi-bin to run across processes")
                             .arg(launcher_.mpirun, process_->errorString())});
   QTimer::singleShot(0, this, &ProcessWorker::deliver);
+}
+
+void ProcessWorker::place_trace() {
+  if (pending_trace_.isEmpty()) return;
+  const std::filesystem::path pending = pending_trace_.toStdString();
+  pending_trace_.clear();
+  std::error_code ec;
+  if (!std::filesystem::exists(pending, ec)) return;   // a failed run writes none
+  if (end_ && !end_->id.empty() && trace_store_) {
+    std::filesystem::rename(pending, trace_store_->trace_file_for(end_->id), ec);
+    if (!ec) return;
+    spdlog::warn("The run's trace stays at {}: {}", pending.string(), ec.message());
+    return;
+  }
+  std::filesystem::remove(pending, ec);   // no record to keep it beside
 }
 
 void ProcessWorker::settle(Outcome outcome) {

@@ -5,7 +5,9 @@
 // the end event); a child that does not stop within the grace period is ended (SIGTERM to
 // mpirun, which ends the job, then SIGKILL to its process group). A child that ends without an
 // end event is reported from its stderr: run_rejected before training started, else a failed
-// record with the epochs seen so far. One worker per planned run.
+// record with the epochs seen so far. One worker per planned run. With a trace store and no
+// hostfile (process 0 then writes on this machine), the child writes its Chrome trace under a
+// temporary name in the store, renamed to trace_file_for(the record's id) at the end.
 #pragma once
 #include <QProcess>
 #include <QStringList>
@@ -56,11 +58,13 @@ class ProcessWorker : public RunWorker {
   QString failure_message(int exit_code, QProcess::ExitStatus status) const;
   void settle(Outcome outcome);   // keeps the first outcome
   void deliver();                 // emits it once
+  void place_trace();             // the child's trace under its record's id (or removed)
 
   Launcher launcher_;
   int processes_;
   std::string hostfile_;
   QProcess* process_ = nullptr;
+  QString pending_trace_;          // where the child writes its trace (empty: none asked)
   QTimer grace_;
   int stop_grace_ms_ = kStopGraceMs;
   int kill_grace_ms_ = kKillGraceMs;

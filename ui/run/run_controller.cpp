@@ -37,6 +37,11 @@ void RunController::connect_worker(RunWorker* w) {
   });
 }
 
+void RunController::set_trace_store(std::optional<RunStore> store) {
+  trace_store_ = std::move(store);
+  in_process_->set_trace_store(trace_store_);
+}
+
 const PlannedRun* RunController::current_run() const {
   return current_ >= 0 && current_ < int(plan_.size()) ? &plan_[std::size_t(current_)] : nullptr;
 }
@@ -56,6 +61,7 @@ void RunController::start_current() {
   const PlannedRun& run = plan_[std::size_t(current_)];
   if (run.processes > 1) {
     auto* child = new ProcessWorker(launcher_, run.processes, run.hostfile, this);
+    child->set_trace_store(trace_store_);
     connect_worker(child);
     active_ = child;
   } else {

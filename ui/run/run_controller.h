@@ -8,9 +8,11 @@
 #include <QPointer>
 #include <QString>
 
+#include <optional>
 #include <vector>
 
 #include "experiment/plans.h"
+#include "experiment/run_store.h"
 #include "run/child_command.h"
 #include "run/metatypes.h"
 
@@ -32,6 +34,8 @@ class RunController : public QObject {
   // What multi-process runs are started with (found on PATH and beside the executable).
   const Launcher& launcher() const { return launcher_; }
   void set_launcher(Launcher launcher) { launcher_ = std::move(launcher); }
+  // Every run keeps its Chrome trace in this store, beside its record (nullopt: none).
+  void set_trace_store(std::optional<RunStore> store);
 
   void start(PlanKind kind, std::vector<PlannedRun> plan);
   // Stops the run in progress at its next step and cancels the rest of the plan.
@@ -62,6 +66,7 @@ class RunController : public QObject {
   void next_or_finish();
 
   Launcher launcher_;
+  std::optional<RunStore> trace_store_;
   InProcessWorker* in_process_;
   QPointer<RunWorker> active_;     // the worker of the run in progress
   PlanKind kind_ = PlanKind::Single;

@@ -6,6 +6,9 @@
 #include <QObject>
 #include <QString>
 
+#include <optional>
+
+#include "experiment/run_store.h"
 #include "run/metatypes.h"
 
 namespace mb {
@@ -26,6 +29,10 @@ class RunWorker : public QObject {
   // start() does nothing.
   virtual void shutdown() = 0;
 
+  // Where runs keep their Chrome trace: the store's trace_file_for(the record's id), written
+  // before run_finished (nullopt: no trace). Set before start().
+  void set_trace_store(std::optional<RunStore> store) { trace_store_ = std::move(store); }
+
  signals:
   void status(const QString& message);
   void run_started(const mb::RunConfig& config);
@@ -34,6 +41,9 @@ class RunWorker : public QObject {
   void run_finished(const mb::RunRecord& record);
   // The configuration or the data could not be used: no run happened.
   void run_rejected(const QString& message);
+
+ protected:
+  std::optional<RunStore> trace_store_;
 };
 
 }  // namespace mb

@@ -3,10 +3,13 @@
 #include "run/training_worker.h"
 
 #include <chrono>
+#include <filesystem>
 
 #include <spdlog/spdlog.h>
 
 #include "data/dataset.h"
+#include "experiment/run_store.h"
+#include "records/chrome_trace.h"
 #include "util/error.h"
 
 namespace mb {
@@ -31,7 +34,7 @@ std::shared_ptr<const DataSplit> TrainingWorker::data_for(const std::string& dir
   return cached_data_;
 }
 
-void TrainingWorker::run(const TrainConfig& config) {
+void TrainingWorker::run(const TrainConfig& config, const QString& trace_root) {
   std::unique_ptr<MirroredTrainer> trainer;
   try {
     auto data = data_for(config.data_dir);
@@ -76,6 +79,17 @@ void TrainingWorker::run(const TrainConfig& config) {
   {
     std::lock_guard lock(mutex_);
     active_ = nullptr;
+  }
+  // Before the record is announced, so the history finds the trace when it lists the run. A
+  // failed run has none (its steps could not be gathered).
+  if (config.trace && !trace_root.isEmpty() && !trainer->trace().empty() && !record.id.empty()) {
+    const RunStore store(trace_root.toStdString());
+    try {
+      std::filesystem::create_directories(store.runs_dir());
+      write_chrome_trace(store.trace_file_for(record.id), record, trainer->trace());
+    } catch (const std::exception& e) {
+      spdlog::warn("The run's trace was not written: {}", e.what());
+    }
   }
   emit run_finished(record);
 }

@@ -26,8 +26,9 @@ class TrainingWorker : public QObject {
   void arm() { stop_requested_.store(false); }
 
  public slots:
-  // Loads the data (cached per folder), trains, and emits run_finished or run_rejected.
-  void run(const mb::TrainConfig& config);
+  // Loads the data (cached per folder), trains, and emits run_finished or run_rejected. With
+  // config.trace and a store root, the run's Chrome trace is written beside its record first.
+  void run(const mb::TrainConfig& config, const QString& trace_root = {});
 
  signals:
   void status(const QString& message);

@@ -24,6 +24,7 @@
 #include "setup/device_picker.h"
 #include "setup/note_label.h"
 #include "setup/process_picker.h"
+#include "setup/straggler_picker.h"
 
 namespace mb {
 
@@ -33,6 +34,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   data_ = new DataPicker(this);
   devices_ = new DevicePicker(std::move(inventory), this);
   processes_ = new ProcessPicker(launcher, this);
+  straggler_ = new StragglerPicker(this);
   message_ = new QLabel(this);
   message_->setObjectName("setup_message");
   message_->setWordWrap(true);
@@ -68,6 +70,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   layout->addWidget(devices_);
   layout->addWidget(processes_);
   layout->addWidget(build_training_group());
+  layout->addWidget(straggler_);
   layout->addWidget(message_);
   layout->addLayout(buttons);
   layout->addStretch(1);
@@ -80,6 +83,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(data_, &DataPicker::changed, this, &RunSetupPanel::on_changed);
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
   connect(processes_, &ProcessPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(straggler_, &StragglerPicker::changed, this, &RunSetupPanel::on_changed);
   update_state();
 }
 
@@ -240,6 +244,8 @@ TrainConfig RunSetupPanel::config() const {
   c.limit_val = limit_val_->value();
   c.backend = backend_->currentData().toString().toStdString();
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
+  c.slow_replica = straggler_->slow_replica();
+  c.slow_factor = straggler_->slow_factor();
   return c;
 }
 
@@ -262,6 +268,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   backend_->setCurrentIndex(backend >= 0 ? backend : 0);
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
+  straggler_->set(c.slow_replica, c.slow_factor);
   on_changed();
 }
 
@@ -278,6 +285,22 @@ QStringList RunSetupPanel::problems() const {
              .arg(n);
   if (global > 65536) p << tr("The global batch %1 is larger than the supported 65,536.").arg(global);
   p << process_problems();
+  p << straggler_problems();
+  return p;
+}
+
+QStringList RunSetupPanel::straggler_problems() const {
+  QStringList p;
+  const int r = straggler_->slow_replica();
+  if (r < 0) return p;
+  const int n = replicas();
+  if (devices_->gpus_selected())
+    p << tr("The simulated straggler slows a CPU replica (a GPU step runs ahead of the host): choose CPU replicas, or "
+            "untick Simulated straggler.");
+  else if (n < 2)
+    p << tr("The simulated straggler needs two or more replicas: the others are the ones that wait for it.");
+  else if (r >= n)
+    p << tr("Simulated straggler: replica %1 does not exist, this run has replicas 0 to %2.").arg(r).arg(n - 1);
   return p;
 }
 
@@ -384,6 +407,7 @@ void RunSetupPanel::update_state() {
   lr_note_->setVisible(!lr_note_->text().isEmpty());
 
   processes_->set_note(process_note());
+  straggler_->set_replicas(n);
   const QStringList problems = this->problems();
   QStringList lines;
   for (const QString& p : problems) lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(p.toHtmlEscaped());

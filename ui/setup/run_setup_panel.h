@@ -1,7 +1,7 @@
 // The run setup panel: the data set, device and process groups, the training settings (batch,
-// epochs, learning rate, seed, sample limits, CPU kernels), the problems of the current
-// combination explained in place, and the Run / Compare / Reference experiment / Sweep / Stop
-// buttons.
+// epochs, learning rate, seed, sample limits, CPU kernels), the simulated straggler (a
+// demonstration, off by default), the problems of the current combination explained in place,
+// and the Run / Compare / Reference experiment / Sweep / Stop buttons.
 #pragma once
 #include <QStringList>
 #include <QWidget>
@@ -23,6 +23,7 @@ namespace mb {
 class DataPicker;
 class DevicePicker;
 class ProcessPicker;
+class StragglerPicker;
 
 class RunSetupPanel : public QWidget {
   Q_OBJECT
@@ -76,6 +77,7 @@ class RunSetupPanel : public QWidget {
   int64_t batch_value() const;
   int64_t global_batch() const;            // the batch, times the replicas in per-replica mode
   QStringList process_problems() const;
+  QStringList straggler_problems() const;
   QString process_note() const;
 
   bool busy_ = false;
@@ -84,6 +86,7 @@ class RunSetupPanel : public QWidget {
   DataPicker* data_;
   DevicePicker* devices_;
   ProcessPicker* processes_;
+  StragglerPicker* straggler_;
   QComboBox* batch_preset_;
   QSpinBox* batch_custom_;
   QRadioButton* batch_global_;

@@ -1,0 +1,395 @@
+// The breakdown and the timeline as bar chart descriptions (see breakdown.h).
+#include "insight/breakdown.h"
+
+#include <QObject>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "backends/backend.h"
+#include "charts/chart_content.h"
+#include "common/format.h"
+#include "records/chrome_trace.h"
+#include "util/error.h"
+
+namespace mb {
+
+namespace {
+
+constexpr int kMaxBars = 40;            // per chart: bars stay wider than their labels at 1280 px
+constexpr int kMaxEpochGroups = 8;
+
+bool is_gpu_run(const RunConfig& c) { return c.backend == to_string(Backend::Cuda) || c.devices.rfind("cuda", 0) == 0; }
+
+bool timed(const std::vector<PhaseTimes>& times, int replicas) {
+  if (int(times.size()) != replicas) return false;
+  return std::any_of(times.begin(), times.end(), [](const PhaseTimes& t) { return t.compute_s() > 0; });
+}
+
+QString ms(double s) { return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', s < 0.01 ? 2 : 1); }
+QString secs(double s) { return s < 1 ? ms(s) : format_seconds(s); }
+
+QString replica_name(const RunConfig& c, int r) {
+  return r == c.slow_replica ? QObject::tr("replica %1 (simulated straggler \u00d7%2)").arg(r).arg(c.slow_factor, 0, 'g', 3)
+                             : QObject::tr("replica %1").arg(r);
+}
+
+// A value axis from zero to a whole number of nice ticks above `max`.
+void fit_values(BarChartContent& c, double max, double scale) {
+  const double top = std::max(max * scale * 1.06, 1e-9);
+  const double step = nice_step(top, 5);
+  c.value_scale = scale;
+  c.value_tick = step / scale;
+  c.value_max = std::ceil(top / step - 1e-9) * step / scale;
+  c.value_decimals = decimals_for(step);
+}
+
+Bar breakdown_bar(const RunConfig& c, int r, const PhaseTimes& t, const QString& what) {
+  Bar bar;
+  bar.label = r == c.slow_replica ? QObject::tr("r%1 slow").arg(r) : QStringLiteral("r%1").arg(r);
+  bar.marked = r == c.slow_replica;
+  const QString head = QStringLiteral("<b>%1</b>, %2: %3").arg(replica_name(c, r).toHtmlEscaped(), what, secs(t.total()));
+  const QString detail =
+      QObject::tr("<br>compute %1 (forward %2 · backward %3 · optimizer %4)<br>communication %5 (all-reduce)<br>waiting %6 "
+                  "(for the slowest replica)")
+          .arg(secs(t.compute_s()), secs(t.forward_s), secs(t.backward_s), secs(t.optimizer_s), secs(t.allreduce_s), secs(t.wait_s));
+  double at = 0;
+  auto add = [&](double length, const QColor& colour, const QString& name) {
+    bar.segments.push_back({at, length, colour, name, head + detail});
+    at += length;
+  };
+  add(t.compute_s(), compute_colour(), QObject::tr("compute"));
+  add(t.allreduce_s, communication_colour(), QObject::tr("communication"));
+  add(t.wait_s, waiting_colour(), QObject::tr("waiting"));
+  return bar;
+}
+
+QString gpu_text(const RunRecord& r) {
+  QString text = QObject::tr("GPU replicas: the host does not time a GPU step phase by phase (timing it would stop the "
+                             "GPU from running ahead), so there are no honest compute and waiting bars to draw.");
+  if (r.comm.measured())
+    text += QObject::tr(" Measured in the warm-up: the all-reduce of %1 adds %2 to every step (exposed, after "
+                        "overlapping with backward); bus bandwidth %3 GB/s.")
+                .arg(QStringLiteral("%1 MB").arg(r.comm.bytes / 1e6, 0, 'f', 2), ms(r.comm.exposed_s))
+                .arg(r.comm.busbw_gbs, 0, 'f', 1);
+  else if (r.config.replicas > 1)
+    text += QObject::tr(" The all-reduce's cost, measured in the warm-up, is shown here once the run ends.");
+  return text;
+}
+
+QString untimed_text(const RunRecord& r) {
+  for (const auto& e : r.epochs) {
+    if (!e.replica_times.empty())
+      return QObject::tr("This run did not time its phases (mirrorbench-cli train --no-breakdown).");
+  }
+  return QObject::tr("This run's record holds no per-replica breakdown: it was recorded before mirrorbench kept one.");
+}
+
+// "compute 86 % · communication 9 % · waiting 5 %" of all replicas' time together.
+QString shares(const std::vector<PhaseTimes>& times) {
+  PhaseTimes sum;
+  for (const auto& t : times) sum += t;
+  const double total = std::max(1e-12, sum.total());
+  return QObject::tr("compute %1 · communication %2 · waiting %3")
+      .arg(format_percent(sum.compute_s() / total, 0), format_percent(sum.allreduce_s / total, 0),
+           format_percent(sum.wait_s / total, 0));
+}
+
+}  // namespace
+
+QColor compute_colour() { return QColor(0x3d, 0x7e, 0xbf); }
+QColor communication_colour() { return QColor(0xf2, 0x8e, 0x2b); }
+QColor waiting_colour() { return QColor(0xb4, 0xab, 0xa6); }
+
+QColor phase_colour(int phase) {
+  switch (phase) {
+    case 0: return QColor(0x8f, 0xbc, 0xe6);   // forward
+    case 1: return QColor(0x3d, 0x7e, 0xbf);   // backward
+    case 2: return waiting_colour();
+    case 3: return communication_colour();
+    default: return QColor(0x1d, 0x3f, 0x72);  // optimizer
+  }
+}
+
+LiveEpoch live_epoch(const StepProgress& p) { return LiveEpoch{p.epoch, p.step, p.steps, p.epoch_times}; }
+
+TimelineSource timeline_from_progress(const StepProgress& p, const RunConfig& config) {
+  TimelineSource s;
+  s.run_id = "live";
+  s.config = config;
+  s.live = true;
+  s.steps_per_report = std::max(1, p.steps_per_report);
+  s.steps_in_epoch = p.steps;
+  const int64_t k_max = int64_t(p.recent.size());
+  for (int64_t k = 0; k < k_max; ++k) {
+    TimelineStep step;
+    step.epoch = p.epoch;
+    step.step = p.step - (k_max - 1 - k) * s.steps_per_report;
+    if (step.step <= 0 && p.steps > 0) {   // the reports reach back into the epoch before
+      step.step += p.steps;
+      step.epoch -= 1;
+    }
+    step.replicas = p.recent[std::size_t(k)];
+    s.steps.push_back(std::move(step));
+  }
+  return s;
+}
+
+TimelineSource timeline_from_trace(const std::string& text, const RunRecord& record, int count) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("trace of run {}: {}", record.id, e.what()));
+  }
+  if (!j.is_object() || !j.contains("traceEvents") || !j.at("traceEvents").is_array())
+    throw DataError(fmt::format("trace of run {}: no traceEvents", record.id));
+  const int replicas = std::max(1, record.config.replicas);
+  std::map<std::pair<int, int64_t>, std::vector<PhaseTimes>> steps;
+  for (const auto& ev : j.at("traceEvents")) {
+    if (!ev.is_object() || ev.value("ph", "") != "X" || !ev.contains("args")) continue;
+    const int tid = ev.value("tid", -1);
+    if (tid < 0 || tid >= replicas) continue;
+    const auto& args = ev.at("args");
+    const std::pair<int, int64_t> key{args.value("epoch", 0), args.value("step", int64_t(0))};
+    auto& times = steps[key];
+    times.resize(std::size_t(replicas));
+    const double d = ev.value("dur", 0.0) * 1e-6;
+    PhaseTimes& t = times[std::size_t(tid)];
+    const std::string name = ev.value("name", "");
+    if (name == kPhaseNames[0]) t.forward_s += d;
+    else if (name == kPhaseNames[1]) t.backward_s += d;
+    else if (name == kPhaseNames[2]) t.wait_s += d;
+    else if (name == kPhaseNames[3]) t.allreduce_s += d;
+    else if (name == kPhaseNames[4]) t.optimizer_s += d;
+  }
+  TimelineSource s;
+  s.run_id = record.id;
+  s.config = record.config;
+  s.sampled = true;
+  for (auto it = steps.begin(); it != steps.end(); ++it) {
+    const auto next = std::next(it);
+    if (next != steps.end() && next->first.first == it->first.first) {
+      s.sample_every = std::max<int64_t>(1, next->first.second - it->first.second);
+      break;
+    }
+  }
+  auto from = steps.begin();
+  std::advance(from, std::max<std::ptrdiff_t>(0, std::ptrdiff_t(steps.size()) - count));
+  for (auto it = from; it != steps.end(); ++it) s.steps.push_back({it->first.first, it->first.second, it->second});
+  return s;
+}
+
+BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpoch* live) {
+  BarChartContent c;
+  c.id = QStringLiteral("breakdown");
+  c.title = QObject::tr("Where each replica's time goes");
+  c.value_title = QObject::tr("Time (s)");
+  c.legend = {{QObject::tr("compute"), compute_colour()},
+              {QObject::tr("communication (all-reduce)"), communication_colour()},
+              {QObject::tr("waiting (for the slowest replica)"), waiting_colour()}};
+  const ShownRun* primary = primary_run(runs);
+  if (!primary) {
+    c.empty_text = QObject::tr("No run on display: press Run or Compare, or select a run in the history.");
+    return c;
+  }
+  const RunRecord& r = primary->record;
+  const RunConfig& cfg = r.config;
+  const int n = std::max(1, cfg.replicas);
+  c.headline = primary->label;
+  if (is_gpu_run(cfg)) {
+    c.empty_text = gpu_text(r);
+    return c;
+  }
+
+  // The epochs to show: the last ones (and the one in progress), as many as stay legible.
+  std::vector<const EpochMetrics*> epochs;
+  for (const auto& e : r.epochs) {
+    if (timed(e.replica_times, n)) epochs.push_back(&e);
+  }
+  const bool partial = primary->live && live && live->epoch > (r.epochs.empty() ? 0 : r.epochs.back().epoch) &&
+                       timed(live->times, n);
+  const ShownRun* base = nullptr;
+  for (const auto& s : runs) {
+    if (s.baseline && &s != primary && s.label == primary->baseline_label && !is_gpu_run(s.record.config)) base = &s;
+  }
+  std::vector<PhaseTimes> base_mean;
+  if (base) {
+    int k = 0;
+    PhaseTimes sum;
+    for (const auto& e : base->record.epochs) {
+      if (!timed(e.replica_times, 1)) continue;
+      sum += e.replica_times[0];
+      ++k;
+    }
+    if (k > 0) {
+      sum.forward_s /= k, sum.backward_s /= k, sum.allreduce_s /= k, sum.optimizer_s /= k, sum.wait_s /= k;
+      base_mean.push_back(sum);
+    }
+  }
+  const int room = std::clamp((kMaxBars - int(base_mean.size())) / n, 1, kMaxEpochGroups);
+  const int finished_room = std::max(0, room - (partial ? 1 : 0));
+  if (int(epochs.size()) > finished_room) epochs.erase(epochs.begin(), epochs.end() - finished_room);
+  if (epochs.empty() && !partial) {
+    c.empty_text = primary->live && r.epochs.empty()
+                       ? QObject::tr("The first steps are on their way: the bars fill in as the epoch runs.")
+                       : untimed_text(r);
+    return c;
+  }
+
+  double most = 0;
+  if (!base_mean.empty()) {
+    BarGroup g;
+    g.label = QObject::tr("baseline");
+    Bar b = breakdown_bar(base->record.config, 0, base_mean[0], QObject::tr("%1, mean epoch").arg(base->label.toHtmlEscaped()));
+    b.label = QString::fromStdString(base->record.config.devices);
+    g.bars.push_back(std::move(b));
+    most = std::max(most, base_mean[0].total());
+    c.groups.push_back(std::move(g));
+  }
+  for (const EpochMetrics* e : epochs) {
+    BarGroup g;
+    g.label = QObject::tr("epoch %1").arg(e->epoch);
+    for (int k = 0; k < n; ++k) {
+      g.bars.push_back(breakdown_bar(cfg, k, e->replica_times[std::size_t(k)], QObject::tr("epoch %1").arg(e->epoch)));
+      most = std::max(most, e->replica_times[std::size_t(k)].total());
+    }
+    c.groups.push_back(std::move(g));
+  }
+  if (partial) {
+    BarGroup g;
+    g.partial = true;
+    g.label = QObject::tr("epoch %1 · %2/%3").arg(live->epoch).arg(live->step).arg(live->steps);
+    for (int k = 0; k < n; ++k) {
+      g.bars.push_back(breakdown_bar(cfg, k, live->times[std::size_t(k)],
+                                     QObject::tr("epoch %1 so far (step %2 of %3)").arg(live->epoch).arg(live->step).arg(live->steps)));
+      most = std::max(most, live->times[std::size_t(k)].total());
+    }
+    c.groups.push_back(std::move(g));
+  }
+  fit_values(c, most, 1.0);
+
+  // The headline: the newest epoch's shares, or what the straggler does to the others.
+  const std::vector<PhaseTimes>& newest = partial ? live->times : epochs.back()->replica_times;
+  const QString when = partial ? QObject::tr("epoch %1 so far").arg(live->epoch) : QObject::tr("epoch %1").arg(epochs.back()->epoch);
+  if (cfg.slow_replica >= 0 && cfg.slow_replica < n && n > 1) {
+    double wait = 0, total = 0;
+    for (int k = 0; k < n; ++k) {
+      if (k == cfg.slow_replica) continue;
+      wait += newest[std::size_t(k)].wait_s;
+      total += newest[std::size_t(k)].total();
+    }
+    c.headline = QObject::tr("%1: the others wait %2 of their time for it (%3)")
+                     .arg(straggler_text(cfg), format_percent(wait / std::max(1e-12, total), 0), when);
+    c.headline_colour = QColor(0xb7, 0x1c, 0x1c);
+  } else if (n == 1) {
+    c.headline = QObject::tr("%1: one device computes alone, nothing to exchange or wait for").arg(primary->label);
+  } else {
+    c.headline = QObject::tr("%1, %2: %3").arg(primary->label, when, shares(newest));
+  }
+  return c;
+}
+
+BarChartContent build_timeline(const TimelineSource* source, const QString& label) {
+  BarChartContent c;
+  c.id = QStringLiteral("timeline");
+  c.rows = true;
+  c.title = QObject::tr("The last steps of every replica");
+  c.value_title = QObject::tr("Time (ms) from the first step shown");
+  for (int p = 0; p < 5; ++p) c.legend.push_back({QString::fromUtf8(kPhaseNames[p]), phase_colour(p)});
+  if (!source) {
+    c.headline = label;
+    c.empty_text = label.isEmpty()
+                       ? QObject::tr("No run on display.")
+                       : QObject::tr("No timeline for this run: the window shows a run's last steps while it trains, and "
+                                     "reads earlier runs' steps from the Chrome trace kept beside their record; this run "
+                                     "kept none.");
+    return c;
+  }
+  const RunConfig& cfg = source->config;
+  const int n = std::max(1, cfg.replicas);
+  c.headline = label;
+  if (is_gpu_run(cfg)) {
+    c.empty_text = QObject::tr("GPU replicas: the host does not time a GPU step phase by phase (timing it would stop the "
+                               "GPU from running ahead), so there is no timeline of its phases to draw.");
+    return c;
+  }
+  std::vector<const TimelineStep*> steps;
+  for (const auto& s : source->steps) {
+    if (timed(s.replicas, n)) steps.push_back(&s);
+  }
+  if (steps.empty()) {
+    c.empty_text = source->steps.empty() ? QObject::tr("The first steps are on their way.")
+                                         : QObject::tr("This run did not time its phases (mirrorbench-cli train --no-breakdown).");
+    return c;
+  }
+  if (source->sampled) c.title = QObject::tr("Sampled steps of every replica, from the run's trace");
+
+  // Sampled steps are not consecutive: a small gap between them says so.
+  double mean_step = 0;
+  for (const TimelineStep* s : steps) mean_step += s->replicas[0].total();
+  mean_step /= double(steps.size());
+  const double gap = source->sampled ? 0.04 * mean_step : 0.0;
+
+  BarGroup g;
+  double most = 0;
+  for (int r = 0; r < n; ++r) {
+    Bar bar;
+    bar.label = r == cfg.slow_replica ? QObject::tr("replica %1 (straggler)").arg(r) : QObject::tr("replica %1").arg(r);
+    bar.marked = r == cfg.slow_replica;
+    double at = 0;
+    for (const TimelineStep* s : steps) {
+      const PhaseTimes& t = s->replicas[std::size_t(r)];
+      if (r == 0) {
+        const bool first = c.marks.empty();
+        const bool new_epoch = !first && s->epoch != steps[std::size_t(c.marks.size()) - 1]->epoch;
+        QString mark = source->sampled || first || new_epoch
+                           ? QObject::tr("e%1 s%2").arg(s->epoch).arg(s->step)
+                           : QStringLiteral("s%1").arg(s->step);
+        c.marks.push_back({at, mark});
+      }
+      const QString head = QObject::tr("<b>%1</b><br>epoch %2, step %3%4: %5")
+                               .arg(replica_name(cfg, r).toHtmlEscaped())
+                               .arg(s->epoch)
+                               .arg(s->step)
+                               .arg(source->steps_per_report > 1 ? QObject::tr(" (a block of %1 steps)").arg(source->steps_per_report)
+                                                                 : QString())
+                               .arg(ms(t.total()));
+      for (int p = 0; p < 5; ++p) {
+        const double d = phase_seconds(t, p);
+        if (d <= 0) continue;
+        bar.segments.push_back({at, d, phase_colour(p), QString::fromUtf8(kPhaseNames[p]),
+                                head + QStringLiteral("<br>%1: <b>%2</b>").arg(QString::fromUtf8(kPhaseNames[p]), ms(d))});
+        at += d;
+      }
+      at += gap;
+    }
+    most = std::max(most, at - gap);
+    g.bars.push_back(std::move(bar));
+  }
+  c.groups.push_back(std::move(g));
+  fit_values(c, most, 1000.0);
+
+  const TimelineStep& last = *steps.back();
+  const TimelineStep& first = *steps.front();
+  QString what;
+  if (source->sampled) {
+    what = source->sample_every > 1
+               ? QObject::tr("one step in %1 sampled, the last %2 of them").arg(source->sample_every).arg(steps.size())
+               : QObject::tr("every step kept, the last %1").arg(steps.size());
+  } else {
+    const QString range = first.epoch == last.epoch ? QObject::tr("epoch %1, steps %2–%3").arg(last.epoch).arg(first.step).arg(last.step)
+                                                    : QObject::tr("epochs %1–%2, up to step %3").arg(first.epoch).arg(last.epoch).arg(last.step);
+    what = source->live ? QObject::tr("live · %1").arg(range) : QObject::tr("its last steps · %1").arg(range);
+    if (source->steps_in_epoch > 0) what += QObject::tr(" of %1").arg(source->steps_in_epoch);
+  }
+  if (source->steps_per_report > 1) what += QObject::tr(" · each block %1 steps").arg(source->steps_per_report);
+  c.headline = label.isEmpty() ? what : QStringLiteral("%1: %2").arg(label, what);
+  return c;
+}
+
+}  // namespace mb

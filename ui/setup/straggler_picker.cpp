@@ -1,0 +1,78 @@
+// Simulated straggler group widget.
+#include "setup/straggler_picker.h"
+
+#include <QDoubleSpinBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QSpinBox>
+#include <QVBoxLayout>
+
+#include <algorithm>
+
+#include "setup/note_label.h"
+
+namespace mb {
+
+StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated straggler"), parent) {
+  setObjectName("straggler_group");
+  setCheckable(true);
+  setChecked(false);
+  setToolTip(tr("A demonstration: one CPU replica computes slower, as a slow or busy device would. Lock-step training "
+                "waits for it at every all-reduce; the breakdown shows the others' waiting grow"));
+  replica_ = new QSpinBox(this);
+  replica_->setObjectName("straggler_replica");
+  replica_->setRange(0, 1);
+  replica_->setValue(1);
+  replica_->setPrefix(tr("replica "));
+  factor_ = new QDoubleSpinBox(this);
+  factor_->setObjectName("straggler_factor");
+  factor_->setRange(1.0, 100.0);
+  factor_->setDecimals(1);
+  factor_->setSingleStep(0.5);
+  factor_->setValue(2.0);
+  factor_->setSuffix(QStringLiteral("\u00d7"));
+  note_ = note_label(this);
+  note_->setText(tr("Its compute takes that many times as long; every run with it is labelled “simulated straggler” "
+                    "and is never anyone's baseline."));
+  auto* row = new QHBoxLayout;
+  row->addWidget(replica_);
+  row->addWidget(new QLabel(tr("computes"), this));
+  row->addWidget(factor_);
+  row->addWidget(new QLabel(tr("slower"), this));
+  row->addStretch(1);
+  auto* v = new QVBoxLayout(this);
+  v->addLayout(row);
+  v->addWidget(note_);
+  note_->setVisible(false);
+
+  connect(this, &QGroupBox::toggled, this, [this](bool on) {
+    note_->setVisible(on);
+    emit changed();
+  });
+  connect(replica_, &QSpinBox::valueChanged, this, &StragglerPicker::changed);
+  connect(factor_, &QDoubleSpinBox::valueChanged, this, &StragglerPicker::changed);
+}
+
+int StragglerPicker::slow_replica() const { return isChecked() ? replica_->value() : -1; }
+double StragglerPicker::slow_factor() const { return isChecked() ? factor_->value() : 1.0; }
+
+void StragglerPicker::set(int slow_replica, double slow_factor) {
+  const QSignalBlocker b1(this), b2(replica_), b3(factor_);
+  setChecked(slow_replica >= 0);
+  note_->setVisible(slow_replica >= 0);
+  if (slow_replica >= 0) {
+    replica_->setMaximum(std::max(replica_->maximum(), slow_replica));
+    replica_->setValue(slow_replica);
+    factor_->setValue(std::clamp(slow_factor, 1.0, 100.0));
+  }
+}
+
+void StragglerPicker::set_replicas(int replicas) {
+  // Never below 0..1: a replica chosen before the devices shrink stays visible, and the panel
+  // explains why it cannot run.
+  const int keep = replica_->value();
+  const QSignalBlocker b(replica_);
+  replica_->setMaximum(std::max({1, replicas - 1, isChecked() ? keep : 0}));
+}
+
+}  // namespace mb

@@ -1,0 +1,34 @@
+// The setup panel's "Simulated straggler" group, off by default: one CPU replica computes F
+// times slower (TrainConfig::slow_replica / slow_factor), so a class sees lock-step training
+// run at the pace of the slowest device and the others' waiting grow. A demonstration, and
+// labelled as one wherever such a run shows.
+#pragma once
+#include <QGroupBox>
+
+class QDoubleSpinBox;
+class QLabel;
+class QSpinBox;
+
+namespace mb {
+
+class StragglerPicker : public QGroupBox {
+  Q_OBJECT
+ public:
+  explicit StragglerPicker(QWidget* parent = nullptr);
+
+  bool enabled_straggler() const { return isChecked(); }
+  int slow_replica() const;         // -1: off
+  double slow_factor() const;       // 1 when off
+  void set(int slow_replica, double slow_factor);   // slow_replica < 0: off
+  void set_replicas(int replicas);  // the replica field offers 0..replicas-1 (at least 0..1)
+
+ signals:
+  void changed();
+
+ private:
+  QSpinBox* replica_;
+  QDoubleSpinBox* factor_;
+  QLabel* note_;
+};
+
+}  // namespace mb
