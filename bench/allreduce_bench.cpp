@@ -1,0 +1,104 @@
+// The host all-reduce over a size sweep, nccl-tests style: for N replica threads (the
+// communicator the trainer uses for CPU replicas) and buffers from 4 KiB to 64 MiB, the time
+// per all-reduce (median of the iterations, rank 0's view: it cannot finish before every rank
+// has contributed), the algorithm bandwidth (bytes / time) and the bus bandwidth (algbw x
+// 2(N-1)/N, what each rank's link carries in a reduce-scatter + all-gather: comparable across
+// N). Every result is checked exactly (inputs are small integers, sums exact in float).
+//   build/bin/allreduce_bench [--replicas 2,4] [--iters 20]
+// The row marked "model" is the CNN's gradient (121,930 floats), the size the trainer reduces.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "backends/devices.h"
+#include "comm/communicator.h"
+#include "model/cnn_spec.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::vector<int> parse_list(const std::string& text) {
+  std::vector<int> out;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    out.push_back(std::stoi(text.substr(begin, end - begin)));
+    begin = end + 1;
+  }
+  return out;
+}
+
+// Median seconds per all-reduce of `count` floats over `replicas` threads; false if any rank's
+// result was not the exact sum.
+bool time_all_reduce(int replicas, std::size_t count, int iters, double* median_s) {
+  auto comms = mb::make_communicators(mb::parse_devices(fmt::format("cpu:{}", replicas)), nullptr);
+  std::vector<double> times;
+  std::vector<char> exact(std::size_t(replicas), 1);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < replicas; ++r)
+    threads.emplace_back([&, r] {
+      mb::Communicator& c = *comms[std::size_t(r)];
+      c.connect();
+      std::vector<float> buf(count);
+      for (int it = -2; it < iters; ++it) {   // two untimed warm-up rounds
+        for (std::size_t i = 0; i < count; ++i) buf[i] = float((i % 7) + std::size_t(r));
+        c.barrier();
+        const auto t0 = Clock::now();
+        c.all_reduce_sum(buf.data(), count);
+        const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+        if (r == 0 && it >= 0) times.push_back(s);
+        const float base = float(replicas * (replicas - 1) / 2);
+        for (std::size_t i = 0; i < count; ++i)
+          if (buf[i] != float(i % 7) * float(replicas) + base) exact[std::size_t(r)] = 0;
+      }
+    });
+  for (auto& t : threads) t.join();
+  std::sort(times.begin(), times.end());
+  *median_s = times[times.size() / 2];
+  return std::all_of(exact.begin(), exact.end(), [](char e) { return e != 0; });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<int> replica_counts{2, 4};
+  int iters = 20;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--replicas" && i + 1 < argc) {
+      replica_counts = parse_list(argv[++i]);
+    } else if (a == "--iters" && i + 1 < argc) {
+      iters = std::max(1, std::stoi(argv[++i]));
+    } else {
+      std::fprintf(stderr, "usage: allreduce_bench [--replicas 2,4] [--iters 20]\n");
+      return 2;
+    }
+  }
+  std::vector<std::size_t> counts;
+  for (std::size_t bytes = 4096; bytes <= (64u << 20); bytes *= 4) counts.push_back(bytes / sizeof(float));
+  counts.push_back(std::size_t(mb::cnn::kParamCount));
+  std::sort(counts.begin(), counts.end());
+
+  std::printf("host all-reduce (hierarchical communicator, threads), %u hardware threads, median of %d\n",
+              std::thread::hardware_concurrency(), iters);
+  bool all_exact = true;
+  for (int n : replica_counts) {
+    std::printf("\n%-9s %12s %12s %12s %12s  %s\n", "replicas", "bytes", "time_us", "algbw_GB/s", "busbw_GB/s", "");
+    for (std::size_t count : counts) {
+      double s = 0;
+      const bool exact = time_all_reduce(n, count, iters, &s);
+      all_exact = all_exact && exact;
+      const double bytes = double(count) * sizeof(float);
+      const double algbw = bytes / s / 1e9;
+      std::printf("%-9d %12.0f %12.1f %12.2f %12.2f  %s%s\n", n, bytes, s * 1e6, algbw, algbw * 2.0 * (n - 1) / n,
+                  count == std::size_t(mb::cnn::kParamCount) ? "model " : "", exact ? "" : "WRONG SUM");
+    }
+  }
+  return all_exact ? 0 : 1;
+}
