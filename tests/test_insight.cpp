@@ -45,6 +45,7 @@
 #include "insight/prediction.h"
 #include "records/chrome_trace.h"
 #include "setup/run_setup_panel.h"
+#include "gui_process.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -738,24 +739,11 @@ void TestInsight::calibration_runs_aside_and_blocks_runs() {
 }
 
 void TestInsight::scripted_mode_straggler_and_insight_page() {
-#ifdef MB_GUI_PATH
-  const QString app = QStringLiteral(MB_GUI_PATH);
-#else
-  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
-#endif
+  const QString app = test::gui_program();
   if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
   window_.reset();
   QTemporaryDir out;
-  auto run = [&](const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    env.insert("MIRRORBENCH_HOME", out.path());
-    p.setProcessEnvironment(env);
-    p.start(app, args);
-    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  };
+  auto run = [&](const QStringList& args) { return test::run_gui(app, args, out.path(), kRunTimeoutMs); };
   QCOMPARE(run({"--run", "--slow-replica", "1", "--quit"}), kExitUsage);
   QCOMPARE(run({"--run", "--slow-replica", "1:0.5", "--quit"}), kExitUsage);
   const QString png = out.filePath("where.png");

@@ -27,6 +27,7 @@
 #include "teach/step_picture.h"
 #include "teach/step_view.h"
 #include "teach/training_images.h"
+#include "gui_process.h"
 #include "test_support.h"
 #include "util/system_info.h"
 
@@ -386,23 +387,10 @@ void TestStepView::a_paced_run_shows_every_step() {
 }
 
 void TestStepView::scripted_run_exports_the_step() {
-#ifdef MB_GUI_PATH
-  const QString app = QStringLiteral(MB_GUI_PATH);
-#else
-  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
-#endif
+  const QString app = test::gui_program();
   if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
   QTemporaryDir out;
-  auto run = [&](const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    env.insert("MIRRORBENCH_HOME", out.path());
-    p.setProcessEnvironment(env);
-    p.start(app, args);
-    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  };
+  auto run = [&](const QStringList& args) { return test::run_gui(app, args, out.path(), kRunTimeoutMs); };
   const QString png = out.filePath("step.png");
   QCOMPARE(run({"--run", "--pace", "0.02", "--devices", "cpu:1", "--epochs", "1", "--batch", "128", "--data", data_dir_,
                 "--limit-train", QString::number(kTrain), "--limit-val", QString::number(kVal), "--export-step", png,

@@ -35,6 +35,7 @@
 #include "sweep/sweep_export.h"
 #include "sweep/sweep_panel.h"
 #include "sweep/sweep_table_model.h"
+#include "gui_process.h"
 #include "test_support.h"
 #include "util/system_info.h"
 
@@ -456,23 +457,10 @@ void TestSweepView::sweep_from_the_window_trains_every_configuration() {
 }
 
 void TestSweepView::scripted_sweep_writes_its_files() {
-#ifdef MB_GUI_PATH
-  const QString app = QStringLiteral(MB_GUI_PATH);
-#else
-  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
-#endif
+  const QString app = test::gui_program();
   if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
   QTemporaryDir out;
-  auto run = [&](const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    env.insert("MIRRORBENCH_HOME", out.path());
-    p.setProcessEnvironment(env);
-    p.start(app, args);
-    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  };
+  auto run = [&](const QStringList& args) { return test::run_gui(app, args, out.path(), kRunTimeoutMs); };
   const QString devices = cpu_core_count() >= 2 ? "cpu:2" : "cpu:1";
   const QString png = out.filePath("sweep.png"), csv = out.filePath("sweep.csv"), js = out.filePath("sweep.json");
   QCOMPARE(run({"--sweep", "--devices", devices, "--batches", "32,64", "--epochs", "1", "--target", "0.2", "--data",

@@ -42,6 +42,7 @@
 #include "run/progress_panel.h"
 #include "run/run_controller.h"
 #include "setup/run_setup_panel.h"
+#include "gui_process.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -752,24 +753,11 @@ void TestWorkbench::settings_are_remembered() {
 }
 
 void TestWorkbench::scripted_mode_exit_codes() {
-#ifdef MB_GUI_PATH
-  const QString app = QStringLiteral(MB_GUI_PATH);
-#else
-  const QString app = QCoreApplication::applicationDirPath() + "/mirrorbench";
-#endif
+  const QString app = test::gui_program();
   if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
   window_.reset();
   QTemporaryDir out;
-  auto run = [&](const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    env.insert("MIRRORBENCH_HOME", out.path());
-    p.setProcessEnvironment(env);
-    p.start(app, args);
-    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  };
+  auto run = [&](const QStringList& args) { return test::run_gui(app, args, out.path(), kRunTimeoutMs); };
   const QString png = out.filePath("slide.png"), csv = out.filePath("runs.csv");
   QCOMPARE(run({"--run", "--devices", "cpu:1", "--epochs", "1", "--data", data_dir_, "--limit-train", "256",
                 "--limit-val", "128", "--export-png", png, "--export-size", "800x500", "--export-csv", csv, "--quit"}),

@@ -35,6 +35,7 @@
 #include "run/process_worker.h"
 #include "run/run_controller.h"
 #include "setup/run_setup_panel.h"
+#include "gui_process.h"
 #include "test_support.h"
 #include "trainer/progress_events.h"
 
@@ -720,16 +721,7 @@ void TestWorkbenchProcesses::scripted_mode_runs_across_processes() {
   QSKIP("the mirrorbench executable is not built");
 #else
   QTemporaryDir out;
-  auto run = [&](const QStringList& args) {
-    QProcess p;
-    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-    env.insert("QT_QPA_PLATFORM", "offscreen");
-    env.insert("MIRRORBENCH_HOME", out.path());
-    p.setProcessEnvironment(env);
-    p.start(MB_GUI_PATH, args);
-    if (!p.waitForFinished(kRunTimeoutMs)) return -1;
-    return p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  };
+  auto run = [&](const QStringList& args) { return test::run_gui(QStringLiteral(MB_GUI_PATH), args, out.path(), kRunTimeoutMs); };
   // Bad process options are usage errors, with or without mpirun.
   QCOMPARE(run({"--run", "--processes", "0", "--quit"}), 2);
   QCOMPARE(run({"--run", "--processes", "2", "--hostfile", out.filePath("none"), "--quit"}), 2);
