@@ -717,6 +717,7 @@ void TestInsight::calibration_runs_aside_and_blocks_runs() {
   CalibrateOptions quick;
   quick.batches = {8};
   quick.steps = 1;
+  quick.round_images = 0;
   insight->set_machine_busy(true);   // while a run trains, no calibration
   QVERIFY(!insight->start_calibration(quick));
   insight->set_machine_busy(false);

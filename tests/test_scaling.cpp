@@ -147,6 +147,7 @@ class TestScaling : public QObject {
     CalibrateOptions o;
     o.batches = {8, 16};
     o.steps = 2;
+    o.round_images = 0;   // quick: the floor of o.steps only
     o.max_concurrency = 2;
     const Calibration c = calibrate_cpu(o);
     QVERIFY(c.cores >= 1);

@@ -16,7 +16,10 @@ struct CalibrateOptions {
   std::string backend = "auto";                 // CPU kernels (auto: oneDNN)
   std::vector<int64_t> batches = {16, 32, 64, 128};
   int max_concurrency = 0;                      // 0: every physical core
-  int steps = 10;                               // timed lock-step steps per round (3 rounds per point)
+  int steps = 10;                               // at least this many timed lock-step steps per round
+  // ... and at least this many images per replica per round (~0.3 s here), so that a round
+  // lasts long enough to average a shared host's short stalls; 5 rounds per point, the median kept.
+  int64_t round_images = 3072;
   int64_t train_size = 60000;                   // the epoch the predictions are for
 };
 
