@@ -46,6 +46,7 @@
 #include "records/chrome_trace.h"
 #include "setup/run_setup_panel.h"
 #include "gui_process.h"
+#include "gui_window_fixture.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -151,51 +152,26 @@ class TestInsight : public QObject {
 
  private:
   void fill(int epochs, int replicas);
-  RunRecord click_and_wait(const char* button);
+  RunRecord click_and_wait(const char* button) { return fx_.click_and_wait(button, kRunTimeoutMs); }
 
-  QTemporaryDir home_;
-  QTemporaryDir data_;
-  QString data_dir_;
-  std::unique_ptr<MainWindow> window_;
+  test::WindowFixture fx_{kTrain, kVal};
+  // Short names for the fixture's parts, as the test bodies use them.
+  const QString& data_dir_ = fx_.data_dir;
+  std::unique_ptr<MainWindow>& window_ = fx_.window;
 };
 
 void TestInsight::initTestCase() {
-  QVERIFY(home_.isValid());
-  QVERIFY(data_.isValid());
-  qputenv("MIRRORBENCH_HOME", home_.path().toUtf8());
-  data_dir_ = QDir::cleanPath(data_.path() + "/tiny-idx");
-  test::write_synthetic_idx_dir(data_dir_.toStdString(), kTrain, kVal);
+  const QString failed = fx_.prepare();
+  QVERIFY2(failed.isEmpty(), qPrintable(failed));
 }
 
-void TestInsight::init() {
-  window_ = std::make_unique<MainWindow>();
-  window_->show();
-  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-}
+void TestInsight::init() { QVERIFY(fx_.open_window()); }
 
-void TestInsight::cleanup() { window_.reset(); }
+void TestInsight::cleanup() { fx_.close_window(); }
 
 void TestInsight::fill(int epochs, int replicas) {
-  RunSetupPanel* p = window_->setup_panel();
-  auto* data = p->findChild<QComboBox*>("data_combo");
-  p->set_recent_data_dirs({data_dir_});
-  data->setCurrentIndex(data->findData(data_dir_));
-  p->findChild<QSpinBox*>("cpu_replicas")->setValue(replicas);
-  auto* preset = p->findChild<QComboBox*>("batch_preset");
-  preset->setCurrentIndex(preset->findData(64));
-  p->findChild<QSpinBox*>("epochs")->setValue(epochs);
-  p->findChild<QSpinBox*>("limit_train")->setValue(kTrain);
-  p->findChild<QSpinBox*>("limit_val")->setValue(kVal);
-  QVERIFY2(p->problems().isEmpty(), qPrintable(p->problems().join("; ")));
-}
-
-RunRecord TestInsight::click_and_wait(const char* button) {
-  QSignalSpy done(window_.get(), &MainWindow::plan_done);
-  auto* b = window_->setup_panel()->findChild<QPushButton*>(button);
-  if (!b || !b->isEnabled()) return {};
-  QTest::mouseClick(b, Qt::LeftButton);
-  if (!done.wait(kRunTimeoutMs)) return {};
-  return window_->history()->runs().empty() ? RunRecord{} : window_->history()->runs().back();
+  const QString problems = fx_.fill({.epochs = epochs, .replicas = replicas});
+  QVERIFY2(problems.isEmpty(), qPrintable(problems));
 }
 
 // ---- The breakdown ------------------------------------------------------------------------

@@ -43,6 +43,7 @@
 #include "run/run_controller.h"
 #include "setup/run_setup_panel.h"
 #include "gui_process.h"
+#include "gui_window_fixture.h"
 #include "test_support.h"
 
 namespace fs = std::filesystem;
@@ -87,19 +88,7 @@ QList<QStringList> parse_csv(const QString& text) {
   return rows;
 }
 
-// The run records in a store's runs/ folder (not the Chrome traces kept beside them).
-std::set<fs::path> json_paths(const fs::path& dir) {
-  std::set<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool trace = name.size() > 11 && name.compare(name.size() - 11, 11, ".trace.json") == 0;
-    if (e.path().extension() == ".json" && !trace) files.insert(e.path());
-  }
-  return files;
-}
-
-int json_files(const fs::path& dir) { return int(json_paths(dir).size()); }
+int json_files(const fs::path& dir) { return int(test::run_record_paths(dir).size()); }
 
 // A finished record with one epoch, for model and card tests that need no training.
 RunRecord made_run(const std::string& id, const std::string& devices, int replicas, int64_t batch,
@@ -153,54 +142,27 @@ class TestWorkbench : public QObject {
 
  private:
   void fill(int epochs, int replicas, int batch = 64);
-  RunRecord click_and_wait(const char* button);
+  RunRecord click_and_wait(const char* button) { return fx_.click_and_wait(button, kRunTimeoutMs); }
 
-  QTemporaryDir home_;
-  QTemporaryDir data_;
-  QString data_dir_;
-  std::unique_ptr<MainWindow> window_;
+  test::WindowFixture fx_{kTrain, kVal};
+  // Short names for the fixture's parts, as the test bodies use them.
+  QTemporaryDir& home_ = fx_.home;
+  const QString& data_dir_ = fx_.data_dir;
+  std::unique_ptr<MainWindow>& window_ = fx_.window;
 };
 
 void TestWorkbench::initTestCase() {
-  QVERIFY(home_.isValid());
-  QVERIFY(data_.isValid());
-  qputenv("MIRRORBENCH_HOME", home_.path().toUtf8());
-  data_dir_ = QDir::cleanPath(data_.path() + "/tiny-idx");
-  test::write_synthetic_idx_dir(data_dir_.toStdString(), kTrain, kVal);
+  const QString failed = fx_.prepare();
+  QVERIFY2(failed.isEmpty(), qPrintable(failed));
 }
 
-void TestWorkbench::init() {
-  window_ = std::make_unique<MainWindow>();
-  window_->show();
-  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-}
+void TestWorkbench::init() { QVERIFY(fx_.open_window()); }
 
-void TestWorkbench::cleanup() { window_.reset(); }
+void TestWorkbench::cleanup() { fx_.close_window(); }
 
-// Fills the setup panel's widgets as a user would (the data folder as if chosen by Browse).
 void TestWorkbench::fill(int epochs, int replicas, int batch) {
-  RunSetupPanel* p = window_->setup_panel();
-  auto* data = p->findChild<QComboBox*>("data_combo");
-  p->set_recent_data_dirs({data_dir_});
-  data->setCurrentIndex(data->findData(data_dir_));
-  QCOMPARE(data->currentData().toString(), data_dir_);
-  p->findChild<QSpinBox*>("cpu_replicas")->setValue(replicas);
-  auto* preset = p->findChild<QComboBox*>("batch_preset");
-  preset->setCurrentIndex(preset->findData(batch));
-  p->findChild<QSpinBox*>("epochs")->setValue(epochs);
-  p->findChild<QSpinBox*>("limit_train")->setValue(kTrain);
-  p->findChild<QSpinBox*>("limit_val")->setValue(kVal);
-  p->findChild<QSpinBox*>("seed")->setValue(3);
-  QVERIFY2(p->problems().isEmpty(), qPrintable(p->problems().join("; ")));
-}
-
-RunRecord TestWorkbench::click_and_wait(const char* button) {
-  QSignalSpy done(window_.get(), &MainWindow::plan_done);
-  auto* b = window_->setup_panel()->findChild<QPushButton*>(button);
-  if (!b || !b->isEnabled()) return {};
-  QTest::mouseClick(b, Qt::LeftButton);
-  if (!done.wait(kRunTimeoutMs)) return {};
-  return window_->history()->runs().empty() ? RunRecord{} : window_->history()->runs().back();
+  const QString problems = fx_.fill({.epochs = epochs, .replicas = replicas, .batch = batch, .seed = 3});
+  QVERIFY2(problems.isEmpty(), qPrintable(problems));
 }
 
 void TestWorkbench::run_fills_charts_and_history() {
@@ -303,13 +265,13 @@ void TestWorkbench::closing_mid_run_saves_stopped_record() {
 void TestWorkbench::destroying_mid_run_saves_stopped_record() {
   fill(500, 1);
   const fs::path runs = window_->history()->store().runs_dir();
-  const std::set<fs::path> before = json_paths(runs);
+  const std::set<fs::path> before = test::run_record_paths(runs);
   QSignalSpy steps(window_->controller(), &RunController::step_progress);
   QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(steps.wait(kRunTimeoutMs));
   window_.reset();
   std::set<fs::path> added;
-  for (const auto& p : json_paths(runs))
+  for (const auto& p : test::run_record_paths(runs))
     if (!before.count(p)) added.insert(p);
   QCOMPARE(int(added.size()), 1);
   const RunRecord r = read_run_json(*added.begin());

@@ -36,6 +36,7 @@
 #include "run/run_controller.h"
 #include "setup/run_setup_panel.h"
 #include "gui_process.h"
+#include "gui_window_fixture.h"
 #include "test_support.h"
 #include "trainer/progress_events.h"
 
@@ -58,18 +59,6 @@ bool has_sequence(const QStringList& args, const QStringList& seq) {
   for (qsizetype i = 0; i + seq.size() <= args.size(); ++i)
     if (args.mid(i, seq.size()) == seq) return true;
   return false;
-}
-
-// The run records in a store's runs/ folder (not the Chrome traces kept beside them).
-std::set<fs::path> json_paths(const fs::path& dir) {
-  std::set<fs::path> files;
-  std::error_code ec;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    const bool trace = name.size() > 11 && name.compare(name.size() - 11, 11, ".trace.json") == 0;
-    if (e.path().extension() == ".json" && !trace) files.insert(e.path());
-  }
-  return files;
 }
 
 // Event lines as mirrorbench-cli writes them (the same core code), for the stand-in scripts.
@@ -149,21 +138,20 @@ class TestWorkbenchProcesses : public QObject {
   Launcher stand_in(const QString& script_path) const { return Launcher{script_path, "/bin/true", false}; }
   bool real_mpirun_or_skip(QString* why) const;
   void fill(int epochs, int processes);
-  RunRecord last_record() const;
+  RunRecord last_record() const { return fx_.last_record(); }
 
-  QTemporaryDir home_;
-  QTemporaryDir tmp_;
-  QString data_dir_;
+  test::WindowFixture fx_{kTrain, kVal};
+  // Short names for the fixture's parts, as the test bodies use them.
+  QTemporaryDir& home_ = fx_.home;
+  QTemporaryDir& tmp_ = fx_.scratch;
+  const QString& data_dir_ = fx_.data_dir;
   QString events_dir_;
-  std::unique_ptr<MainWindow> window_;
+  std::unique_ptr<MainWindow>& window_ = fx_.window;
 };
 
 void TestWorkbenchProcesses::initTestCase() {
-  QVERIFY(home_.isValid());
-  QVERIFY(tmp_.isValid());
-  qputenv("MIRRORBENCH_HOME", home_.path().toUtf8());
-  data_dir_ = QDir::cleanPath(tmp_.path() + "/tiny-idx");
-  test::write_synthetic_idx_dir(data_dir_.toStdString(), kTrain, kVal);
+  const QString failed = fx_.prepare();
+  QVERIFY2(failed.isEmpty(), qPrintable(failed));
   // The stand-ins print these files (JSON is awkward to quote in shell).
   events_dir_ = tmp_.filePath("events");
   QVERIFY(QDir().mkpath(events_dir_));
@@ -174,7 +162,7 @@ void TestWorkbenchProcesses::initTestCase() {
 
 void TestWorkbenchProcesses::init() {}
 
-void TestWorkbenchProcesses::cleanup() { window_.reset(); }
+void TestWorkbenchProcesses::cleanup() { fx_.close_window(); }
 
 QString TestWorkbenchProcesses::script(const QString& name, const QByteArray& body) {
   const QString path = tmp_.filePath(name);
@@ -210,26 +198,9 @@ bool TestWorkbenchProcesses::real_mpirun_or_skip(QString* why) const {
 
 // The panel as a user fills it: tiny data, one CPU replica per process.
 void TestWorkbenchProcesses::fill(int epochs, int processes) {
-  window_ = std::make_unique<MainWindow>();
-  window_->show();
-  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
-  RunSetupPanel* p = window_->setup_panel();
-  auto* data = p->findChild<QComboBox*>("data_combo");
-  p->set_recent_data_dirs({data_dir_});
-  data->setCurrentIndex(data->findData(data_dir_));
-  p->findChild<QSpinBox*>("cpu_replicas")->setValue(1);
-  auto* preset = p->findChild<QComboBox*>("batch_preset");
-  preset->setCurrentIndex(preset->findData(64));
-  p->findChild<QSpinBox*>("epochs")->setValue(epochs);
-  p->findChild<QSpinBox*>("limit_train")->setValue(kTrain);
-  p->findChild<QSpinBox*>("limit_val")->setValue(kVal);
-  p->findChild<QSpinBox*>("seed")->setValue(3);
-  p->findChild<QSpinBox*>("processes")->setValue(processes);
-  QVERIFY2(p->problems().isEmpty(), qPrintable(p->problems().join("; ")));
-}
-
-RunRecord TestWorkbenchProcesses::last_record() const {
-  return window_->history()->runs().empty() ? RunRecord{} : window_->history()->runs().back();
+  QVERIFY(fx_.open_window());
+  const QString problems = fx_.fill({.epochs = epochs, .replicas = 1, .batch = 64, .seed = 3, .processes = processes});
+  QVERIFY2(problems.isEmpty(), qPrintable(problems));
 }
 
 // ---- The command line -------------------------------------------------------------------
@@ -662,14 +633,14 @@ void TestWorkbenchProcesses::closing_mid_run_stops_the_child_and_saves() {
   REQUIRE_MPIRUN();
   fill(500, 2);
   const fs::path runs = window_->history()->store().runs_dir();
-  const std::size_t files_before = json_paths(runs).size();
+  const std::size_t files_before = test::run_record_paths(runs).size();
   QSignalSpy steps(window_->controller(), &RunController::step_progress);
   QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(steps.wait(kRunTimeoutMs));
   window_->close();   // mid-run: stops the child, saves, then closes
   QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
   QVERIFY(!window_->controller()->busy());
-  QCOMPARE(json_paths(runs).size(), files_before + 1);
+  QCOMPARE(test::run_record_paths(runs).size(), files_before + 1);
   const RunRecord r = last_record();
   QCOMPARE(r.status, RunStatus::Stopped);
   QCOMPARE(r.config.processes, 2);
@@ -681,13 +652,13 @@ void TestWorkbenchProcesses::destroying_mid_run_stops_the_child_and_saves() {
   REQUIRE_MPIRUN();
   fill(500, 2);
   const fs::path runs = window_->history()->store().runs_dir();
-  const std::set<fs::path> before = json_paths(runs);
+  const std::set<fs::path> before = test::run_record_paths(runs);
   QSignalSpy epochs(window_->controller(), &RunController::epoch_finished);
   QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(epochs.wait(kRunTimeoutMs));
   window_.reset();
   std::set<fs::path> added;
-  for (const auto& p : json_paths(runs))
+  for (const auto& p : test::run_record_paths(runs))
     if (!before.count(p)) added.insert(p);
   QCOMPARE(int(added.size()), 1);
   const RunRecord r = read_run_json(*added.begin());
@@ -731,7 +702,7 @@ void TestWorkbenchProcesses::scripted_mode_runs_across_processes() {
                 "--limit-train", "256", "--limit-val", "128", "--export-png", png, "--export-size", "800x500", "--quit"}),
            0);
   QCOMPARE(QImage(png).size(), QSize(800, 500));
-  const auto files = json_paths(fs::path(out.path().toStdString()) / "runs");
+  const auto files = test::run_record_paths(fs::path(out.path().toStdString()) / "runs");
   QCOMPARE(int(files.size()), 1);
   const RunRecord r = read_run_json(*files.begin());
   QCOMPARE(r.config.processes, 2);
