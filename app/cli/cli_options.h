@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "experiment/calibrate.h"
 #include "trainer/train_config.h"
 
 namespace CLI {
@@ -25,6 +26,7 @@ struct Options {
   double timeout_s = 60;           // multi-process runs: how long a peer may stay silent
   int max_replicas = 0;            // scaling: predict 1..N replicas (0: twice this machine's cores)
   double link_gbps = 0;            // scaling: more machines over a link of this bandwidth
+  int64_t round_images = CalibrateOptions{}.round_images;   // scaling: images per replica per timed round
   bool verbose = false;
 };
 

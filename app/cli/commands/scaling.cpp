@@ -31,6 +31,11 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   sub.add_option("--link-gbps", o.link_gbps, "predict replicas beyond this machine on more machines over this link")
       ->transform(positive_real_up_to(1e5))
       ->type_name("GBITS");
+  sub.add_option("--round-images", o.round_images,
+                 "images per replica in each timed round of a calibration point (5 rounds, the median kept); "
+                 "fewer is quicker and noisier")
+      ->transform(integer_in(0, 1 << 20))
+      ->type_name("N");
   sub.add_option("--backend", o.train.backend, "CPU kernels: auto, onednn, reference")
       ->check(not_an_option())
       ->type_name("NAME");
@@ -49,6 +54,7 @@ int run_scaling(const Options& o) {
 
   CalibrateOptions copt;
   copt.backend = o.train.backend;
+  copt.round_images = o.round_images;
   fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", o.train.devices);
   std::fflush(stdout);
   const Calibration cal = calibrate_cpu(copt, [](const std::string& line) {
