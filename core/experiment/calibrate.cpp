@@ -118,7 +118,8 @@ double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
 Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(const std::string&)>& progress) {
   MB_CHECK(!o.batches.empty(), ConfigError, "scaling: no batch sizes to calibrate");
   for (int64_t b : o.batches) MB_CHECK(b >= 1 && b <= 4096, ConfigError, "scaling: batch {} outside 1..4096", b);
-  MB_CHECK(o.steps >= 1 && o.round_images >= 0, ConfigError, "scaling: at least one timed step per point");
+  MB_CHECK(o.steps >= 1, ConfigError, "scaling: at least one timed step per point");
+  MB_CHECK(o.round_images >= 0, ConfigError, "scaling: images per round must not be negative (got {})", o.round_images);
   const CpuPlacement where = cpu_placement();
   Calibration c;
   c.cores = std::max(1, where.physical_cores > 0 ? where.physical_cores : int(where.order.size()));
