@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/devices.h"
+#include "backends/registry.h"
 #include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
@@ -714,27 +715,32 @@ class TestBackendOps : public QObject {
     QVERIFY(test::expect_error<ConfigError>([&] { parse_devices(text.toStdString()); }, mentions));
   }
 
+  // The registry: every backend has a row, auto picks the preferred one of the device kind,
+  // a backend of another kind is refused naming the choices.
   void backend_names_resolve() {
-    QCOMPARE(QString::fromStdString(engine_backend_name(DeviceKind::Cpu, "auto")), QString("onednn"));
-    QCOMPARE(QString::fromStdString(engine_backend_name(DeviceKind::Cpu, "reference")), QString("reference"));
-    QCOMPARE(QString::fromStdString(engine_backend_name(DeviceKind::Cuda, "auto")), QString("cuda"));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cpu, "cuda"));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cuda, "onednn"));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, engine_backend_name(DeviceKind::Cpu, "fast"));
-    QCOMPARE(resolve_backend(DeviceKind::Cpu, "onednn"), Backend::OneDnn);
-    QCOMPARE(resolve_backend(DeviceKind::Cuda, "cuda"), Backend::Cuda);
-    for (Backend b : kAllBackends) QCOMPARE(parse_backend(to_string(b)), std::optional<Backend>(b));
+    QCOMPARE(resolve_backend(DeviceKind::Cpu, std::nullopt), Backend::OneDnn);
+    QCOMPARE(resolve_backend(DeviceKind::Cpu, Backend::Reference), Backend::Reference);
+    QCOMPARE(resolve_backend(DeviceKind::Cuda, std::nullopt), Backend::Cuda);
+    QVERIFY(test::expect_error<ConfigError>([] { resolve_backend(DeviceKind::Cpu, Backend::Cuda); },
+                                            "use auto, onednn or reference"));
+    QVERIFY(test::expect_error<ConfigError>([] { resolve_backend(DeviceKind::Cuda, Backend::OneDnn); }, "use auto or cuda"));
+    for (Backend b : kAllBackends) {
+      QCOMPARE(parse_backend(to_string(b)), std::optional<Backend>(b));
+      const BackendInfo& row = backend_info(b);
+      QCOMPARE(row.backend, b);
+      QVERIFY(row.supports(Precision::Fp32));
+      QVERIFY(row.make_engine != nullptr && row.versions != nullptr);
+    }
     QCOMPARE(parse_backend("auto"), std::optional<Backend>());   // a choice, not a backend
-    auto e = make_engine({DeviceKind::Cpu, 0}, "reference", 4);
+    QVERIFY(!backend_info(Backend::OneDnn).supports(Precision::Tf32));
+    QVERIFY(backend_info(Backend::OneDnn).straggler && !backend_info(Backend::Cuda).straggler);
+    auto e = make_engine({DeviceKind::Cpu, 0}, Backend::Reference, 4);
     QCOMPARE(QString::fromStdString(e->device_name()), QString("cpu (reference)"));
   }
 
   void cpu_devices_validate_and_communicate() {
     const DeviceInventory inv = query_devices();
     QVERIFY(inv.cpu_cores >= 1);
-    validate_devices(parse_devices("cpu:2"), inv);   // more replicas than cores only warns
-    validate_devices(parse_devices(fmt::format("cpu:{}", inv.cpu_cores + 1)), inv);
-    QVERIFY_THROWS_EXCEPTION(ConfigError, validate_devices({}, inv));
     auto comms = make_communicators(parse_devices("cpu:2"), nullptr);
     QCOMPARE(comms.size(), std::size_t(2));
     QCOMPARE(comms[1]->rank(), 1);
@@ -751,20 +757,14 @@ class TestBackendOps : public QObject {
     QVERIFY(inv.gpus.empty());
     QCOMPARE(QString::fromStdString(inv.gpu_note), QString("built without CUDA support"));
     const auto cuda = parse_devices("cuda:0");   // the syntax is fine; the build lacks the backend
-    QVERIFY(test::expect_error<ConfigError>([&] { validate_devices(cuda, inv); }, "without CUDA"));
-    QVERIFY(test::expect_error<ConfigError>([&] { make_engine(cuda.front(), "auto", 8); }, "without CUDA"));
+    QVERIFY(!backend_info(Backend::Cuda).built());
+    QVERIFY(test::expect_error<ConfigError>([&] { make_engine(cuda.front(), Backend::Cuda, 8); }, "without CUDA"));
     QVERIFY(test::expect_error<ConfigError>([&] { make_communicators(cuda, nullptr); }, "without CUDA"));
     QVERIFY(QString::fromStdString(components_summary()).contains("CUDA: not built"));
 #endif
   }
 
-  void gpu_ordinals_must_exist() {
-    const DeviceInventory inv = query_devices();
-    if (inv.gpus.empty()) QSKIP(qPrintable("no GPU: " + QString::fromStdString(inv.gpu_note)));
-    const auto bad = parse_devices(fmt::format("cuda:{}", inv.gpus.size()));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, validate_devices(bad, inv));
-    validate_devices(parse_devices("cuda:0"), inv);
-  }
+
 };
 
 QTEST_GUILESS_MAIN(TestBackendOps)

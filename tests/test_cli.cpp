@@ -329,7 +329,9 @@ class TestCli : public QObject {
     for (const auto& c : j.at("configurations"))
       for (const char* key : {"global_batch", "scale_lr", "epoch_s", "val_acc", "time_to_target_s"}) QVERIFY(c.contains(key));
     // Every configuration's run is in the history, where compare and the workbench find it.
-    QCOMPARE(QDir(history + "/runs").entryList({"*.json"}, QDir::Files).size(), 4);
+    // Every run in the history, each with its Chrome trace beside it (as the workbench keeps them).
+    QCOMPARE(QDir(history + "/runs").entryList({"*.trace.json"}, QDir::Files).size(), 4);
+    QCOMPARE(QDir(history + "/runs").entryList({"*.json"}, QDir::Files).size(), 8);
     QVERIFY(run_cli({"sweep", "--batches", "64,64"}).err.contains("listed twice"));
   }
 

@@ -262,7 +262,7 @@ class TestCuda : public QObject {
     d.kind = DeviceKind::Cuda;
     d.index = 0;
     // DeviceError (no GPU) or ConfigError (built without CUDA): never a crash.
-    QVERIFY_THROWS_EXCEPTION(mb::Error, make_engine(d, "auto", 8));
+    QVERIFY_THROWS_EXCEPTION(mb::Error, make_engine(d, Backend::Cuda, 8));
     QVERIFY_THROWS_EXCEPTION(mb::Error, make_communicators({d, d}, nullptr));
   }
 
@@ -588,7 +588,7 @@ class TestCuda : public QObject {
     // 1's message within the target's 10 s, not hang in a wait, a destructor or NCCL.
     auto data = test::make_synthetic_split(1024, 64);
     TrainConfig c;
-    c.devices = devices.toStdString();
+    c.devices = parse_devices(devices.toStdString());
     c.batch = 64;
     c.epochs = 2;
     MirroredTrainer t(c, data);

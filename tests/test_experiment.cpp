@@ -7,7 +7,8 @@
 
 #include "experiment/baseline.h"
 #include "experiment/comparison_report.h"
-#include "experiment/plans.h"
+#include "backends/registry.h"
+#include "experiment/planner.h"
 #include "experiment/run_store.h"
 #include "experiment/verdict.h"
 #include "records/run_record.h"
@@ -25,7 +26,7 @@ RunRecord made_run(const std::string& id, int replicas, const std::string& start
   RunRecord r;
   r.id = id;
   RunConfig& c = r.config;
-  c.devices = replicas == 1 ? "cpu:1" : "cpu:" + std::to_string(replicas);
+  c.devices = cpu_replicas(replicas);
   c.replicas = replicas;
   c.global_batch = 128;
   c.per_replica_batch = 128 / replicas;
@@ -33,7 +34,7 @@ RunRecord made_run(const std::string& id, int replicas, const std::string& start
   c.dataset = "fashion-mnist";
   c.train_size = 60000;
   c.val_size = 10000;
-  c.backend = "onednn";
+  c.backend = Backend::OneDnn;
   c.start_time = start;
   r.epochs.push_back(EpochMetrics{1, time_s, 0.0, 0.5, 0.8, 0.5, val_acc, 60000 / time_s, {}, {}});
   return r;
@@ -80,6 +81,7 @@ class TestExperiment : public QObject {
   void classic_task_differences_name_the_setting();
   void plans_data();
   void plans();
+  void plans_refuse();
   void reference_config_presets_the_classic_task();
   void baseline_device_data();
   void baseline_device();
@@ -97,8 +99,8 @@ void TestExperiment::key_fields_data() {
   QTest::newRow("train_size") << Mutation([](RunConfig& c) { c.train_size = 2048; }) << true;
   QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = "cnn-wide"; }) << true;
   QTest::newRow("global batch") << Mutation([](RunConfig& c) { c.global_batch = c.per_replica_batch = 256; }) << true;
-  QTest::newRow("device kind") << Mutation([](RunConfig& c) { c.devices = "cuda:0"; c.backend = "onednn"; }) << true;
-  QTest::newRow("backend") << Mutation([](RunConfig& c) { c.backend = "reference"; }) << true;
+  QTest::newRow("device kind") << Mutation([](RunConfig& c) { c.devices = parse_devices("cuda:0"); c.backend = Backend::OneDnn; }) << true;
+  QTest::newRow("backend") << Mutation([](RunConfig& c) { c.backend = Backend::Reference; }) << true;
   QTest::newRow("epochs") << Mutation([](RunConfig& c) { c.epochs = 9; }) << false;
   QTest::newRow("learning rate") << Mutation([](RunConfig& c) { c.learning_rate = 0.01; }) << false;
   QTest::newRow("seed") << Mutation([](RunConfig& c) { c.seed = 99; }) << false;
@@ -288,24 +290,34 @@ void TestExperiment::plans() {
   QFETCH(QString, devices);
   QFETCH(QString, single);
   TrainConfig config;
-  config.devices = devices.toStdString();
+  config.devices = parse_devices(devices.toStdString());
+  if (device_kind(config.devices) == DeviceKind::Cuda && !backend_info(Backend::Cuda).built())
+    QSKIP("this build has no CUDA backend: a GPU plan is refused (see plans_refuse)");
   config.batch = 64;
   config.per_replica_batch = true;
   config.seed = 5;
-  config.slow_replica = 1;   // a simulated straggler: the run's, never the baseline's
-  config.slow_factor = 3;
-  const std::vector<PlannedRun> plan = make_plan(PlanKind(kind), config, single.toStdString());
+  if (device_kind(config.devices) == DeviceKind::Cpu) {
+    config.slow_replica = 1;   // a simulated straggler: the run's, never the baseline's
+    config.slow_factor = 3;
+  }
+  config.step_delay_s = 1;     // teaching pace: for Run only
+  const Plan made = make_plan(PlanRequest{PlanKind(kind), config, 1, {}, {}});
+  const std::vector<PlannedRun>& plan = made.runs;
+  QCOMPARE(made.kind, PlanKind(kind));
   if (PlanKind(kind) == PlanKind::Single) {
     QCOMPARE(plan.size(), std::size_t(1));
     QCOMPARE(plan[0].role, RunRole::Run);
-    QCOMPARE(QString::fromStdString(plan[0].config.devices), devices);
+    QCOMPARE(QString::fromStdString(format_devices(plan[0].config.devices)), devices);
+    QCOMPARE(plan[0].config.step_delay_s, 1.0);
     return;
   }
   QCOMPARE(plan.size(), std::size_t(2));
+  QVERIFY(!made.notes.empty());   // says the pace was turned off
   QCOMPARE(plan[0].role, RunRole::Baseline);
-  QCOMPARE(QString::fromStdString(plan[0].config.devices), single);
+  QCOMPARE(QString::fromStdString(format_devices(plan[0].config.devices)), single);
   QCOMPARE(plan[1].role, RunRole::Run);
-  QCOMPARE(QString::fromStdString(plan[1].config.devices), devices);
+  QCOMPARE(QString::fromStdString(format_devices(plan[1].config.devices)), devices);
+  if (device_kind(config.devices) == DeviceKind::Cuda) return;
   QCOMPARE(plan[0].config.slow_replica, -1);
   QCOMPARE(plan[0].config.slow_factor, 1.0);
   QCOMPARE(plan[1].config.slow_replica, 1);
@@ -314,10 +326,38 @@ void TestExperiment::plans() {
     QCOMPARE(p.config.batch, int64_t(64));
     QVERIFY(p.config.per_replica_batch);
     QCOMPARE(p.config.seed, uint64_t(5));
+    QCOMPARE(p.config.step_delay_s, 0.0);
   }
   QCOMPARE(QString::fromUtf8(to_string(PlanKind(kind))), PlanKind(kind) == PlanKind::Compare
                                                              ? QString("Compare")
                                                              : QString("Reference experiment"));
+}
+
+// The plan rules are the core's: both front ends get the same refusals, before any training.
+void TestExperiment::plans_refuse() {
+  const TrainConfig one;   // cpu:1
+  auto plan = [](PlanKind kind, const TrainConfig& c, int processes = 1, SweepOptions sweep = {}) {
+    return make_plan(PlanRequest{kind, c, processes, {}, std::move(sweep)});
+  };
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Compare, one); }, "baseline's own device"));
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Reference, one); }, "two or more devices"));
+  QCOMPARE(plan(PlanKind::Compare, one, 2).runs.size(), std::size_t(2));   // 2 processes x cpu:1 against cpu:1
+  QCOMPARE(plan(PlanKind::Compare, one, 2).runs[0].processes, 1);          // the baseline in one process
+  TrainConfig four;
+  four.devices = cpu_replicas(4);
+  four.batch = 2;
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Single, four); }, "smaller than the 4 replicas"));
+  // A sweep checks every configuration first: batch 2 cannot be split over 4 replicas.
+  four.batch = 64;
+  SweepOptions sweep;
+  sweep.batches = {2, 64};
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Sweep, four, 1, sweep); }, "run 1 of 4: global batch 2"));
+  sweep.batches = {8, 64};
+  QCOMPARE(plan(PlanKind::Sweep, four, 1, sweep).runs.size(), std::size_t(4));   // each with and without scaling
+  TrainConfig gpus;
+  gpus.devices = parse_devices("cuda:0,cuda:1");
+  if (!backend_info(Backend::Cuda).built())
+    QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Compare, gpus); }, "without CUDA"));
 }
 
 void TestExperiment::reference_config_presets_the_classic_task() {
@@ -331,9 +371,9 @@ void TestExperiment::reference_config_presets_the_classic_task() {
   c.limit_train = 2048;
   c.limit_val = 100;
   c.seed = 9;
-  c.backend = "reference";
-  const TrainConfig r = reference_config(c, "cpu:2");
-  QCOMPARE(r.devices, std::string("cpu:2"));
+  c.backend = Backend::Reference;
+  const TrainConfig r = reference_config(c, cpu_replicas(2));
+  QCOMPARE(r.devices, cpu_replicas(2));
   QCOMPARE(r.epochs, ClassicTask::kEpochs);
   QCOMPARE(r.batch, ClassicTask::kGlobalBatch);
   QVERIFY(!r.per_replica_batch);
@@ -360,7 +400,7 @@ void TestExperiment::baseline_device_data() {
 void TestExperiment::baseline_device() {
   QFETCH(QString, devices);
   QFETCH(QString, single);
-  QCOMPARE(QString::fromStdString(mb::baseline_device(devices.toStdString())), single);
+  QCOMPARE(QString::fromStdString(format_devices(baseline_devices(parse_devices(devices.toStdString())))), single);
 }
 
 // tests/data/history_v1: the folder the GUI wrote at commit 63f8157 for `--run cpu:2` then

@@ -33,7 +33,7 @@ struct GoldenCase {
 
 TrainConfig base_config() {
   TrainConfig c;
-  c.devices = "cpu:1";
+  c.devices = parse_devices("cpu:1");
   c.batch = 32;
   c.epochs = 2;
   c.seed = 7;
@@ -46,10 +46,10 @@ std::vector<GoldenCase> golden_cases() {
   std::vector<GoldenCase> cases;
   cases.push_back({"cpu1", base_config()});
   TrainConfig two = base_config();
-  two.devices = "cpu:2";
+  two.devices = parse_devices("cpu:2");
   cases.push_back({"cpu2", two});
   TrainConfig three = base_config();
-  three.devices = "cpu:3";
+  three.devices = parse_devices("cpu:3");
   three.limit_train = 100;   // 32, 32, 32, 4: uneven shares and a short last step
   cases.push_back({"cpu3_partial", three});
   TrainConfig weak = two;
@@ -108,12 +108,12 @@ class TestGoldenDigests : public QObject {
     const json golden = read_json(golden_file());
     json measured = json::object();
     for (GoldenCase& c : golden_cases()) {
-      c.config.backend = backend.toStdString();
+      c.config.backend = parse_backend(backend.toStdString());
       measured[c.name] = run_digest(c.config, data);
     }
     // Options that must not change the math: a straggler (it only sleeps) and the breakdown.
     TrainConfig slow = golden_cases()[1].config;
-    slow.backend = backend.toStdString();
+    slow.backend = parse_backend(backend.toStdString());
     slow.slow_replica = 1;
     slow.slow_factor = 1.5;
     slow.time_phases = false;

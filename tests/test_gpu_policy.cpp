@@ -20,7 +20,9 @@
 #include <vector>
 
 #include "backends/common/device_wait.h"
-#include "backends/common/precision.h"
+#include "config/precision.h"
+#include "config/train_options.h"
+#include "trainer/run_check.h"
 #include "backends/common/step_graphs.h"
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
@@ -169,8 +171,8 @@ class FakeEngine final : public ReplicaEngine {
 
 TrainConfig fake_config(const std::string& devices, int64_t batch, int epochs) {
   TrainConfig c;
-  c.devices = devices;
-  c.backend = "reference";
+  c.devices = parse_devices(devices);
+  c.backend = Backend::Reference;
   c.batch = batch;
   c.epochs = epochs;
   c.seed = 5;
@@ -359,23 +361,21 @@ class TestGpuPolicy : public QObject {
 
   void tf32_needs_gpu_replicas() {
     TrainConfig c = fake_config("cpu:1", 64, 1);
-    QCOMPARE(check_train_config(c).size(), std::size_t(1));   // fp32, the default
-    c.precision = "tf32";
-    try {
-      check_train_config(c);
-      QFAIL("tf32 on a CPU replica was accepted");
-    } catch (const ConfigError& e) {
-      QVERIFY2(QString(e.what()).contains("--precision tf32"), e.what());
-    }
-    c.precision = "fp16";
-    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, make_engine(DeviceSpec{}, "auto", 8, Precision::Tf32));
-    QCOMPARE(parse_precision("tf32"), Precision::Tf32);
-    QCOMPARE(to_string(Precision::Fp32), std::string("fp32"));
+    QVERIFY(check_run(c).empty());   // fp32, the default
+    c.precision = Precision::Tf32;
+    const auto problems = check_run(c);
+    QCOMPARE(problems.size(), std::size_t(1));
+    QCOMPARE(QString::fromStdString(problems[0].option), QString("precision"));
+    QVERIFY2(QString::fromStdString(problems[0].message).contains("--precision tf32"), problems[0].message.c_str());
+    QVERIFY_THROWS_EXCEPTION(ConfigError, require_runnable(c));
+    QVERIFY(test::expect_error<ConfigError>([&] { set_option(train_option("precision"), c, "fp16"); }, "fp16"));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, make_engine(DeviceSpec{}, Backend::OneDnn, 8, Precision::Tf32));
+    QCOMPARE(parse_precision("tf32"), std::optional<Precision>(Precision::Tf32));
+    QCOMPARE(to_string(Precision::Fp32), std::string_view("fp32"));
 
     auto data = test::make_synthetic_split(64, 8);
     MirroredTrainer t(fake_config("cpu:1", 64, 1), data);
-    QCOMPARE(t.run_config().precision, std::string("fp32"));
+    QCOMPARE(t.run_config().precision, Precision::Fp32);
   }
 };
 

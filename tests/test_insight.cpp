@@ -69,13 +69,13 @@ PhaseTimes known(int e, int r) { return phases(0.10 + 0.01 * e, 0.20 + 0.02 * r,
 RunRecord timed_run(const std::string& id, int replicas, int epochs, int slow = -1) {
   RunRecord r;
   r.id = id;
-  r.config.devices = "cpu:" + std::to_string(replicas);
+  r.config.devices = cpu_replicas(replicas);
   r.config.replicas = replicas;
   r.config.global_batch = 128;
   r.config.per_replica_batch = 128 / replicas;
   r.config.dataset = "synthetic";
   r.config.train_size = 60000;
-  r.config.backend = "onednn";
+  r.config.backend = Backend::OneDnn;
   r.config.slow_replica = slow;
   r.config.slow_factor = slow >= 0 ? 3.0 : 1.0;
   r.config.epochs = epochs;
@@ -113,7 +113,7 @@ MachineCalibration synthetic_calibration(int cores = 2) {
   for (int k : {1, 2})
     for (int64_t b : {16, 32, 64, 128}) c.compute.push_back({k, b, 1e-3 + 1e-4 * double(b)});
   for (double bytes : {4096.0, 65536.0, 487720.0, 4194304.0}) c.allreduce.push_back({2, bytes, 10e-6 + 1e-9 * bytes});
-  m.backend = "onednn";
+  m.backend = Backend::OneDnn;
   m.measured_at = "2026-01-01T00:00:00Z";
   return m;
 }
@@ -273,8 +273,8 @@ void TestInsight::breakdown_puts_the_baseline_first() {
 
 void TestInsight::honest_about_gpu_and_untimed_runs() {
   RunRecord gpu = timed_run("gpu", 2, 2);
-  gpu.config.devices = "cuda:0,cuda:1";
-  gpu.config.backend = "cuda";
+  gpu.config.devices = parse_devices("cuda:0,cuda:1");
+  gpu.config.backend = Backend::Cuda;
   gpu.comm.replicas = 2;
   gpu.comm.bytes = 487720;
   gpu.comm.exposed_s = 0.0004;
@@ -413,7 +413,7 @@ void TestInsight::prediction_chart_holds_the_predicted_points() {
   per.config.global_batch = 256;
   RunRecord small = timed_run("small", 2, 1), slow = timed_run("reference", 2, 1), straggler = timed_run("straggler", 2, 1, 1);
   small.config.train_size = 2048;   // other settings: not on this chart
-  slow.config.backend = "reference";
+  slow.config.backend = Backend::Reference;
   const std::vector<RunRecord> history{one, two, per, small, slow, straggler};
 
   const PredictionScope scope = prediction_scope(nullptr, &m, history, 0);
@@ -508,8 +508,8 @@ void TestInsight::card_states_predicted_vs_measured() {
   QVERIFY(runs[0].predicted->note.contains("straggler"));
   // GPUs or other kernels: no prediction, and why.
   RunRecord gpu = timed_run("gpu", 2, 1);
-  gpu.config.backend = "cuda";
-  gpu.config.devices = "cuda:0,cuda:1";
+  gpu.config.backend = Backend::Cuda;
+  gpu.config.devices = parse_devices("cuda:0,cuda:1");
   runs = {shown(gpu)};
   add_predictions(runs, &m, 0);
   QVERIFY(!runs[0].predicted);

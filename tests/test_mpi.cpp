@@ -205,6 +205,8 @@ class TestMpi : public QObject {
       p.waitForReadyRead(200);
       out += p.readAllStandardOutput();
     }
+    // (A run that already ended has no pid: kill(0, ...) would signal this test's own group.)
+    QVERIFY2(p.state() == QProcess::Running && p.processId() > 0, out.constData());
     QCOMPARE(::kill(static_cast<pid_t>(p.processId()), SIGUSR1), 0);
     const Result r = finish(p, t, 60000);
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));

@@ -31,7 +31,7 @@ RunRecord full_record() {
   r.name = "big batch, \"scaled\" lr\nsecond line ü";
   RunConfig& c = r.config;
   c.model = "cnn-reference-x";
-  c.devices = "cuda:0,cuda:1";
+  c.devices = parse_devices("cuda:0,cuda:1");
   c.replicas = 4;
   c.processes = 2;
   c.replicas_per_process = 2;
@@ -52,8 +52,8 @@ RunRecord full_record() {
   c.data_dir = "/data/fashion, mnist";
   c.train_size = 60000;
   c.val_size = 10000;
-  c.backend = "cuda";
-  c.precision = "tf32";
+  c.backend = Backend::Cuda;
+  c.precision = Precision::Tf32;
   c.communicator = "in-gpu (simulated)";
   c.version = "0.1.0";
   c.cpu_model = "AMD EPYC 7B13";
@@ -239,7 +239,8 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(29));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(30));   // every RunConfig member
+  QCOMPARE(j.at("schema_version").get<int>(), 3);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
   check_equal(run_record_from_json(j), r);
@@ -264,13 +265,21 @@ void TestRunRecord::nan_reads_back() {
 }
 
 void TestRunRecord::fields_added_later_are_optional() {
-  // Records written before precision and the communication profile existed.
+  // Records written before precision and the communication profile existed (and before
+  // records said their schema).
   json j = to_json(full_record());
+  j.erase("schema_version");
   j.at("config").erase("precision");
+  j.at("config").erase("time_phases");
   j.erase("comm");
   const RunRecord back = run_record_from_json(j);
-  QCOMPARE(back.config.precision, std::string("fp32"));
+  QCOMPARE(back.config.precision, Precision::Fp32);
+  QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());
+  // A record of today's schema has them all: one without is refused, naming the field.
+  json now = to_json(full_record());
+  now.at("config").erase("time_phases");
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(now); }, "config.time_phases"));
   // And an unmeasured profile is not written at all.
   RunRecord r = full_record();
   r.comm = CommProfile{};
@@ -459,7 +468,7 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f.size(), header.size());
       QCOMPARE(f[col("run_id")], r.id);
       QCOMPARE(f[col("run_name")], r.name);
-      QCOMPARE(f[col("devices")], r.config.devices);
+      QCOMPARE(f[col("devices")], r.config.devices_text());
       QCOMPARE(f[col("communicator")], r.config.communicator);
       QCOMPARE(f[col("simulated")], std::string("true"));
       QCOMPARE(f[col("seed")], std::to_string(r.config.seed));
@@ -480,7 +489,7 @@ void TestRunRecord::csv_rows() {
 
 void TestRunRecord::run_id_form() {
   RunConfig c;
-  c.devices = "cpu:2";
+  c.devices = parse_devices("cpu:2");
   c.start_time = "2026-11-30T06:32:21Z";
   const std::regex cpu_form("20261130T063221Z-cpu2-[0-9a-f]{4}");
   std::set<std::string> ids;
@@ -491,17 +500,17 @@ void TestRunRecord::run_id_form() {
   }
   QVERIFY2(ids.size() > 1, "eight ids in a row were identical: the suffix is not random");
 
-  c.devices = "cuda:0,cuda:1";
+  c.devices = parse_devices("cuda:0,cuda:1");
   const std::string gpu = make_run_id(c);
   QVERIFY2(gpu.find("cuda0_1") != std::string::npos, gpu.c_str());
   // Several processes: 2 x cpu:1 is not a cpu:1 run, and the id says so.
-  c.devices = "cpu:1";
+  c.devices = parse_devices("cpu:1");
   c.processes = 2;
   const std::string np = make_run_id(c);
   QVERIFY2(np.find("-np2-cpu1-") != std::string::npos, np.c_str());
   c.processes = 1;
-  // Odd inputs still give a file-name-safe id, timestamped now.
-  c.devices = "../we ird/dev:0";
+  // Odd inputs (no devices, no start time) still give a file-name-safe id, timestamped now.
+  c.devices.clear();
   c.start_time.clear();
   const std::string odd = make_run_id(c);
   QVERIFY2(std::regex_match(odd, std::regex("[0-9]{8}T[0-9]{6}Z-[A-Za-z0-9_]+-[0-9a-f]{4}")), odd.c_str());
@@ -540,7 +549,7 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   const fs::path data = MB_TEST_DATA_DIR;
   const RunRecord r = read_run_json(data / "run_record_v1.json");
   QCOMPARE(r.status, RunStatus::Completed);
-  QCOMPARE(r.config.backend, std::string("onednn"));
+  QCOMPARE(r.config.backend, Backend::OneDnn);
   QCOMPARE(int(r.epochs.size()), 2);
   QCOMPARE(r.config.processes, 1);
   QCOMPARE(r.config.replicas_per_process, r.config.replicas);

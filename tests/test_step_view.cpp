@@ -40,7 +40,7 @@ constexpr int kRunTimeoutMs = 120000;
 
 RunConfig two_replica_run() {
   RunConfig c;
-  c.devices = "cpu:2";
+  c.devices = parse_devices("cpu:2");
   c.replicas = 2;
   c.replicas_per_process = 2;
   c.dataset = "fashion-mnist";
@@ -182,7 +182,7 @@ void TestStepView::unknown_and_empty_values_are_said_plainly() {
   p.detail.replicas[1].phases = PhaseTimes{};       // nor time the phases of one step
   p.detail.replicas[0].share_count = 0;             // the last, partial batch left it nothing
   RunConfig run = two_replica_run();
-  run.devices = "cuda:0,cuda:1";
+  run.devices = parse_devices("cuda:0,cuda:1");
   run.step_delay_s = 1;
   const StepPicture pic = describe_step(p, run);
   QCOMPARE(pic.replicas[1].grad_text, QString("gradient norm: not measured here"));
@@ -199,7 +199,7 @@ void TestStepView::unknown_and_empty_values_are_said_plainly() {
   RunConfig procs = two_replica_run();
   procs.processes = 2;
   procs.replicas_per_process = 1;
-  procs.devices = "cpu:1";
+  procs.devices = parse_devices("cpu:1");
   QCOMPARE(replica_device(procs, 1), QString("CPU core · process 1"));
 }
 
@@ -342,7 +342,7 @@ void TestStepView::a_paced_run_shows_every_step() {
   window.show();
   TrainConfig c = window.setup_panel()->config();
   c.data_dir = data_dir_.toStdString();
-  c.devices = cpu_core_count() >= 2 ? "cpu:2" : "cpu:1";
+  c.devices = cpu_replicas(cpu_core_count() >= 2 ? 2 : 1);
   c.epochs = 1;
   c.batch = 128;
   c.per_replica_batch = false;
@@ -364,7 +364,7 @@ void TestStepView::a_paced_run_shows_every_step() {
   QCOMPARE(pic.heading, QString("Epoch 1 of 1 · step 4 of 4"));
   QCOMPARE(pic.global_batch, int64_t(128));
   QCOMPARE(pic.samples.size(), std::size_t(128));
-  const int n = c.devices == "cpu:2" ? 2 : 1;
+  const int n = int(c.devices.size());
   QCOMPARE(int(pic.replicas.size()), n);
   int64_t shared = 0;
   for (const auto& r : pic.replicas) {

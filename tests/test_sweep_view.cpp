@@ -52,7 +52,7 @@ constexpr int kRunTimeoutMs = 120000;
 RunRecord history(const SweepPoint& p, const std::string& id, std::initializer_list<std::pair<double, double>> epochs) {
   RunRecord r;
   r.id = id;
-  r.config.devices = "cpu:2";
+  r.config.devices = parse_devices("cpu:2");
   r.config.replicas = 2;
   r.config.global_batch = p.global_batch;
   r.config.learning_rate = p.lr;
@@ -79,7 +79,7 @@ struct Synthetic {
 };
 Synthetic synthetic_sweep() {
   Synthetic s;
-  s.options.base.devices = "cpu:2";
+  s.options.base.devices = parse_devices("cpu:2");
   s.options.base.epochs = 3;
   s.options.base.lr = 1e-3;
   s.options.batches = {64, 128, 256};
@@ -207,7 +207,7 @@ void TestSweepView::the_plan_has_every_configuration() {
   panel.findChild<QLineEdit*>("sweep_batches")->setText("64, 128, 256");
   panel.findChild<QDoubleSpinBox*>("sweep_target")->setValue(80);
   TrainConfig base;
-  base.devices = "cpu:2";
+  base.devices = parse_devices("cpu:2");
   base.epochs = 3;
   base.lr = 2e-3;
   base.batch = 999;             // the run setup's own batch: the sweep sets its own
@@ -226,7 +226,7 @@ void TestSweepView::the_plan_has_every_configuration() {
     QCOMPARE(c.batch, expected[i].first);
     QCOMPARE(c.lr, expected[i].second);
     QVERIFY(!c.per_replica_batch && !c.scale_lr);
-    QCOMPARE(QString::fromStdString(c.devices), QString("cpu:2"));
+    QCOMPARE(QString::fromStdString(format_devices(c.devices)), QString("cpu:2"));
     QCOMPARE(c.epochs, 3);
   }
   // The panel shows one waiting row per configuration before anything trains.
@@ -413,7 +413,7 @@ void TestSweepView::sweep_from_the_window_trains_every_configuration() {
   RunSetupPanel* p = window.setup_panel();
   TrainConfig c = p->config();
   c.data_dir = data_dir_.toStdString();
-  c.devices = "cpu:1";
+  c.devices = parse_devices("cpu:1");
   c.epochs = 2;
   c.limit_train = kTrain;
   c.limit_val = kVal;
@@ -483,7 +483,7 @@ void TestSweepView::scripted_sweep_writes_its_files() {
     records.push_back(read_run_json(file));
     points.push_back({c.at("global_batch").get<int64_t>(), c.at("scale_lr").get<bool>(), c.at("lr").get<double>()});
     QCOMPARE(records.back().config.global_batch, points.back().global_batch);
-    QCOMPARE(QString::fromStdString(records.back().config.devices), devices);
+    QCOMPARE(QString::fromStdString(format_devices(records.back().config.devices)), devices);
   }
   const SweepSummary core = summarize_sweep(points, records, 0.2);
   QVERIFY(j == to_json(core));

@@ -12,6 +12,8 @@
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
 #include "trainer/progress_events.h"
+#include "trainer/run_check.h"
+#include "config/train_options.h"
 
 #include <set>
 
@@ -24,8 +26,8 @@ namespace {
 
 TrainConfig small_config(const std::string& devices, const std::string& backend, int64_t batch = 64) {
   TrainConfig c;
-  c.devices = devices;
-  c.backend = backend;
+  c.devices = parse_devices(devices);
+  c.backend = parse_backend(backend);   // "auto": none
   c.batch = batch;
   c.epochs = 1;
   c.seed = 3;
@@ -183,7 +185,7 @@ class TestTrainer : public QObject {
     auto data = test::make_synthetic_split(64, 8);
     TrainConfig c = small_config("cpu:2", "reference", std::numeric_limits<int64_t>::max());
     c.per_replica_batch = true;
-    QVERIFY(test::expect_error<ConfigError>([&] { MirroredTrainer t(c, data); }, "larger than the supported"));
+    QVERIFY(test::expect_error<ConfigError>([&] { MirroredTrainer t(c, data); }, "--batch: 9223372036854775807 is out of range"));
   }
 
   void stop_in_the_last_step_keeps_the_epoch() {
@@ -202,12 +204,11 @@ class TestTrainer : public QObject {
   }
 
   void config_checked_without_data() {
-    TrainConfig c = small_config("cpu:2", "magic", 64);
-    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
-    c.backend = "auto";
-    QCOMPARE(check_train_config(c).size(), std::size_t(2));
+    TrainConfig c = small_config("cpu:2", "auto", 64);
+    QVERIFY(test::expect_error<ConfigError>([&] { set_option(train_option("backend"), c, "magic"); }, "magic"));
+    QVERIFY(check_run(c).empty());
     c.lr = 1e300;
-    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
+    QVERIFY(test::expect_error<ConfigError>([&] { require_runnable(c); }, "--lr"));
   }
 
   void split_of_the_global_batch() {
@@ -241,10 +242,14 @@ class TestTrainer : public QObject {
     QFETCH(double, lr);
     QFETCH(QString, message);
     auto data = test::make_synthetic_split(64, 8);
-    TrainConfig c = small_config(devices.toStdString(), "reference", batch);
-    c.epochs = epochs;
-    c.lr = lr;
-    QVERIFY(test::expect_error<ConfigError>([&] { MirroredTrainer t(c, data); }, message));
+    QVERIFY(test::expect_error<ConfigError>(
+        [&] {
+          TrainConfig c = small_config(devices.toStdString(), "reference", batch);   // the devices parse here
+          c.epochs = epochs;
+          c.lr = lr;
+          MirroredTrainer t(c, data);
+        },
+        message));
   }
 
   // ---- where the time goes (the per-replica breakdown, the trace, the straggler) ----------
@@ -342,7 +347,7 @@ class TestTrainer : public QObject {
     QVERIFY_THROWS_EXCEPTION(ConfigError, [] {
       TrainConfig bad = small_config("cpu:2", "onednn", 64);
       bad.slow_replica = 2;   // no such replica
-      check_train_config(bad);
+      require_runnable(bad);
     }());
   }
 
@@ -429,7 +434,7 @@ class TestTrainer : public QObject {
     QCOMPARE(detailed, 4);
     QVERIFY(clock.elapsed() >= 4 * 50);   // at least the pace asked for
     c.step_delay_s = 61;
-    QVERIFY_THROWS_EXCEPTION(ConfigError, check_train_config(c));
+    QVERIFY(test::expect_error<ConfigError>([&] { require_runnable(c); }, "--pace: 61 is out of range"));
   }
 };
 

@@ -20,8 +20,8 @@ namespace {
 
 TrainConfig small_config(const std::string& devices, int64_t batch = 32) {
   TrainConfig c;
-  c.devices = devices;
-  c.backend = "onednn";
+  c.devices = parse_devices(devices);
+  c.backend = Backend::OneDnn;
   c.batch = batch;
   c.epochs = 2;
   c.seed = 5;

@@ -96,13 +96,13 @@ RunRecord made_run(const std::string& id, const std::string& devices, int replic
   RunRecord r;
   r.id = id;
   r.status = status;
-  r.config.devices = devices;
+  r.config.devices = parse_devices(devices);
   r.config.replicas = replicas;
   r.config.global_batch = batch;
   r.config.per_replica_batch = batch / replicas;
   r.config.dataset = "synthetic";
   r.config.train_size = 512;
-  r.config.backend = "onednn";
+  r.config.backend = Backend::OneDnn;
   r.config.start_time = start;
   r.epochs.push_back(EpochMetrics{1, 2.0 / replicas, 0.0, 0.9, 0.7, 0.8, 0.72, 300, {}, {}});
   return r;
@@ -287,9 +287,9 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
   const RunRecord multi = click_and_wait("compare_button");
   QCOMPARE(window_->history()->rowCount(), rows_before + 2);
   QCOMPARE(multi.status, RunStatus::Completed);
-  QCOMPARE(QString::fromStdString(multi.config.devices), QString("cpu:2"));
+  QCOMPARE(QString::fromStdString(format_devices(multi.config.devices)), QString("cpu:2"));
   const RunRecord& base = window_->history()->runs()[window_->history()->runs().size() - 2];
-  QCOMPARE(QString::fromStdString(base.config.devices), QString("cpu:1"));
+  QCOMPARE(QString::fromStdString(format_devices(base.config.devices)), QString("cpu:1"));
   QCOMPARE(base.config.global_batch, multi.config.global_batch);
   // The fresh single-device run is the baseline, drawn on the charts next to the run.
   QVERIFY(window_->history()->is_baseline(base));
@@ -397,7 +397,7 @@ void TestWorkbench::export_csv_parses_back_to_the_records() {
     QCOMPARE(row[c_val].toDouble(), m.val_acc);
     QCOMPARE(row[c_loss].toDouble(), m.train_loss);
     QCOMPARE(row[c_batch].toLongLong(), qlonglong(r->config.global_batch));
-    QCOMPARE(row[c_devices], QString::fromStdString(r->config.devices));
+    QCOMPARE(row[c_devices], QString::fromStdString(format_devices(r->config.devices)));
   }
 }
 
@@ -415,7 +415,7 @@ void TestWorkbench::corrupt_history_file_is_skipped() {
   fs::create_directories(runs);
   // One good record, one file that is not JSON, one JSON that is not a run record.
   RunRecord good;
-  good.config.devices = "cpu:1";
+  good.config.devices = parse_devices("cpu:1");
   good.config.dataset = "synthetic";
   good.config.start_time = "2026-01-01T00:00:00Z";
   good.id = "good-run";
@@ -535,14 +535,14 @@ void TestWorkbench::classic_criteria_only_for_classic_settings() {
 void TestWorkbench::shutdown_with_a_queued_run_ends_the_plan() {
   TrainConfig c;
   c.data_dir = data_dir_.toStdString();
-  c.devices = "cpu:1";
+  c.devices = cpu_replicas(2);
   c.epochs = 500;
   c.batch = 64;
   c.limit_train = kTrain;
   for (int attempt = 0; attempt < 5; ++attempt) {
     RunController controller;
     QSignalSpy finished(&controller, &RunController::plan_finished);
-    controller.start(PlanKind::Compare, make_plan(PlanKind::Compare, c, "cpu:1"));
+    controller.start(make_plan(PlanRequest{PlanKind::Compare, c, 1, {}, {}}));
     QVERIFY(controller.busy());
     controller.shutdown();
     QVERIFY(!controller.busy());
@@ -562,7 +562,7 @@ void TestWorkbench::hand_copied_run_file_is_its_own_run() {
   const fs::path runs = fs::path(home.path().toStdString()) / "runs";
   fs::create_directories(runs);
   RunRecord r;
-  r.config.devices = "cpu:1";
+  r.config.devices = parse_devices("cpu:1");
   r.config.start_time = "2026-01-01T00:00:00Z";
   r.id = "original";
   write_run_json(r, runs / "original.json");
@@ -594,11 +594,11 @@ void TestWorkbench::invalid_batch_is_explained_in_place() {
   auto* message = p->findChild<QLabel*>("setup_message");
   QVERIFY(!run->isEnabled());
   QVERIFY(!message->isHidden());
-  QVERIFY2(message->text().contains("cannot be split"), qPrintable(message->text()));
+  QVERIFY2(message->text().contains("smaller than the 2 replicas"), qPrintable(message->text()));
   // "per replica" makes the same number valid: global batch = 1 x 2.
   QTest::mouseClick(p->findChild<QWidget*>("batch_per_replica"), Qt::LeftButton);
   QVERIFY(run->isEnabled());
-  QVERIFY(!message->text().contains("cannot be split"));
+  QVERIFY(!message->text().contains("smaller than the 2 replicas"));
   // A folder without IDX files is explained too.
   p->set_recent_data_dirs({home_.path()});
   auto* data = p->findChild<QComboBox*>("data_combo");
@@ -657,20 +657,20 @@ void TestWorkbench::device_list_offers_gpus_and_explains_their_absence() {
   list->item(1)->setCheckState(Qt::Checked);
   QCOMPARE(list->item(0)->checkState(), Qt::Unchecked);   // checking a GPU unchecks the CPU
   list->item(2)->setCheckState(Qt::Checked);
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:0,cuda:1"));
-  QCOMPARE(panel.single_device(), QString("cuda:0"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cuda:0,cuda:1"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.single_device())), QString("cuda:0"));
   QVERIFY(panel.findChild<QPushButton*>("compare_button")->toolTip().contains("cuda:0"));
   panel.findChild<QSpinBox*>("replicas_per_gpu")->setValue(2);
   QCOMPARE(panel.replicas(), 4);
   QVERIFY(panel.advice().join(" ").contains("simulated"));
   // A saved configuration comes back as it was.
   TrainConfig c = panel.config();
-  c.devices = "cuda:1";
+  c.devices = parse_devices("cuda:1");
   panel.set_config(c);
   QCOMPARE(list->item(1)->checkState(), Qt::Unchecked);
   QCOMPARE(list->item(2)->checkState(), Qt::Checked);
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:1"));
-  QCOMPARE(panel.all_devices(), QString("cuda:0,cuda:1"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cuda:1"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.all_devices())), QString("cuda:0,cuda:1"));
 }
 
 void TestWorkbench::rename_delete_and_pin_persist() {

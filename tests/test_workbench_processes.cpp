@@ -1,5 +1,5 @@
 // Runs across processes from the workbench: the TrainConfig -> `mpirun ... mirrorbench-cli
-// train` translation, the run setup's process group and its checks, the child-process worker
+// train` translation, the run setup's process group and its checks, the child-process trainer
 // against small shell scripts standing in for mpirun (a child that dies after starting, one
 // that fails before, one that ignores Stop, one that must not get SIGUSR1 before it starts),
 // and the real thing: 2-process plans under the real mpirun through the window and in scripted
@@ -32,7 +32,7 @@
 #include "history/history_model.h"
 #include "records/run_record.h"
 #include "run/child_command.h"
-#include "run/process_worker.h"
+#include "run/mpirun_trainer.h"
 #include "run/run_controller.h"
 #include "setup/run_setup_panel.h"
 #include "gui_process.h"
@@ -65,7 +65,7 @@ bool has_sequence(const QStringList& args, const QStringList& seq) {
 QByteArray start_line() {
   ProgressEvent e;
   e.kind = ProgressEvent::Kind::Start;
-  e.config.devices = "cpu:1";
+  e.config.devices = parse_devices("cpu:1");
   e.config.processes = 2;
   e.config.replicas = 2;
   e.config.epochs = 3;
@@ -85,7 +85,7 @@ QByteArray end_line(RunStatus status) {
   ProgressEvent e;
   e.kind = ProgressEvent::Kind::End;
   e.record.id = "stand-in";
-  e.record.config.devices = "cpu:1";
+  e.record.config.devices = parse_devices("cpu:1");
   e.record.config.processes = 2;
   e.record.config.replicas = 2;
   e.record.status = status;
@@ -211,9 +211,9 @@ void TestWorkbenchProcesses::cli_args_carry_every_field_data() {
   QTest::addColumn<QString>("value");   // null: a flag without a value
   const TrainConfig d;
   TrainConfig c;
-  c = d, c.devices = "cpu:3";
+  c = d, c.devices = parse_devices("cpu:3");
   QTest::newRow("devices") << c << "--devices" << "cpu:3";
-  c = d, c.devices = "cuda:local";
+  c = d, c.devices = parse_devices("cuda:local");
   QTest::newRow("one GPU per process") << c << "--devices" << "cuda:local";
   c = d, c.batch = 96;
   QTest::newRow("batch") << c << "--batch" << "96";
@@ -231,7 +231,7 @@ void TestWorkbenchProcesses::cli_args_carry_every_field_data() {
   QTest::newRow("training images") << c << "--limit-train" << "2048";
   c = d, c.limit_val = 500;
   QTest::newRow("validation images") << c << "--limit-val" << "500";
-  c = d, c.backend = "reference";
+  c = d, c.backend = Backend::Reference;
   QTest::newRow("backend") << c << "--backend" << "reference";
   c = d, c.slow_replica = 1, c.slow_factor = 2.5;
   QTest::newRow("simulated straggler") << c << "--slow-replica" << "1:2.5";
@@ -254,7 +254,7 @@ void TestWorkbenchProcesses::cli_args_carry_every_field() {
   const QStringList plain = cli_train_args(TrainConfig{});
   QVERIFY(!plain.contains("--per-replica-batch"));
   QVERIFY(!plain.contains("--scale-lr"));
-  QVERIFY(!plain.contains("--slow-replica"));   // no straggler unless asked for
+  QCOMPARE(value_of(plain, "--slow-replica"), QString("off"));   // no straggler unless asked for
   QVERIFY(!plain.contains("--trace"));
   QVERIFY(has_sequence(cli_train_args(config, "/runs/x.trace.json"), {"--trace", "/runs/x.trace.json"}));
 }
@@ -289,7 +289,7 @@ void TestWorkbenchProcesses::learning_rate_is_written_to_be_read_back_exactly() 
 void TestWorkbenchProcesses::mpirun_stays_on_this_machine_without_a_hostfile() {
   const Launcher l{"/usr/bin/mpirun", "/opt/mb/mirrorbench-cli", false};
   TrainConfig c;
-  c.devices = "cpu:2";
+  c.devices = parse_devices("cpu:2");
   const ChildCommand local = mpirun_command(l, c, 3, "");
   QCOMPARE(local.program, QString("/usr/bin/mpirun"));
   QVERIFY(has_sequence(local.args, {"-np", "3"}));
@@ -355,7 +355,7 @@ void TestWorkbenchProcesses::process_choices_are_checked_in_place() {
   QVERIFY(!compare->isEnabled());   // one replica in one process: nothing to compare
   panel.findChild<QSpinBox*>("processes")->setValue(2);
   QCOMPARE(panel.replicas(), 2);
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cpu:1"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cpu:1"));
   QVERIFY(panel.problems().isEmpty());
   QVERIFY(run->isEnabled());
   QVERIFY(compare->isEnabled());    // 2 × cpu:1 against cpu:1
@@ -373,7 +373,7 @@ void TestWorkbenchProcesses::process_choices_are_checked_in_place() {
   auto* preset = panel.findChild<QComboBox*>("batch_preset");
   preset->setCurrentIndex(preset->findData(0));   // Custom
   panel.findChild<QSpinBox*>("batch_custom")->setValue(4);
-  QVERIFY2(message->text().contains("cannot be split over 6 replicas"), qPrintable(message->text()));
+  QVERIFY2(message->text().contains("smaller than the 6 replicas"), qPrintable(message->text()));
   panel.findChild<QSpinBox*>("batch_custom")->setValue(64);
 
   // A hostfile lifts the core limit of this machine; a missing one is named.
@@ -397,7 +397,7 @@ void TestWorkbenchProcesses::gpus_across_processes_are_one_each() {
   auto* list = panel.findChild<QListWidget*>("device_list");
   list->item(1)->setCheckState(Qt::Checked);
   panel.findChild<QSpinBox*>("processes")->setValue(2);
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:local"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cuda:local"));
   QCOMPARE(panel.replicas(), 2);
   QVERIFY(panel.problems().isEmpty());
   QVERIFY(panel.findChild<QLabel*>("process_note")->text().contains("one GPU"));
@@ -411,10 +411,10 @@ void TestWorkbenchProcesses::gpus_across_processes_are_one_each() {
   TrainConfig c = panel.config();
   panel.set_processes(1, {});
   panel.set_config(TrainConfig{});
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cpu:1"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cpu:1"));
   panel.set_config(c);
   panel.set_processes(2, {});
-  QCOMPARE(QString::fromStdString(panel.config().devices), QString("cuda:local"));
+  QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cuda:local"));
 }
 
 void TestWorkbenchProcesses::process_count_is_remembered() {
@@ -434,20 +434,33 @@ void TestWorkbenchProcesses::process_count_is_remembered() {
 
 // ---- The child-process worker against stand-ins -------------------------------------------
 
+namespace {
+
+// What a stand-in child made the trainer call, collected on the test thread (train() blocks it).
+struct Seen {
+  std::vector<RunConfig> starts;
+  std::vector<EpochMetrics> epochs;
+  RunCallbacks callbacks() {
+    RunCallbacks c;
+    c.train.on_start = [this](const RunConfig& rc) { starts.push_back(rc); };
+    c.train.on_epoch = [this](const EpochMetrics& m) { epochs.push_back(m); };
+    return c;
+  }
+};
+
+PlannedRun two_processes() { return PlannedRun{TrainConfig{}, RunRole::Run, 2, {}}; }
+
+}  // namespace
+
 void TestWorkbenchProcesses::a_child_that_dies_after_starting_gives_a_failed_record() {
-  ProcessWorker w(stand_in(script("dies", "cat $E/start; cat $E/epoch\n"
+  MpirunTrainer t(stand_in(script("dies", "cat $E/start; cat $E/epoch\n"
                                           "echo 'mirrorbench-cli: process 1 of 2 on host b: replica 1: boom' >&2\n"
-                                          "echo 'mirrorbench-cli: replica 1 (cpu): boom' >&2\nexit 1")),
-                  2, "");
-  QSignalSpy started(&w, &RunWorker::run_started), epochs(&w, &RunWorker::epoch_finished);
-  QSignalSpy finished(&w, &RunWorker::run_finished), rejected(&w, &RunWorker::run_rejected);
-  w.start(TrainConfig{});
-  QVERIFY(finished.wait(30000));
-  QCOMPARE(started.count(), 1);
-  QCOMPARE(started.front().front().value<RunConfig>().processes, 2);
-  QCOMPARE(epochs.count(), 1);
-  QCOMPARE(rejected.count(), 0);
-  const RunRecord r = finished.front().front().value<RunRecord>();
+                                          "echo 'mirrorbench-cli: replica 1 (cpu): boom' >&2\nexit 1")));
+  Seen seen;
+  const RunRecord r = t.train(two_processes(), seen.callbacks(), {});
+  QCOMPARE(int(seen.starts.size()), 1);
+  QCOMPARE(seen.starts.front().processes, 2);
+  QCOMPARE(int(seen.epochs.size()), 1);
   QCOMPARE(r.status, RunStatus::Failed);
   QCOMPARE(QString::fromStdString(r.error), QString("replica 1 (cpu): boom"));   // process 0's line
   QCOMPARE(int(r.epochs.size()), 1);
@@ -470,27 +483,20 @@ void TestWorkbenchProcesses::a_child_that_fails_before_starting_is_rejected_data
 void TestWorkbenchProcesses::a_child_that_fails_before_starting_is_rejected() {
   QFETCH(QByteArray, body);
   QFETCH(QString, says);
-  ProcessWorker w(stand_in(script(QString("fails-%1").arg(qHash(QByteArray(QTest::currentDataTag()))), body)), 2, "");
-  QSignalSpy finished(&w, &RunWorker::run_finished), rejected(&w, &RunWorker::run_rejected);
-  w.start(TrainConfig{});
-  QVERIFY(rejected.wait(30000));
-  QCOMPARE(finished.count(), 0);
-  const QString message = rejected.front().front().toString();
-  QVERIFY2(message.contains(says), qPrintable(message));
+  MpirunTrainer t(stand_in(script(QString("fails-%1").arg(qHash(QByteArray(QTest::currentDataTag()))), body)));
+  Seen seen;
+  QVERIFY(test::expect_error<Error>([&] { t.train(two_processes(), seen.callbacks(), {}); }, says));
+  QVERIFY(seen.starts.empty());
 }
 
 // The child's processes install their stop handler before the start event; SIGUSR1 earlier
 // would kill them (the default action). The stand-in dies from an early one, like they would.
 void TestWorkbenchProcesses::stop_before_the_start_event_waits_for_it() {
-  ProcessWorker w(stand_in(script("late-start", "sleep 0.5\ntrap 'cat $E/end-stopped; exit 0' USR1\ncat $E/start\n"
-                                                "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; exit 3")),
-                  2, "");
-  QSignalSpy finished(&w, &RunWorker::run_finished), rejected(&w, &RunWorker::run_rejected);
-  w.start(TrainConfig{});
-  w.stop();   // at once: the child is still "loading"
-  QVERIFY(finished.wait(30000));
-  QCOMPARE(rejected.count(), 0);
-  QCOMPARE(finished.front().front().value<RunRecord>().status, RunStatus::Stopped);
+  MpirunTrainer t(stand_in(script("late-start", "sleep 0.5\ntrap 'cat $E/end-stopped; exit 0' USR1\ncat $E/start\n"
+                                                "i=0; while [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done; exit 3")));
+  t.request_stop();   // at once: the child is still "loading"
+  Seen seen;
+  QCOMPARE(t.train(two_processes(), seen.callbacks(), {}).status, RunStatus::Stopped);
 }
 
 void TestWorkbenchProcesses::a_child_that_ignores_stop_is_ended_data() {
@@ -502,46 +508,51 @@ void TestWorkbenchProcesses::a_child_that_ignores_stop_is_ended_data() {
 void TestWorkbenchProcesses::a_child_that_ignores_stop_is_ended() {
   QFETCH(QByteArray, traps);
   // exec: the sleep keeps the ignored signals, as a hung mpirun would.
-  ProcessWorker w(stand_in(script(QString("deaf-%1").arg(traps.size()), traps + "\ncat $E/start\nexec sleep 60")), 2, "");
-  w.set_grace_ms(300, 300);
-  QSignalSpy started(&w, &RunWorker::run_started), finished(&w, &RunWorker::run_finished);
-  w.start(TrainConfig{});
-  QVERIFY(started.wait(30000));
-  const qint64 pid = w.child_pid();
+  MpirunTrainer t(stand_in(script(QString("deaf-%1").arg(traps.size()), traps + "\ncat $E/start\nexec sleep 60")));
+  t.set_grace_ms(300, 300);
+  qint64 pid = 0;
+  RunCallbacks cb;
+  cb.train.on_start = [&](const RunConfig&) {
+    pid = t.child_pid();
+    t.request_stop();
+  };
+  const RunRecord r = t.train(two_processes(), cb, {});
   QVERIFY(pid > 0);
-  w.stop();
-  QVERIFY(finished.wait(30000));
-  const RunRecord r = finished.front().front().value<RunRecord>();
   QCOMPARE(r.status, RunStatus::Failed);
   QVERIFY2(QString::fromStdString(r.error).contains("did not stop within 0.3 s"), r.error.c_str());
-  QCOMPARE(w.child_pid(), qint64(0));
+  QCOMPARE(t.child_pid(), qint64(0));
   QVERIFY(::kill(pid_t(pid), 0) != 0);   // gone (reaped by QProcess)
 }
 
+// The window going away mid-run: the controller's shutdown stops the child and delivers the
+// record (saved by the plan executor) before it returns.
 void TestWorkbenchProcesses::shutdown_delivers_the_record_before_returning() {
-  // A child that stops as asked: its "stopped" record, delivered inside shutdown().
+  QTemporaryDir store_dir;
   {
-    ProcessWorker w(stand_in(script("polite", "trap 'cat $E/end-stopped; exit 0' USR1\ncat $E/start\ncat $E/epoch\n"
-                                              "i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; exit 3")),
-                    2, "");
-    QSignalSpy epochs(&w, &RunWorker::epoch_finished), finished(&w, &RunWorker::run_finished);
-    w.start(TrainConfig{});
+    RunController c;
+    c.set_launcher(stand_in(script("polite", "trap 'cat $E/end-stopped; exit 0' USR1\ncat $E/start\ncat $E/epoch\n"
+                                             "i=0; while [ $i -lt 300 ]; do sleep 0.1; i=$((i+1)); done; exit 3")));
+    c.set_store(RunStore(store_dir.path().toStdString()));
+    QSignalSpy epochs(&c, &RunController::epoch_finished), finished(&c, &RunController::run_finished);
+    c.start(Plan{PlanKind::Single, {two_processes()}, {}});
     QVERIFY(epochs.wait(30000));
-    w.shutdown();
+    c.shutdown();
     QCOMPARE(finished.count(), 1);
-    QCOMPARE(finished.front().front().value<RunRecord>().status, RunStatus::Stopped);
-    w.start(TrainConfig{});   // closed: nothing happens
-    QCOMPARE(w.child_pid(), qint64(0));
+    QCOMPARE(finished.front().at(1).value<RunRecord>().status, RunStatus::Stopped);
+    QCOMPARE(int(RunStore(store_dir.path().toStdString()).load_runs().runs.size()), 1);   // saved
+    c.start(Plan{PlanKind::Single, {two_processes()}, {}});   // closed: nothing happens
+    QVERIFY(!c.busy());
   }
-  // One that does not: ended after the grace period, still within shutdown().
-  ProcessWorker w(stand_in(script("deaf-shutdown", "trap '' USR1\ncat $E/start\nexec sleep 60")), 2, "");
-  w.set_grace_ms(300, 300);
-  QSignalSpy started(&w, &RunWorker::run_started), finished(&w, &RunWorker::run_finished);
-  w.start(TrainConfig{});
+  // One that does not stop: ended after the grace period, still within shutdown().
+  RunController c;
+  c.set_launcher(stand_in(script("deaf-shutdown", "trap '' USR1\ncat $E/start\nexec sleep 60")));
+  c.mpirun_trainer().set_grace_ms(300, 300);
+  QSignalSpy started(&c, &RunController::run_started), finished(&c, &RunController::run_finished);
+  c.start(Plan{PlanKind::Single, {two_processes()}, {}});
   QVERIFY(started.wait(30000));
-  w.shutdown();
+  c.shutdown();
   QCOMPARE(finished.count(), 1);
-  QCOMPARE(finished.front().front().value<RunRecord>().status, RunStatus::Failed);
+  QCOMPARE(finished.front().at(1).value<RunRecord>().status, RunStatus::Failed);
 }
 
 void TestWorkbenchProcesses::a_launcher_that_cannot_start_is_reported() {
@@ -554,12 +565,8 @@ void TestWorkbenchProcesses::a_launcher_that_cannot_start_is_reported() {
       {Launcher{tmp_.filePath("no-such-mpirun"), "/bin/true", false}, "could not be started"},
   };
   for (const Case& c : cases) {
-    ProcessWorker w(c.launcher, 2, "");
-    QSignalSpy rejected(&w, &RunWorker::run_rejected);
-    w.start(TrainConfig{});
-    QCOMPARE(rejected.count(), 0);   // never from inside start()
-    QVERIFY(rejected.wait(10000));
-    QVERIFY2(rejected.front().front().toString().contains(c.says), qPrintable(rejected.front().front().toString()));
+    MpirunTrainer t(c.launcher);
+    QVERIFY(test::expect_error<Error>([&] { t.train(two_processes(), RunCallbacks{}, {}); }, c.says));
   }
 }
 
@@ -590,7 +597,7 @@ void TestWorkbenchProcesses::two_process_compare_reaches_history_and_card() {
   QCOMPARE(run.status, RunStatus::Completed);
   QCOMPARE(run.config.processes, 2);
   QCOMPARE(run.config.replicas, 2);
-  QCOMPARE(QString::fromStdString(run.config.devices), QString("cpu:1"));
+  QCOMPARE(QString::fromStdString(format_devices(run.config.devices)), QString("cpu:1"));
   QCOMPARE(QString::fromStdString(run.config.communicator), QString("mpi+threads"));
   // The child trained what the panel said.
   QCOMPARE(run.config.global_batch, int64_t(64));

@@ -3,13 +3,12 @@
 #include "cli_options.h"
 
 #include <algorithm>
-#include <cfloat>
-#include <charconv>
-#include <cmath>
+#include <functional>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "config/option_text.h"
 #include "util/error.h"
 
 namespace mb::cli {
@@ -20,29 +19,6 @@ constexpr const char* kProgram = "mirrorbench-cli";
 std::vector<Command>& registry() {
   static std::vector<Command> commands;
   return commands;
-}
-
-// "in 1..100000" or ">= 0", to follow "an integer" or "must be".
-std::string range_phrase(int64_t lo, int64_t hi) {
-  if (hi == std::numeric_limits<int64_t>::max()) return fmt::format(">= {}", lo);
-  return fmt::format("in {}..{}", lo, hi);
-}
-
-// 1e6 as "1e6", not fmt's "1e+06".
-std::string short_number(double x) {
-  std::string s = fmt::format("{:g}", x);
-  const auto e = s.find("e+");
-  if (e != std::string::npos) {
-    std::size_t digits = e + 2;
-    while (digits + 1 < s.size() && s[digits] == '0') ++digits;
-    s = s.substr(0, e + 1) + s.substr(digits);
-  }
-  return s;
-}
-
-bool is_decimal(std::string_view s) {
-  if (!s.empty() && s.front() == '-') s.remove_prefix(1);
-  return !s.empty() && std::all_of(s.begin(), s.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
 }
 
 // The subcommands, and the options every command line shares.
@@ -142,41 +118,29 @@ std::string usage() {
   return app.help();
 }
 
-CLI::Validator integer_in(int64_t lo, int64_t hi) {
-  const std::string phrase = range_phrase(lo, hi);
-  const std::string description =
-      hi == std::numeric_limits<int64_t>::max() ? fmt::format(">={}", lo) : fmt::format("{}..{}", lo, hi);
+// A validator around one of option_text.h's parsers: its message, or the text rewritten.
+CLI::Validator checked(std::function<std::string(const std::string&)> canonical, std::string description,
+                       std::string name) {
   return CLI::Validator(
-      [lo, hi, phrase](std::string& text) -> std::string {
-        if (!is_decimal(text)) return fmt::format("expects an integer {}, got '{}'", phrase, text);
-        int64_t v = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (ec == std::errc::result_out_of_range || v < lo || v > hi)
-          return fmt::format("{} is out of range (must be {})", text, phrase);
-        if (ec != std::errc() || end != text.data() + text.size())
-          return fmt::format("expects an integer {}, got '{}'", phrase, text);
-        text = std::to_string(v);
-        return {};
+      [canonical = std::move(canonical)](std::string& text) -> std::string {
+        try {
+          text = canonical(text);
+          return {};
+        } catch (const ConfigError& e) {
+          return e.what();
+        }
       },
-      description, "integer_in");
+      std::move(description), std::move(name));
+}
+
+CLI::Validator integer_in(int64_t lo, int64_t hi) {
+  return checked([lo, hi](const std::string& t) { return std::to_string(parse_integer_option({}, t, lo, hi)); },
+                 integer_range_text(lo, hi), "integer_in");
 }
 
 CLI::Validator unsigned_integer() {
-  const std::string range = fmt::format("0..{}", std::numeric_limits<uint64_t>::max());
-  const std::string description = "0..2^64-1";
-  return CLI::Validator(
-      [range](std::string& text) -> std::string {
-        if (!is_decimal(text)) return fmt::format("expects an integer in {}, got '{}'", range, text);
-        uint64_t v = 0;
-        const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-        if (text.front() == '-' || ec == std::errc::result_out_of_range)
-          return fmt::format("{} is out of range (must be in {})", text, range);
-        if (ec != std::errc() || end != text.data() + text.size())
-          return fmt::format("expects an integer in {}, got '{}'", range, text);
-        text = std::to_string(v);
-        return {};
-      },
-      description, "unsigned_integer");
+  return checked([](const std::string& t) { return std::to_string(parse_unsigned_option({}, t)); }, "0..2^64-1",
+                 "unsigned_integer");
 }
 
 CLI::Validator not_an_option() {
@@ -189,25 +153,9 @@ CLI::Validator not_an_option() {
 }
 
 CLI::Validator positive_real_up_to(double hi) {
-  const std::string range = fmt::format("(0, {}]", short_number(hi));
-  return CLI::Validator(
-      [hi, range](std::string& text) -> std::string {
-        double v = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, ec] = std::from_chars(text.data(), end, v);
-        if (text.empty() || stop != end || (ec != std::errc() && ec != std::errc::result_out_of_range))
-          return fmt::format("expects a number in {}, got '{}'", range, text);
-        if (ec == std::errc::result_out_of_range || !std::isfinite(v) || v <= 0 || v > hi)
-          return fmt::format("{} is out of range (must be in {})", text, range);
-        if (v < FLT_MIN)
-          return fmt::format("{} is out of range: below {:.2g}, the smallest normal float (the engines use it in "
-                             "single precision); the range is {}",
-                             text, double(FLT_MIN), range);
-        // Hexadecimal: CLI11 reads it back with strtold without any decimal rounding.
-        text = fmt::format("{:a}", v);
-        return {};
-      },
-      range, "positive_real_up_to");
+  // Hexadecimal: CLI11 reads it back with strtold without any decimal rounding.
+  return checked([hi](const std::string& t) { return fmt::format("{:a}", parse_real_option({}, t, 0, hi, true)); },
+                 real_range_text(0, hi, true), "positive_real_up_to");
 }
 
 }  // namespace mb::cli

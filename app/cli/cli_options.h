@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "experiment/calibrate.h"
-#include "trainer/train_config.h"
+#include "config/train_config.h"
 
 namespace CLI {
 class App;
@@ -23,7 +23,6 @@ struct Options {
   TrainConfig train;
   std::string json_out, csv_out, save_out, trace_out;
   std::string progress = "text";   // text: a bar and epoch lines; json: progress_events.h lines
-  double timeout_s = 60;           // multi-process runs: how long a peer may stay silent
   int max_replicas = 0;            // scaling: predict 1..N replicas (0: twice this machine's cores)
   double link_gbps = 0;            // scaling: more machines over a link of this bandwidth
   int64_t round_images = CalibrateOptions{}.round_images;   // scaling: images per replica per timed round
@@ -58,9 +57,10 @@ Parsed parse(const std::vector<std::string>& args);
 
 std::string usage();  // the top-level --help text
 
-// Transforms for typed options: each checks the whole text as a decimal number of its type
-// within [lo, hi] and rewrites it canonically (CLI11 itself would read "010" as octal).
-// Messages: "--epochs: 2147483648 is out of range (1..100000)".
+// Transforms for the typed options outside the option table (the training options are
+// config/train_options.h's, added with options/train_flags.h): each checks the whole text
+// with config/option_text.h and rewrites it canonically (CLI11 itself would read "010" as
+// octal). Messages: "--max-replicas: 5000 is out of range (must be in 1..4096)".
 CLI::Validator integer_in(int64_t lo, int64_t hi);
 CLI::Validator unsigned_integer();   // any uint64
 // For text options (paths, device lists): a value that starts with "--" is the next option,

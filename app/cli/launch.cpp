@@ -1,5 +1,5 @@
-// Multi-process start and end for mirrorbench-cli (see launch.h). The one place that knows
-// whether this build has MPI.
+// Multi-process start and end for mirrorbench-cli (see launch.h). Whether this build has MPI
+// is the backend registry's.
 #include "launch.h"
 
 #include <chrono>
@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/registry.h"
 #include "util/error.h"
 
 namespace mb::cli {
@@ -15,15 +16,7 @@ Launch Launch::join(double timeout_s) {
   Launch out;
   const LaunchInfo launch = detect_launch();
   if (!launch.launched()) return out;
-#ifdef MB_HAVE_MPI
-  out.session_ = start_mpi_session(launch, timeout_s);
-#else
-  (void)timeout_s;
-  throw ConfigError(fmt::format("started by {} as one of {} processes ({}), but this mirrorbench-cli was built "
-                                "without MPI: rebuild with libopenmpi-dev installed (-DMB_WITH_MPI=ON), or run it "
-                                "without the launcher",
-                                launch.launcher, launch.processes, launch.variable));
-#endif
+  out.session_ = join_mpi_session(launch, timeout_s);   // ConfigError when this build has no MPI
   return out;
 }
 
@@ -47,14 +40,6 @@ int Launch::finish(int exit_code, double grace_s) {
   }
   session_->abort_run(exit_code);
   return exit_code;   // not reached (abort_run ends the process), for compilers that do not see it
-}
-
-std::string mpi_summary() {
-#ifdef MB_HAVE_MPI
-  return "MPI: Open MPI (mpirun, srun --mpi=pmix)";
-#else
-  return "MPI: not built";
-#endif
 }
 
 }  // namespace mb::cli

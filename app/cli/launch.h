@@ -39,7 +39,4 @@ class Launch {
   std::unique_ptr<MpiSession> session_;
 };
 
-// "Open MPI" or "not built", for --version.
-std::string mpi_summary();
-
 }  // namespace mb::cli

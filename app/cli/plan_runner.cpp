@@ -1,15 +1,12 @@
 // Plans run in the CLI (see plan_runner.h).
 #include "plan_runner.h"
 
-#include <csignal>
-#include <map>
+#include <memory>
 
 #include <fmt/format.h>
 
-#include "experiment/baseline.h"
 #include "progress_printer.h"
 #include "signals.h"
-#include "trainer/mirrored_trainer.h"
 
 namespace mb::cli {
 
@@ -17,42 +14,30 @@ RunStore history_store(const std::string& dir) {
   return RunStore(dir.empty() ? default_history_root() : std::filesystem::path(dir));
 }
 
-PlanRun run_plan(const std::vector<PlannedRun>& plan, const std::optional<RunStore>& store) {
-  PlanRun out;
-  std::map<std::filesystem::path, std::shared_ptr<DataSplit>> data;   // each folder loaded once
-  for (std::size_t i = 0; i < plan.size() && !out.stopped; ++i) {
-    const TrainConfig& config = plan[i].config;
-    check_train_config(config);
-    const std::filesystem::path dir = config.data_dir.empty() ? default_data_dir() : std::filesystem::path(config.data_dir);
-    auto& split = data[dir];
-    if (!split) split = std::make_shared<DataSplit>(load_idx_dir(dir));
-    MirroredTrainer trainer(config, split);
-    fmt::print("\n[{}/{}] {}{}\n", i + 1, plan.size(), plan[i].role == RunRole::Baseline ? "baseline " : "",
-               config.devices);
-    ProgressPrinter printer(stdout);
-    TrainObserver observer;
-    observer.on_start = [&](const RunConfig& c) { printer.start(c); };
-    observer.on_step = [&](const StepProgress& p) { printer.step(p); };
-    observer.on_epoch = [&](const EpochMetrics& m) { printer.epoch(m, config.epochs); };
-    RunRecord record;
-    {
-      StopOnSignals stop([](void* t) { static_cast<MirroredTrainer*>(t)->request_stop(); }, &trainer);
-      record = trainer.run(observer);
-      out.stopped = stop.received() != 0;
-    }
-    if (store) {
-      store->save(record);
-      if (plan[i].role == RunRole::Baseline && record.status == RunStatus::Completed) {
-        BaselinePins pins = store->load_pins();
-        pins[baseline_key(record.config)] = record.id;
-        store->save_pins(pins);
-      }
-      fmt::print("saved run {} in {}\n", record.id, store->runs_dir().string());
-    }
-    out.records.push_back(std::move(record));
-    if (out.records.back().status == RunStatus::Failed) break;   // the rest would compare with nothing
-  }
-  return out;
+PlanOutcome run_plan(const Plan& plan, const RunStore& store) {
+  InProcessTrainer trainer;
+  PlanExecutor executor(store, trainer);
+  std::unique_ptr<ProgressPrinter> printer;
+  int epochs = 0;
+  PlanObserver observer;
+  observer.on_run_starting = [&](int i, const PlannedRun& run) {
+    fmt::print("\n[{}/{}] {}{}\n", i + 1, plan.runs.size(), run.role == RunRole::Baseline ? "baseline " : "",
+               format_devices(run.config.devices));
+    printer = std::make_unique<ProgressPrinter>(stdout);
+    epochs = run.config.epochs;
+  };
+  observer.on_run_started = [&](int, const RunConfig& c) { printer->start(c); };
+  observer.on_step = [&](const StepProgress& p) { printer->step(p); };
+  observer.on_epoch = [&](const EpochMetrics& m) { printer->epoch(m, epochs); };
+  observer.on_run_finished = [&](int, const RunRecord& record, const std::string& save_error) {
+    if (save_error.empty()) fmt::print("saved run {} in {}\n", record.id, store.runs_dir().string());
+    else fmt::print(stderr, "mirrorbench-cli: run {} was not saved: {}\n", record.id, save_error);
+  };
+  // The guard stays up for the whole plan: a signal stops the run in progress and the rest.
+  StopOnSignals stop([](void* e) { static_cast<PlanExecutor*>(e)->request_stop_async(); }, &executor);
+  PlanOutcome outcome = executor.run(plan, observer);
+  outcome.stopped = outcome.stopped || stop.received() != 0;
+  return outcome;
 }
 
 }  // namespace mb::cli

@@ -1,25 +1,17 @@
-// Runs a plan of several trainings back to back in this process (the CLI's reference and
-// sweep commands): the data loaded once, one progress printer, Ctrl-C (or SIGTERM...) stopping
-// the run in progress and the rest of the plan, every finished run saved to the history.
+// Runs a plan in this process for the CLI's reference and sweep commands (the core's plan
+// executor: experiment/plan_executor.h): one progress printer per run, Ctrl-C (or SIGTERM...)
+// stopping the run in progress and the rest of the plan, every finished run saved to the
+// history and a completed baseline pinned, as the workbench does.
 #pragma once
-#include <filesystem>
-#include <optional>
-#include <vector>
+#include <string>
 
-#include "experiment/plans.h"
+#include "experiment/plan_executor.h"
+#include "experiment/planner.h"
 #include "experiment/run_store.h"
-#include "records/run_record.h"
 
 namespace mb::cli {
 
-struct PlanRun {
-  std::vector<RunRecord> records;   // in plan order; fewer than planned when stopped
-  bool stopped = false;
-};
-
-// `store`: where each finished run is saved (nullopt: nowhere); a baseline that completes is
-// pinned there as the baseline of its configuration, as the workbench's Compare does.
-PlanRun run_plan(const std::vector<PlannedRun>& plan, const std::optional<RunStore>& store);
+PlanOutcome run_plan(const Plan& plan, const RunStore& store);
 
 // --history DIR, or the workbench's own history.
 RunStore history_store(const std::string& dir);

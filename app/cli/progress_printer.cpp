@@ -15,7 +15,7 @@ void ProgressPrinter::start(const RunConfig& c) {
   const std::string where =
       c.processes > 1 ? fmt::format(" in each of {} processes on {}", c.processes, fmt::join(c.hosts, ", ")) : "";
   fmt::print(out_, "mirrorbench {}: {} on {} replica(s) [{}{}{}], backend {}, comm {}\n", c.version, c.dataset,
-             c.replicas, c.devices, where, c.simulated ? ", simulated" : "", c.backend, c.communicator);
+             c.replicas, c.devices_text(), where, c.simulated ? ", simulated" : "", to_string(c.backend), c.communicator);
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
   if (c.slow_replica >= 0)

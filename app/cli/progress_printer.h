@@ -4,7 +4,7 @@
 #include <cstdio>
 
 #include "records/run_record.h"
-#include "trainer/mirrored_trainer.h"
+#include "trainer/train_observer.h"
 
 namespace mb::cli {
 

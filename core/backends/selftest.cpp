@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backends/devices.h"
+#include "backends/registry.h"
 #include "backends/onednn/onednn_engine.h"
 #include "backends/reference/reference_engine.h"
 #include "data/dataset.h"
@@ -44,14 +45,14 @@ constexpr Tolerance kCorrectTol{1.0, 1e-9};
 constexpr Tolerance kAdamTol{1e-6, 1e-6};
 
 struct Target {
-  std::string backend;   // engine_backend_name()
+  Backend backend;
   std::string device_label;
   DeviceSpec device;
 };
 
 SelftestCase make_case(const Target& t, std::string what) {
   SelftestCase c;
-  c.backend = t.backend;
+  c.backend = std::string(to_string(t.backend));
   c.device = t.device_label;
   c.what = std::move(what);
   return c;
@@ -233,15 +234,15 @@ std::vector<Target> resolve_targets(const std::vector<std::string>& names) {
   bool gpus_known = false;
   for (const auto& name : names) {
     if (name == "onednn" || name == "reference" || name == "cpu") {
-      const std::string backend = engine_backend_name(DeviceKind::Cpu, name == "cpu" ? "auto" : name);
+      const Backend backend = resolve_backend(DeviceKind::Cpu, name == "cpu" ? std::nullopt : parse_backend(name));
       out.push_back({backend, "cpu", {DeviceKind::Cpu, 0}});
     } else if (name == "cuda") {
       if (!gpus_known) gpus = query_devices().gpus, gpus_known = true;
-      for (const auto& g : gpus) out.push_back({"cuda", fmt::format("cuda:{}", g.index), {DeviceKind::Cuda, g.index}});
+      for (const auto& g : gpus) out.push_back({Backend::Cuda, fmt::format("cuda:{}", g.index), {DeviceKind::Cuda, g.index}});
     } else if (name.rfind("cuda:", 0) == 0) {
       const auto d = parse_devices(name);
       MB_CHECK(d.size() == 1, ConfigError, "selftest target '{}': name one GPU", name);
-      out.push_back({"cuda", name, d.front()});
+      out.push_back({Backend::Cuda, name, d.front()});
     } else {
       throw ConfigError(fmt::format("selftest target '{}': use onednn, reference, cuda or cuda:N", name));
     }
@@ -278,7 +279,7 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
   for (const auto& t : targets) {
     std::string stage = "create engine";
     try {
-      auto eng = t.backend == "onednn" && options.cpu_threads != 1
+      auto eng = t.backend == Backend::OneDnn && options.cpu_threads != 1
                      ? make_onednn_engine(max_batch, options.cpu_threads)
                      : make_engine(t.device, t.backend, max_batch);
       auto ref = make_reference_engine(max_batch);

@@ -9,9 +9,8 @@ namespace mb {
 
 namespace {
 
-// The key's words: "cuda" for GPU runs, "cpu" for everything else (a hand-edited device list
-// must still get a key, so this does not parse and cannot throw).
-std::string device_kind(const RunConfig& c) { return c.devices.rfind("cuda", 0) == 0 ? "cuda" : "cpu"; }
+// The key's words: "cuda" for GPU runs, "cpu" for CPU runs.
+std::string_view device_kind(const RunConfig& c) { return to_string(c.device_kind()); }
 
 int64_t compared_batch(const RunConfig& c) {
   return c.per_replica_batch_mode && c.replicas > 1 ? c.per_replica_batch : c.global_batch;
@@ -21,12 +20,12 @@ int64_t compared_batch(const RunConfig& c) {
 
 std::string baseline_key(const RunConfig& c) {
   return fmt::format("{}|{}|{}|{}|{}|{}", c.dataset, c.train_size, c.model, compared_batch(c), device_kind(c),
-                     c.backend);
+                     to_string(c.backend));
 }
 
 std::string describe_baseline_key(const RunConfig& c) {
   return fmt::format("{} ({} training images), {}, batch {}, {} ({})", c.dataset, c.train_size, c.model,
-                     compared_batch(c), device_kind(c), c.backend);
+                     compared_batch(c), device_kind(c), to_string(c.backend));
 }
 
 bool can_be_baseline(const RunRecord& r) {

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "backends/devices.h"
+#include "backends/registry.h"
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
@@ -69,7 +70,7 @@ double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Datase
   cnn::init_params(init, 1);
   double seconds = 0;
   on_threads(k, where, [&](int i) {
-    auto engine = make_engine({DeviceKind::Cpu, i}, o.backend, static_cast<int>(b));
+    auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b));
     engine->bind_data(data, data);
     engine->set_params(init);
     std::vector<int32_t> idx(static_cast<std::size_t>(b));
@@ -127,7 +128,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
   c.train_size = o.train_size;
   c.gradient_bytes = double(cnn::kParamCount) * sizeof(float);
   c.communicator = "threads";
-  c.device = make_engine({DeviceKind::Cpu, 0}, o.backend, 1)->device_name();
+  c.device = make_engine({DeviceKind::Cpu, 0}, resolve_backend(DeviceKind::Cpu, o.backend), 1)->device_name();
   auto say = [&](const std::string& s) {
     if (progress) progress(s);
   };

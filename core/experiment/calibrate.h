@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+
+#include "config/backend.h"
 #include <vector>
 
 #include "experiment/scaling_model.h"
@@ -13,7 +15,7 @@
 namespace mb {
 
 struct CalibrateOptions {
-  std::string backend = "auto";                 // CPU kernels (auto: oneDNN)
+  BackendChoice backend;                        // CPU kernels (auto: the registry's preferred, oneDNN)
   std::vector<int64_t> batches = {16, 32, 64, 128};
   int max_concurrency = 0;                      // 0: every physical core
   int steps = 10;                               // at least this many timed lock-step steps per round

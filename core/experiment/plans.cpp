@@ -1,8 +1,7 @@
-// Run plans.
+// Run plans' vocabulary and the reference experiment's preset.
 #include "experiment/plans.h"
 
 #include "experiment/verdict.h"
-#include "util/error.h"
 
 namespace mb {
 
@@ -16,7 +15,7 @@ std::string_view to_string(PlanKind kind) {
   return "Run";   // not reached: every enumerator is handled above
 }
 
-TrainConfig reference_config(TrainConfig c, const std::string& devices) {
+TrainConfig reference_config(TrainConfig c, const DeviceList& devices) {
   c.devices = devices;
   c.epochs = ClassicTask::kEpochs;
   c.batch = ClassicTask::kGlobalBatch;
@@ -28,24 +27,14 @@ TrainConfig reference_config(TrainConfig c, const std::string& devices) {
   return c;
 }
 
-std::string baseline_device(const std::string& devices) {
-  if (devices.rfind("cuda", 0) == 0) return devices.substr(0, devices.find(','));
-  return "cpu:1";
+TrainConfig reference_request(const TrainConfig& fields, int processes, const DeviceList& all_devices) {
+  return reference_config(fields, processes > 1 || all_devices.empty() ? fields.devices : all_devices);
 }
 
-std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
-                                  int processes, const std::string& hostfile) {
-  const PlannedRun run{config, RunRole::Run, processes, hostfile};
-  if (kind == PlanKind::Single) return {run};
-  MB_CHECK(kind != PlanKind::Sweep, ConfigError, "a sweep's plan needs its batch sizes: use make_sweep_plan");
-  TrainConfig baseline = config;
-  baseline.devices = single_device;
-  // The baseline is the honest single device: a simulated straggler belongs to the run only.
-  baseline.slow_replica = -1;
-  baseline.slow_factor = 1.0;
-  // Per-replica mode on one device is the same global batch as the multi-device per-replica
-  // batch: the baseline does the same work per device (weak scaling).
-  return {PlannedRun{baseline, RunRole::Baseline, 1, {}}, run};
+DeviceList baseline_devices(const DeviceList& devices) {
+  if (device_kind(devices) == DeviceKind::Cuda && !devices.empty())
+    return {{DeviceKind::Cuda, devices.front().index == kLocalGpu ? 0 : devices.front().index}};
+  return cpu_replicas(1);
 }
 
 }  // namespace mb

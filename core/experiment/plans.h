@@ -1,17 +1,16 @@
 // What Run, Compare, the Reference experiment and the Sweep ask the trainer to do: the
-// configurations, in order, each with its role in the plan. Front ends (the GUI's run controller, a CLI)
-// execute a plan; they do not decide what is in it.
+// configurations, in order, each with its role in the plan and where it trains. Plans are
+// made and checked by experiment/planner.h and run by experiment/plan_executor.h; front ends
+// do not decide what is in them.
 #pragma once
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "trainer/train_config.h"
+#include "config/train_config.h"
 
 namespace mb {
 
-// Sweep: one run per batch size, with and without lr scaling (make_sweep_plan in
-// experiment/sweep.h, not make_plan).
 enum class PlanKind { Single, Compare, Reference, Sweep };
 std::string_view to_string(PlanKind kind);   // "Run", "Compare", "Reference experiment", "Sweep" (logs)
 
@@ -31,20 +30,23 @@ struct PlannedRun {
   std::string hostfile;
 };
 
+struct Plan {
+  PlanKind kind = PlanKind::Single;
+  std::vector<PlannedRun> runs;
+  std::vector<std::string> notes;   // what the plan changed in the request, and why (for the log)
+};
+
 // The classic task (ClassicTask in verdict.h): the reference model, 5 epochs, global batch
 // 128, Adam 0.001 unscaled, the whole data set, on `devices`. Everything else is kept.
-TrainConfig reference_config(TrainConfig base, const std::string& devices);
+TrainConfig reference_config(TrainConfig base, const DeviceList& devices);
 
-// The device of the single-device baseline for a device list: the first GPU of a GPU run,
-// else one CPU replica ("cpu:1").
-std::string baseline_device(const std::string& devices);
+// The reference experiment asked from a front end's fields: the preset, on every usable
+// device of this machine when the run stays in one process (`all_devices`), on the devices
+// each process was given when it runs across processes.
+TrainConfig reference_request(const TrainConfig& fields, int processes, const DeviceList& all_devices);
 
-// Single: [config]. Compare and Reference: [config on `single_device` (RunRole::Baseline),
-// config]. A comparison needs two or more devices; the caller checks config.devices differs
-// from single_device, or that the run has several processes. The run the user asked for gets
-// `processes` and `hostfile`; the baseline always runs in one process, without a simulated
-// straggler. Sweep: ConfigError (its plan needs the sweep's options: make_sweep_plan).
-std::vector<PlannedRun> make_plan(PlanKind kind, const TrainConfig& config, const std::string& single_device,
-                                  int processes = 1, const std::string& hostfile = {});
+// The device of the single-device baseline for a device list: the first GPU of a GPU run
+// (cuda:local: cuda:0), else one CPU replica.
+DeviceList baseline_devices(const DeviceList& devices);
 
 }  // namespace mb

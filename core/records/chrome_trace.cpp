@@ -14,7 +14,7 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
   using nlohmann::json;
   json events = json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0},
-                    {"args", {{"name", fmt::format("mirrorbench run {} ({})", record.id, record.config.devices)}}}});
+                    {"args", {{"name", fmt::format("mirrorbench run {} ({})", record.id, record.config.devices_text())}}}});
   for (std::size_t r = 0; r < traces.size(); ++r) {
     std::string label = fmt::format("replica {}", r);
     if (int(r) == record.config.slow_replica) label += " (simulated straggler)";
@@ -39,7 +39,7 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
   }
   json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
-              {"otherData", {{"run_id", record.id}, {"devices", record.config.devices},
+              {"otherData", {{"run_id", record.id}, {"devices", record.config.devices_text()},
                              {"replicas", record.config.replicas}, {"processes", record.config.processes}}}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }

@@ -1,4 +1,4 @@
-// Run records as JSON (format_version 1) and CSV. Reading validates every field, so a
+// Run records as JSON (format_version 1, schema_version below) and CSV. Reading validates every field, so a
 // corrupt history file raises a DataError the GUI can report and skip.
 #include "records/run_record.h"
 
@@ -7,6 +7,7 @@
 #include <cmath>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <random>
 #include <system_error>
@@ -81,7 +82,6 @@ double get_double(const json& obj, const char* key, const std::string& where) {
   return v.get<double>();
 }
 
-// Fields added after format 1 first shipped: absent in older records, so optional on read.
 bool has(const json& obj, const char* key) { return obj.find(key) != obj.end(); }
 
 std::vector<std::string> get_strings(const json& obj, const char* key, const std::string& where) {
@@ -113,78 +113,125 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
   return t;
 }
 
-json config_to_json(const RunConfig& c) {
-  return json{
-      {"model", c.model},
-      {"devices", c.devices},
-      {"replicas", c.replicas},
-      {"processes", c.processes},
-      {"replicas_per_process", c.replicas_per_process},
-      {"hosts", c.hosts},
-      {"simulated", c.simulated},
-      {"slow_replica", c.slow_replica},
-      {"slow_factor", c.slow_factor},
-      {"step_delay_s", c.step_delay_s},
-      {"global_batch", c.global_batch},
-      {"per_replica_batch", c.per_replica_batch},
-      {"per_replica_batch_mode", c.per_replica_batch_mode},
-      {"epochs", c.epochs},
-      {"base_learning_rate", c.base_learning_rate},
-      {"learning_rate", c.learning_rate},
-      {"scale_lr", c.scale_lr},
-      {"seed", c.seed},
-      {"dataset", c.dataset},
-      {"data_dir", c.data_dir},
-      {"train_size", c.train_size},
-      {"val_size", c.val_size},
-      {"backend", c.backend},
-      {"precision", c.precision},
-      {"communicator", c.communicator},
-      {"version", c.version},
-      {"cpu_model", c.cpu_model},
-      {"gpu_models", c.gpu_models},
-      {"start_time", c.start_time},
-  };
+// ---- the configuration's fields, described once for writing and reading -------------------
+
+// Schema 1: the first records (tests/data/run_record_v1.json); 2: processes, hosts, the
+// straggler, the teaching pace and the precision (written without a schema number); 3: the
+// schema number itself and time_phases. A field a record's schema predates may be missing and
+// then keeps its default; later issues add fields with the next number.
+constexpr int kSchemaVersion = 3;
+
+struct ConfigField {
+  std::string_view key;
+  int since;   // the schema that added it
+  std::function<json(const RunConfig&)> write;
+  std::function<void(RunConfig&, const json& obj, const std::string& where)> read;
+};
+
+template <class T>
+ConfigField plain(std::string_view key, int since, T RunConfig::*member) {
+  return {key, since, [member](const RunConfig& c) { return json(c.*member); },
+          [key, member](RunConfig& c, const json& j, const std::string& w) {
+            const char* k = key.data();
+            if constexpr (std::is_same_v<T, std::string>) c.*member = get_string(j, k, w);
+            else if constexpr (std::is_same_v<T, bool>) c.*member = get_bool(j, k, w);
+            else if constexpr (std::is_same_v<T, double>) c.*member = get_double(j, k, w);
+            else if constexpr (std::is_same_v<T, uint64_t>) c.*member = get_uint64(j, k, w);
+            else c.*member = get_strings(j, k, w);
+          }};
 }
 
-RunConfig config_from_json(const json& j) {
+template <class T>
+ConfigField integer(std::string_view key, int since, T RunConfig::*member, int64_t lo) {
+  return {key, since, [member](const RunConfig& c) { return json(c.*member); },
+          [key, member, lo](RunConfig& c, const json& j, const std::string& w) {
+            constexpr int64_t hi = std::numeric_limits<T>::max();
+            c.*member = static_cast<T>(get_int64(j, key.data(), w, lo, hi));
+          }};
+}
+
+// A word the code holds as an enum or a parsed list: written as text, read back through the
+// same parser, a word it does not know naming the field.
+template <class T>
+ConfigField word(std::string_view key, int since, T RunConfig::*member, std::string (*write)(const T&),
+                 std::optional<T> (*read)(std::string_view), std::string_view expected) {
+  return {key, since, [member, write](const RunConfig& c) { return json(write(c.*member)); },
+          [key, member, read, expected](RunConfig& c, const json& j, const std::string& w) {
+            const std::string text = get_string(j, key.data(), w);
+            const std::optional<T> v = read(text);
+            if (!v) throw DataError(fmt::format("field '{}{}' is '{}', expected {}", w, key, text, expected));
+            c.*member = *v;
+          }};
+}
+
+std::string devices_word(const DeviceList& d) { return format_devices(d); }
+std::optional<DeviceList> devices_from_word(std::string_view text) {
+  try {
+    return parse_devices(text);
+  } catch (const ConfigError&) {
+    return std::nullopt;
+  }
+}
+std::string backend_word(const Backend& b) { return std::string(to_string(b)); }
+std::optional<Backend> backend_from_word(std::string_view text) { return parse_backend(text); }
+std::string precision_word(const Precision& p) { return std::string(to_string(p)); }
+std::optional<Precision> precision_from_word(std::string_view text) { return parse_precision(text); }
+
+const std::vector<ConfigField>& config_fields() {
+  constexpr int64_t kNoLimit = 0;
+  static const std::vector<ConfigField> fields = {
+      plain("model", 1, &RunConfig::model),
+      word("devices", 1, &RunConfig::devices, devices_word, devices_from_word, "a device list (cpu:N, cuda:I,...)"),
+      integer("replicas", 1, &RunConfig::replicas, 1),
+      integer("processes", 2, &RunConfig::processes, 1),
+      integer("replicas_per_process", 2, &RunConfig::replicas_per_process, 1),
+      plain("hosts", 2, &RunConfig::hosts),
+      plain("simulated", 1, &RunConfig::simulated),
+      integer("slow_replica", 2, &RunConfig::slow_replica, -1),
+      plain("slow_factor", 2, &RunConfig::slow_factor),
+      plain("step_delay_s", 2, &RunConfig::step_delay_s),
+      plain("time_phases", 3, &RunConfig::time_phases),
+      integer("global_batch", 1, &RunConfig::global_batch, 1),
+      integer("per_replica_batch", 1, &RunConfig::per_replica_batch, 1),
+      plain("per_replica_batch_mode", 1, &RunConfig::per_replica_batch_mode),
+      integer("epochs", 1, &RunConfig::epochs, kNoLimit),
+      plain("base_learning_rate", 1, &RunConfig::base_learning_rate),
+      plain("learning_rate", 1, &RunConfig::learning_rate),
+      plain("scale_lr", 1, &RunConfig::scale_lr),
+      plain("seed", 1, &RunConfig::seed),
+      plain("dataset", 1, &RunConfig::dataset),
+      plain("data_dir", 1, &RunConfig::data_dir),
+      integer("train_size", 1, &RunConfig::train_size, kNoLimit),
+      integer("val_size", 1, &RunConfig::val_size, kNoLimit),
+      word("backend", 1, &RunConfig::backend, backend_word, backend_from_word, "reference, onednn or cuda"),
+      word("precision", 2, &RunConfig::precision, precision_word, precision_from_word, "fp32 or tf32"),
+      plain("communicator", 1, &RunConfig::communicator),
+      plain("version", 1, &RunConfig::version),
+      plain("cpu_model", 1, &RunConfig::cpu_model),
+      plain("gpu_models", 1, &RunConfig::gpu_models),
+      plain("start_time", 1, &RunConfig::start_time),
+  };
+  return fields;
+}
+
+json config_to_json(const RunConfig& c) {
+  json j = json::object();
+  for (const ConfigField& f : config_fields()) j[std::string(f.key)] = f.write(c);
+  return j;
+}
+
+RunConfig config_from_json(const json& j, int schema) {
   const std::string w = "config.";
   if (!j.is_object()) throw DataError(fmt::format("field 'config' is {}, expected an object", j.type_name()));
-  constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
   RunConfig c;
-  c.model = get_string(j, "model", w);
-  c.devices = get_string(j, "devices", w);
-  c.replicas = get_int(j, "replicas", w, 1);
-  c.processes = has(j, "processes") ? get_int(j, "processes", w, 1) : 1;
-  c.replicas_per_process = has(j, "replicas_per_process") ? get_int(j, "replicas_per_process", w, 1) : c.replicas;
-  if (has(j, "hosts")) c.hosts = get_strings(j, "hosts", w);
-  if (has(j, "slow_replica")) c.slow_replica = get_int(j, "slow_replica", w, -1);
-  if (has(j, "slow_factor")) c.slow_factor = get_double(j, "slow_factor", w);
-  if (has(j, "step_delay_s")) c.step_delay_s = get_double(j, "step_delay_s", w);
-  c.simulated = get_bool(j, "simulated", w);
-  c.global_batch = get_int64(j, "global_batch", w, 1, kMaxI64);
-  c.per_replica_batch = get_int64(j, "per_replica_batch", w, 1, kMaxI64);
-  c.per_replica_batch_mode = get_bool(j, "per_replica_batch_mode", w);
-  c.epochs = get_int(j, "epochs", w, 0);
-  c.base_learning_rate = get_double(j, "base_learning_rate", w);
-  c.learning_rate = get_double(j, "learning_rate", w);
-  c.scale_lr = get_bool(j, "scale_lr", w);
-  c.seed = get_uint64(j, "seed", w);
-  c.dataset = get_string(j, "dataset", w);
-  c.data_dir = get_string(j, "data_dir", w);
-  c.train_size = get_int64(j, "train_size", w, 0, kMaxI64);
-  c.val_size = get_int64(j, "val_size", w, 0, kMaxI64);
-  c.backend = get_string(j, "backend", w);
-  if (has(j, "precision")) {
-    c.precision = get_string(j, "precision", w);
-    if (c.precision != "fp32" && c.precision != "tf32")
-      throw DataError(fmt::format("field 'config.precision' is '{}', expected fp32 or tf32", c.precision));
+  bool has_replicas_per_process = false;
+  for (const ConfigField& f : config_fields()) {
+    // Written by a later schema than the record's: a record of before may lack it.
+    if (f.since > schema && !has(j, f.key.data())) continue;
+    f.read(c, j, w);
+    has_replicas_per_process |= f.key == "replicas_per_process";
   }
-  c.communicator = get_string(j, "communicator", w);
-  c.version = get_string(j, "version", w);
-  c.cpu_model = get_string(j, "cpu_model", w);
-  c.gpu_models = get_strings(j, "gpu_models", w);
-  c.start_time = get_string(j, "start_time", w);
+  if (!has_replicas_per_process) c.replicas_per_process = c.replicas;   // one process held them all
   return c;
 }
 
@@ -347,7 +394,7 @@ double RunRecord::best_val_acc() const {
 }
 
 std::string devices_label(const RunConfig& c) {
-  return c.processes > 1 ? fmt::format("{} x {}", c.processes, c.devices) : c.devices;
+  return c.processes > 1 ? fmt::format("{} x {}", c.processes, c.devices_text()) : c.devices_text();
 }
 
 std::string make_run_id(const RunConfig& config) {
@@ -360,7 +407,7 @@ std::string make_run_id(const RunConfig& config) {
   salt ^= static_cast<uint32_t>(std::chrono::steady_clock::now().time_since_epoch().count());
   // "np2-cpu1": a run of 2 processes x cpu:1 is not a cpu:1 run.
   const std::string devices = (config.processes > 1 ? fmt::format("np{}-", config.processes) : std::string()) +
-                              compact_devices(config.devices);
+                              compact_devices(config.devices_text());
   return fmt::format("{}-{}-{:04x}", compact_utc(config.start_time), devices,
                      (salt ^ (salt >> 16)) & 0xFFFFu);
 }
@@ -368,7 +415,7 @@ std::string make_run_id(const RunConfig& config) {
 nlohmann::json to_json(const RunConfig& config) { return config_to_json(config); }
 nlohmann::json to_json(const PhaseTimes& times) { return phases_to_json(times); }
 PhaseTimes phase_times_from_json(const nlohmann::json& j) { return phases_from_json(j, "phases"); }
-RunConfig run_config_from_json(const nlohmann::json& j) { return config_from_json(j); }
+RunConfig run_config_from_json(const nlohmann::json& j) { return config_from_json(j, kSchemaVersion); }
 nlohmann::json to_json(const EpochMetrics& epoch) { return epoch_to_json(epoch); }
 EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_from_json(j, 0); }
 
@@ -376,6 +423,7 @@ nlohmann::json to_json(const RunRecord& r) {
   json epochs = json::array();
   for (const auto& e : r.epochs) epochs.push_back(epoch_to_json(e));
   json j{{"format_version", kFormatVersion},
+         {"schema_version", kSchemaVersion},
          {"id", r.id},
          {"name", r.name},
          {"config", config_to_json(r.config)},
@@ -395,11 +443,13 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   if (version != kFormatVersion)
     throw DataError(fmt::format("field 'format_version' is {}; this mirrorbench reads version {}", version,
                                 kFormatVersion));
+  // Fields are added within format 1; the schema number says which a record must have.
+  const int schema = has(j, "schema_version") ? get_int(j, "schema_version", w, 1) : 1;
   RunRecord r;
   r.id = get_string(j, "id", w);
   if (r.id.empty()) throw DataError("field 'id' is empty");
   r.name = get_string(j, "name", w);
-  r.config = config_from_json(field(j, "config", w));
+  r.config = config_from_json(field(j, "config", w), schema);
   const json& epochs = field(j, "epochs", w);
   if (!epochs.is_array()) wrong_type("epochs", w, epochs, "an array");
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
@@ -456,9 +506,9 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
     const auto& c = r.config;
     const std::string run_cols = fmt::format(
         "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(r.id), csv_field(r.name),
-        csv_field(to_string(r.status)), csv_field(c.devices), num(int64_t(c.replicas)), boolean(c.simulated),
+        csv_field(to_string(r.status)), csv_field(c.devices_text()), num(int64_t(c.replicas)), boolean(c.simulated),
         num(c.global_batch), num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate),
-        boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(c.backend), csv_field(c.communicator),
+        boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(to_string(c.backend)), csv_field(c.communicator),
         num(c.train_size), num(c.val_size));
     for (const auto& e : r.epochs) {
       out += run_cols;

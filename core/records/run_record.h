@@ -11,6 +11,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "config/run_config.h"
 #include "util/phase_times.h"
 
 namespace mb {
@@ -26,38 +27,6 @@ struct EpochMetrics {
   double images_per_s = 0;     // training images / time_s
   std::vector<PhaseTimes> replica_times;   // per replica (rank order): where its epoch went
   std::string param_digest;    // digest of the parameters after the epoch (equal on every replica)
-};
-
-struct RunConfig {
-  std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
-  std::string devices;                   // "cpu:2", "cuda:0,cuda:1"
-  int replicas = 1;                      // over all processes
-  int processes = 1;                     // > 1 under mpirun/srun
-  int replicas_per_process = 1;
-  std::vector<std::string> hosts;        // the processes' hosts, distinct, in process order
-  bool simulated = false;                // several replicas on one GPU
-  int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
-  double slow_factor = 1.0;              // ... computing this many times slower
-  double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
-                                         // long (a demonstration: its times are not the machine's)
-  int64_t global_batch = 128;
-  int64_t per_replica_batch = 128;       // largest replica share of the global batch
-  bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N
-  int epochs = 5;
-  double base_learning_rate = 1e-3;
-  double learning_rate = 1e-3;           // after --scale-lr
-  bool scale_lr = false;
-  uint64_t seed = 1;
-  std::string dataset;                   // "fashion-mnist"
-  std::string data_dir;
-  int64_t train_size = 0, val_size = 0;
-  std::string backend;                   // to_string(Backend): "onednn", "reference", "cuda"
-  std::string precision = "fp32";        // "fp32" | "tf32" (GPU convolutions and GEMMs)
-  std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
-  std::string version;
-  std::string cpu_model;
-  std::vector<std::string> gpu_models;
-  std::string start_time;                // ISO 8601 UTC
 };
 
 // How a run ended. Written as "completed", "stopped" and "failed" in JSON and CSV; code

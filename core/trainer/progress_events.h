@@ -13,7 +13,8 @@
 #include <string_view>
 
 #include "records/run_record.h"
-#include "trainer/mirrored_trainer.h"
+#include "util/error.h"
+#include "trainer/train_observer.h"
 
 namespace mb {
 

@@ -23,6 +23,7 @@
 #include "app/app_icon.h"
 #include "app/shown_runs.h"
 #include "backends/devices.h"
+#include "backends/registry.h"
 #include "charts/chart_panel.h"
 #include "common/format.h"
 #include "experiment/comparison_report.h"
@@ -77,7 +78,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   charts_ = new ChartPanel(this);
   insight_ = new InsightPanel(history_, this);
   insight_->set_calibration_file(history_->store().root() / "calibration.json");
-  controller_->set_trace_store(history_->store());   // every run keeps its Chrome trace
+  controller_->set_store(history_->store());   // every run is saved there, with its Chrome trace
   progress_ = new ProgressPanel(this);
   history_view_ = new HistoryView(history_, this);
   sweep_ = new SweepPanel(this);
@@ -124,7 +125,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(setup_, &RunSetupPanel::run_clicked, this, [this] { start_plan(PlanKind::Single); });
   connect(setup_, &RunSetupPanel::compare_clicked, this, [this] { start_plan(PlanKind::Compare); });
   connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
-  connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_sweep(); });
+  connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_plan(PlanKind::Sweep); });
   connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
   connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->batches_problem()); });
   connect(sweep_, &SweepPanel::export_png_requested, this, [this] { export_sweep_dialog(0); });
@@ -201,7 +202,7 @@ void MainWindow::build_menus() {
   run->addAction(tr("&Compare with one device"), QKeySequence(tr("Ctrl+Shift+R")), this,
                  [this] { start_plan(PlanKind::Compare); });
   run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
-  run->addAction(tr("S&weep over batch sizes"), this, [this] { start_sweep(); });
+  run->addAction(tr("S&weep over batch sizes"), this, [this] { start_plan(PlanKind::Sweep); });
   run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -216,7 +217,7 @@ void MainWindow::build_menus() {
 
 void MainWindow::restore_settings() {
   TrainConfig config = settings_.last_config();
-  if (!settings_.has_last_config()) config.devices = setup_->all_devices().toStdString();   // first launch
+  if (!settings_.has_last_config()) config.devices = setup_->all_devices();   // first launch
   setup_->set_recent_data_dirs(settings_.recent_data_dirs());
   setup_->set_config(config);
   // Without mpirun now, the group says so and runs stay in this process.
@@ -251,109 +252,72 @@ void MainWindow::save_settings() {
 }
 
 bool MainWindow::start_plan(PlanKind kind) {
-  if (kind == PlanKind::Sweep) return start_sweep();
-  TrainConfig config = setup_->config();
   const int processes = setup_->processes();
+  const std::string hostfile = processes > 1 ? setup_->hostfile().toStdString() : std::string();
+  if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(setup_->config()), processes, hostfile);
+  TrainConfig config = setup_->config();
   if (kind == PlanKind::Reference) {
-    // Across processes the devices stay what each process was given; in one process the
-    // experiment takes every device of the machine.
-    config = reference_config(config, processes > 1 ? config.devices : setup_->all_devices().toStdString());
+    config = reference_request(config, processes, setup_->all_devices());
     setup_->set_config(config);   // show the user what the preset means
   }
-  return start_plan(kind, config, processes, processes > 1 ? setup_->hostfile().toStdString() : std::string());
+  return start_plan(kind, config, processes, hostfile);
 }
 
-bool MainWindow::start_plan(PlanKind kind, const TrainConfig& given, int processes, const std::string& hostfile) {
-  if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(given), processes, hostfile);
+bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int processes, const std::string& hostfile) {
+  if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(config), processes, hostfile);
+  return start(PlanRequest{kind, config, processes, hostfile, {}});
+}
+
+bool MainWindow::start_sweep(const SweepOptions& options, int processes, const std::string& hostfile) {
+  const QString sweep_problem = options.batches.empty() ? sweep_->batches_problem() : QString();
+  if (!sweep_problem.isEmpty()) {
+    refuse(tr("Sweep: %1").arg(sweep_problem));
+    return false;
+  }
+  return start(PlanRequest{PlanKind::Sweep, options.base, processes, hostfile, options});
+}
+
+// Every plan starts here: the core makes and checks it (experiment/planner.h), the controller
+// runs it.
+bool MainWindow::start(const PlanRequest& request) {
   if (controller_->busy()) return false;
   if (insight_->calibrating()) {
     statusBar()->showMessage(tr("Calibrating: the run can start when the calibration has finished (Stop cancels it)"), 8000);
     return false;
   }
-  TrainConfig config = given;
-  // Teaching pace is for following one run; a comparison at a second a step would compare waits.
-  if (kind != PlanKind::Single && config.step_delay_s > 0) {
-    config.step_delay_s = 0;
-    spdlog::info("{}: at full speed (teaching pace is for Run only)", to_string(kind));
-  }
-  const QStringList problems = setup_->problems();
-  if (!problems.isEmpty() && !scripted_) {   // the buttons are disabled then; menus/shortcuts land here
-    statusBar()->showMessage(problems.front(), 8000);
-    return false;
-  }
-  // cuda:local (one GPU per process) is compared with the first GPU in this process.
-  const std::string single = config.devices == "cuda:local" ? std::string("cuda:0") : baseline_device(config.devices);
-  if (kind != PlanKind::Single && config.devices == single && processes < 2) {
-    const QString device = QString::fromStdString(single);
-    const QString why =
-        kind == PlanKind::Compare
-            ? tr("Compare needs two or more devices: it runs %1 first and then the devices you selected.").arg(device)
-            : tr("The reference experiment needs two or more devices (CPU cores or GPUs): it runs %1 first and "
-                 "then all devices, but it was given only %1.").arg(device);
-    setup_->show_error(why);
-    statusBar()->showMessage(why, 8000);
-    spdlog::warn("{}", why.toStdString());   // scripted mode has no panel to read it from
-    return false;
-  }
-  if (!scripted_) {
-    settings_.set_last_config(setup_->config());
-    settings_.set_last_launch(setup_->processes(), setup_->hostfile());
-  }
-  if (processes > 1)
-    spdlog::info("{}: the run as {} processes under mpirun{}", to_string(kind), processes,
-                 hostfile.empty() ? std::string(" on this machine") : " on the hosts of " + hostfile);
-  controller_->start(kind, make_plan(kind, config, single, processes, processes > 1 ? hostfile : std::string()));
-  return true;
-}
-
-bool MainWindow::start_sweep() {
-  const int processes = setup_->processes();
-  return start_sweep(sweep_->options(setup_->config()), processes,
-                     processes > 1 ? setup_->hostfile().toStdString() : std::string());
-}
-
-bool MainWindow::start_sweep(const SweepOptions& given, int processes, const std::string& hostfile) {
-  if (controller_->busy()) return false;
-  const QStringList problems = setup_->problems();
-  const QString sweep_problem = given.batches.empty() ? sweep_->batches_problem() : QString();
-  if ((!problems.isEmpty() || !sweep_problem.isEmpty()) && !scripted_) {
-    const QString why = !sweep_problem.isEmpty() ? tr("Sweep: %1").arg(sweep_problem) : problems.front();
-    statusBar()->showMessage(why, 8000);
-    return false;
-  }
-  SweepOptions options = given;
-  if (options.base.step_delay_s > 0) spdlog::info("Sweep: at full speed (teaching pace is for Run only)");
-  options.base.step_delay_s = 0;
-  std::vector<PlannedRun> plan;
+  Plan plan;
   try {
-    // Every configuration is checked before the first trains, as mirrorbench-cli sweep does:
-    // a batch the replicas cannot split is reported now, not after an hour of training.
-    plan = make_sweep_plan(options);
-    for (PlannedRun& run : plan) {
-      check_train_config(run.config, processes);
-      run.processes = processes;
-      run.hostfile = processes > 1 ? hostfile : std::string();
-    }
-    sweep_->start(options);
+    plan = make_plan(request, &setup_->inventory());
   } catch (const Error& e) {
-    const QString why = tr("Sweep: %1").arg(QString::fromStdString(e.what()));
-    setup_->show_error(why);
-    statusBar()->showMessage(why, 8000);
-    spdlog::warn("{}", why.toStdString());
+    refuse(QString::fromStdString(e.what()));
     return false;
+  }
+  if (request.kind == PlanKind::Sweep) {
+    SweepOptions shown = request.sweep;
+    shown.base = request.config;
+    sweep_->start(shown);
   }
   if (!scripted_) {
     settings_.set_last_config(setup_->config());
     settings_.set_last_launch(setup_->processes(), setup_->hostfile());
-    settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
+    if (request.kind == PlanKind::Sweep) settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
   }
-  spdlog::info("Sweep: {} configuration(s) on {}{}, {} epoch(s) each, target {:.1f} % validation accuracy",
-               plan.size(), options.base.devices,
-               processes > 1 ? fmt::format(" in each of {} processes", processes) : std::string(),
-               options.base.epochs, 100 * options.target_val_acc);
-  view_tabs_->setCurrentWidget(sweep_);
-  controller_->start(PlanKind::Sweep, std::move(plan));
+  if (request.kind == PlanKind::Sweep) {
+    spdlog::info("Sweep: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy",
+                 plan.runs.size(), format_devices(request.config.devices), request.config.epochs,
+                 100 * request.sweep.target_val_acc);
+    view_tabs_->setCurrentWidget(sweep_);
+  }
+  controller_->start(std::move(plan));
   return true;
+}
+
+// Why a plan did not start: under the fields, in the status line and (scripted mode has no
+// panel to read it from) in the log.
+void MainWindow::refuse(const QString& why) {
+  setup_->show_error(why);
+  statusBar()->showMessage(why.section('\n', 0, 0), 8000);
+  spdlog::warn("{}", why.toStdString());
 }
 
 void MainWindow::stop() {
@@ -425,21 +389,15 @@ void MainWindow::on_epoch(const EpochMetrics& m) {
   update_shown();
 }
 
-void MainWindow::on_run_finished(int index, const RunRecord& finished) {
-  RunRecord record = finished;
-  record.name = default_run_name(record.config).toStdString();
-  if (record.config.step_delay_s > 0) record.name += tr(" · teaching pace").toStdString();
+void MainWindow::on_run_finished(int index, const RunRecord& record, const QString& save_error) {
   live_.reset();
   if (plan_kind_ == PlanKind::Sweep) sweep_->run_finished(index, record);
   step_->run_finished();
   insight_->run_finished(record);
-  QString error;
-  if (!history_->add(record, &error))
-    statusBar()->showMessage(tr("The run could not be saved: %1").arg(error), 10000);
+  // The plan executor saved it (and pinned a completed baseline): show it.
+  history_->add_saved(record);
+  if (!save_error.isEmpty()) statusBar()->showMessage(tr("The run could not be saved: %1").arg(save_error), 10000);
   plan_ids_.push_back(record.id);
-  const PlannedRun* planned = controller_->current_run();
-  if (planned && planned->role == RunRole::Baseline && record.status == RunStatus::Completed)
-    history_->pin_baseline(record.id);
   if (record.status == RunStatus::Failed) {
     setup_->show_error(tr("Run failed: %1").arg(QString::fromStdString(record.error)));
   }

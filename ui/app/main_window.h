@@ -11,7 +11,7 @@
 
 #include "app/settings.h"
 #include "charts/chart_content.h"
-#include "experiment/plans.h"
+#include "experiment/planner.h"
 #include "experiment/sweep.h"
 #include "insight/insight_export.h"
 #include "log/log_sink.h"
@@ -53,14 +53,14 @@ class MainWindow : public QMainWindow {
   QTabWidget* view_tabs() const { return view_tabs_; }   // Training, Where the time goes, Sweep, One step
   const std::vector<std::string>& load_warnings() const { return load_warnings_; }
 
-  // Runs a plan as the buttons do. Returns false (and says why in place) if it cannot start.
+  // Runs a plan as the buttons do (the fields' configuration; the reference experiment's preset
+  // shown in them). Returns false (and says why in place) if it cannot start.
   bool start_plan(PlanKind kind);
   // `processes` > 1: the run (not its baseline) as that many processes under mpirun, on the
   // hosts of `hostfile` if it is not empty (experiment/plans.h).
   bool start_plan(PlanKind kind, const TrainConfig& config, int processes = 1, const std::string& hostfile = {});
-  // The Sweep: the Sweep tab's batch sizes and target on the run setup's configuration, or the
-  // options given; every configuration with `processes` (experiment/sweep.h).
-  bool start_sweep();
+  // The Sweep: the options given (their batches empty: the Sweep tab's); every configuration
+  // with `processes` (experiment/sweep.h).
   bool start_sweep(const SweepOptions& options, int processes = 1, const std::string& hostfile = {});
   void stop();
 
@@ -88,6 +88,8 @@ class MainWindow : public QMainWindow {
   void closeEvent(QCloseEvent* event) override;
 
  private:
+  bool start(const PlanRequest& request);
+  void refuse(const QString& why);
   void build_menus();
   void restore_settings();
   void save_settings();
@@ -105,7 +107,7 @@ class MainWindow : public QMainWindow {
   void on_run_started(int index, const RunConfig& config);
   void on_step(const StepProgress& p);
   void on_epoch(const EpochMetrics& m);
-  void on_run_finished(int index, const RunRecord& record);
+  void on_run_finished(int index, const RunRecord& record, const QString& save_error);
   void on_run_rejected(int index, const QString& message);
   void on_plan_finished(PlanKind kind, bool ok, bool stopped);
 

@@ -4,10 +4,12 @@
 #include <QString>
 
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "config/train_config.h"
 #include "experiment/plans.h"
-#include "trainer/train_config.h"
 
 namespace mb {
 
@@ -16,9 +18,10 @@ struct ScriptOptions {
   PlanKind kind = PlanKind::Single;
   std::vector<int64_t> sweep_batches;   // --batches for --sweep (empty: the Sweep tab's)
   double sweep_target = 0;           // --target for --sweep (0: the Sweep tab's)
-  TrainConfig config;                // the panel's configuration with the command line's overrides
-  int processes = 1;                 // > 1: the run under mpirun (--processes), on the hosts of
-  QString hostfile;                  // --hostfile when given, else this machine only
+  TrainConfig given;                 // the training options of the command line ...
+  std::vector<std::string> given_keys;   // ... and which were given (the rest are the panel's)
+  std::optional<int> processes;      // > 1: the run under mpirun (--processes), on the hosts of
+  std::optional<QString> hostfile;   // --hostfile when given, else this machine only (unset: the panel's)
   QString export_png;                // all charts as one image (--sweep: the sweep's verdict, table, charts)
   QString export_csv;                // the plan's runs (selected when it ends), one row per run x epoch
                                      // (--sweep: the sweep's table, as mirrorbench-cli sweep --csv)
@@ -33,6 +36,11 @@ struct ScriptOptions {
   QSize export_size{1600, 1000};
   bool quit = false;                 // exit when done: 0 if every run completed and every export worked
 };
+
+// The run a script asks for: the panel's configuration, the reference experiment's preset
+// for --reference (experiment/plans.h), then the options the command line gave.
+TrainConfig scripted_config(const ScriptOptions& options, const TrainConfig& panel, int processes,
+                            const DeviceList& all_devices);
 
 // Exit codes of scripted mode.
 inline constexpr int kExitOk = 0;

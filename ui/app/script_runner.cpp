@@ -21,8 +21,12 @@ ScriptRunner::ScriptRunner(MainWindow* window, ScriptOptions options)
 
 void ScriptRunner::start() {
   window_->set_scripted(true);
-  window_->setup_panel()->set_config(options_.config);
-  window_->setup_panel()->set_processes(options_.processes, options_.hostfile);
+  RunSetupPanel* panel = window_->setup_panel();
+  processes_ = options_.processes.value_or(panel->processes());
+  hostfile_ = processes_ > 1 ? options_.hostfile.value_or(panel->hostfile()) : QString();
+  config_ = scripted_config(options_, panel->config(), processes_, panel->all_devices());
+  panel->set_config(config_);
+  panel->set_processes(processes_, hostfile_);
   if (options_.show_insight) window_->show_insight(true);
   if (!options_.calibrate) {
     QTimer::singleShot(0, this, &ScriptRunner::start_plan);
@@ -49,11 +53,7 @@ void ScriptRunner::start_plan() {
     return;
   }
   if (options_.kind == PlanKind::Sweep) window_->sweep_panel()->set_settings(options_.sweep_batches, options_.sweep_target);
-  const bool started =
-      options_.kind == PlanKind::Sweep
-          ? window_->start_sweep(window_->sweep_panel()->options(options_.config), options_.processes,
-                                 options_.hostfile.toStdString())
-          : window_->start_plan(options_.kind, options_.config, options_.processes, options_.hostfile.toStdString());
+  const bool started = window_->start_plan(options_.kind, config_, processes_, hostfile_.toStdString());
   if (!started) {
     spdlog::error("Scripted run could not start (see the previous message)");
     finish(false);

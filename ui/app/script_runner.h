@@ -24,6 +24,9 @@ class ScriptRunner : public QObject {
 
   MainWindow* window_;
   ScriptOptions options_;
+  TrainConfig config_;   // the panel's, the preset, the command line's options
+  int processes_ = 1;
+  QString hostfile_;
   bool finished_ = false;
 };
 

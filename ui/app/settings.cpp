@@ -7,6 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <spdlog/spdlog.h>
+
+#include "config/train_options.h"
+#include "util/error.h"
+
 namespace mb {
 
 Settings::Settings() {
@@ -22,39 +27,28 @@ Settings::~Settings() = default;
 
 bool Settings::has_last_config() const { return s_->contains("run/devices"); }
 
+// The options the table marks as remembered, under run/<key>, as the table writes them (the
+// keys and words the workbench has always stored). A value that no longer reads (edited by
+// hand, or from a version with other ranges) keeps the default.
 TrainConfig Settings::last_config() const {
-  TrainConfig d;   // the defaults: the reference experiment's settings on one CPU replica
-  TrainConfig c;
-  s_->beginGroup("run");
-  c.data_dir = s_->value("data_dir", QString::fromStdString(d.data_dir)).toString().toStdString();
-  c.devices = s_->value("devices", QString::fromStdString(d.devices)).toString().toStdString();
-  c.batch = s_->value("batch", qlonglong(d.batch)).toLongLong();
-  c.per_replica_batch = s_->value("per_replica_batch", d.per_replica_batch).toBool();
-  c.lr = s_->value("lr", d.lr).toDouble();
-  c.scale_lr = s_->value("scale_lr", d.scale_lr).toBool();
-  c.epochs = s_->value("epochs", d.epochs).toInt();
-  c.seed = s_->value("seed", qulonglong(d.seed)).toULongLong();
-  c.limit_train = s_->value("limit_train", qlonglong(d.limit_train)).toLongLong();
-  c.limit_val = s_->value("limit_val", qlonglong(d.limit_val)).toLongLong();
-  c.backend = s_->value("backend", QString::fromStdString(d.backend)).toString().toStdString();
-  s_->endGroup();
+  TrainConfig c;   // the defaults: the reference experiment's settings on one CPU replica
+  for (const TrainOption& o : train_options()) {
+    const QString key = QStringLiteral("run/%1").arg(QString::fromUtf8(o.key.data(), qsizetype(o.key.size())));
+    if (!o.remembered || !s_->contains(key)) continue;
+    try {
+      set_option(o, c, s_->value(key).toString().toStdString());
+    } catch (const Error& e) {
+      spdlog::warn("Settings: {} ignored ({})", key.toStdString(), e.what());
+    }
+  }
   return c;
 }
 
 void Settings::set_last_config(const TrainConfig& c) {
-  s_->beginGroup("run");
-  s_->setValue("data_dir", QString::fromStdString(c.data_dir));
-  s_->setValue("devices", QString::fromStdString(c.devices));
-  s_->setValue("batch", qlonglong(c.batch));
-  s_->setValue("per_replica_batch", c.per_replica_batch);
-  s_->setValue("lr", c.lr);
-  s_->setValue("scale_lr", c.scale_lr);
-  s_->setValue("epochs", c.epochs);
-  s_->setValue("seed", qulonglong(c.seed));
-  s_->setValue("limit_train", qlonglong(c.limit_train));
-  s_->setValue("limit_val", qlonglong(c.limit_val));
-  s_->setValue("backend", QString::fromStdString(c.backend));
-  s_->endGroup();
+  for (const TrainOption& o : train_options())
+    if (o.remembered)
+      s_->setValue(QStringLiteral("run/%1").arg(QString::fromUtf8(o.key.data(), qsizetype(o.key.size()))),
+                   QString::fromStdString(option_text(o, c)));
 }
 
 int Settings::last_processes() const { return std::max(1, s_->value("run/processes", 1).toInt()); }

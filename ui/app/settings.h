@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "charts/chart_content.h"
-#include "trainer/train_config.h"
+#include "config/train_config.h"
 
 class QSettings;
 

@@ -10,7 +10,7 @@
 namespace mb {
 
 QString devices_text(const RunConfig& c) {
-  const QString devices = QString::fromStdString(c.devices);
+  const QString devices = QString::fromStdString(c.devices_text());
   return c.processes > 1 ? QStringLiteral("%1 × %2").arg(c.processes).arg(devices) : devices;
 }
 
@@ -44,9 +44,10 @@ bool has_user_name(const RunRecord& r) {
   const QString name = QString::fromStdString(r.name);
   // The trainer names runs after their devices ("2 processes x cpu:1" across processes) and
   // the workbench after devices and batch: neither is a name the user chose.
-  const std::string processes = std::to_string(r.config.processes) + " processes x " + r.config.devices;
-  return name != default_run_name(r.config) && r.name != r.config.devices &&
-         r.name != r.config.devices + " (simulated)" && r.name != processes;
+  const std::string devices = r.config.devices_text();
+  const std::string processes = std::to_string(r.config.processes) + " processes x " + devices;
+  return name != default_run_name(r.config) && r.name != devices && r.name != devices + " (simulated)" &&
+         r.name != processes;
 }
 
 std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
@@ -74,7 +75,7 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
       [](const RunRecord& r) { return QStringLiteral("lr %1").arg(r.config.learning_rate); },
       [](const RunRecord& r) { return QStringLiteral("seed %1").arg(qulonglong(r.config.seed)); },
       [](const RunRecord& r) { return QStringLiteral("%1 img").arg(r.config.train_size); },
-      [](const RunRecord& r) { return QString::fromStdString(r.config.backend); },
+      [](const RunRecord& r) { return QString::fromUtf8(to_string(r.config.backend)); },
       [](const RunRecord& r) {
         const QDateTime t = QDateTime::fromString(QString::fromStdString(r.config.start_time), Qt::ISODate);
         return t.isValid() ? t.toLocalTime().toString(QStringLiteral("HH:mm:ss")) : QString();

@@ -77,6 +77,13 @@ bool HistoryModel::add(const RunRecord& record, QString* error) {
     spdlog::error("Could not save run {}: {}", record.id, e.what());
     if (error) *error = QString::fromStdString(e.what());
   }
+  add_saved(record);
+  return saved;
+}
+
+void HistoryModel::add_saved(const RunRecord& record) {
+  // Whoever saved it may have pinned it as a baseline too.
+  pins_ = store_.load_pins();
   if (const int row = row_of(record.id); row >= 0) {   // re-saved run: replace in place
     runs_[std::size_t(row)] = record;
     reindex();
@@ -90,7 +97,6 @@ bool HistoryModel::add(const RunRecord& record, QString* error) {
   // A new run can change which run is the baseline, and so every speedup.
   emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
   emit runs_changed();
-  return saved;
 }
 
 void HistoryModel::remove(const std::vector<std::string>& ids) {
@@ -285,7 +291,7 @@ QString HistoryModel::tooltip(int row) const {
   QString tip = QStringLiteral("<b>%1</b><br>id %2<br>").arg(run_label(r).toHtmlEscaped(), QString::fromStdString(r.id));
   tip += tr("%1 replica(s) on %2, %3 backend, %4 communicator<br>")
              .arg(c.replicas)
-             .arg(devices_text(c), QString::fromStdString(c.backend), QString::fromStdString(c.communicator));
+             .arg(devices_text(c), QString::fromUtf8(to_string(c.backend)), QString::fromStdString(c.communicator));
   if (c.processes > 1) {
     QStringList hosts;
     for (const auto& h : c.hosts) hosts << QString::fromStdString(h).toHtmlEscaped();

@@ -40,6 +40,8 @@ class HistoryModel : public QAbstractTableModel {
   // Saves and appends a finished run; false (with *error) when the file could not be written
   // (the run still appears, so the user can export it).
   bool add(const RunRecord& record, QString* error = nullptr);
+  // Appends a run someone else saved (the plan executor), with the store's pins as they are now.
+  void add_saved(const RunRecord& record);
   void remove(const std::vector<std::string>& ids);
   bool rename(const std::string& id, const QString& name, QString* error = nullptr);
   bool pin_baseline(const std::string& id, QString* error = nullptr);

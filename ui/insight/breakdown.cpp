@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
+#include "config/backend.h"
 #include "charts/chart_content.h"
 #include "common/format.h"
 #include "records/chrome_trace.h"
@@ -23,7 +23,7 @@ namespace {
 constexpr int kMaxBars = 40;            // per chart: bars stay wider than their labels at 1280 px
 constexpr int kMaxEpochGroups = 8;
 
-bool is_gpu_run(const RunConfig& c) { return c.backend == to_string(Backend::Cuda) || c.devices.rfind("cuda", 0) == 0; }
+bool is_gpu_run(const RunConfig& c) { return c.device_kind() == DeviceKind::Cuda; }
 
 bool timed(const std::vector<PhaseTimes>& times, int replicas) {
   if (int(times.size()) != replicas) return false;
@@ -246,7 +246,7 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
     BarGroup g;
     g.label = QObject::tr("baseline");
     Bar b = breakdown_bar(base->record.config, 0, base_mean[0], QObject::tr("%1, mean epoch").arg(base->label.toHtmlEscaped()));
-    b.label = QString::fromStdString(base->record.config.devices);
+    b.label = QString::fromStdString(base->record.config.devices_text());
     g.bars.push_back(std::move(b));
     most = std::max(most, base_mean[0].total());
     c.groups.push_back(std::move(g));

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "backends/registry.h"
 #include "util/system_info.h"
 
 namespace mb {
@@ -36,7 +37,7 @@ bool CalibrationRunner::start(const CalibrateOptions& options) {
     QString error;
     bool cancelled = false;
     try {
-      m.backend = std::string(to_string(resolve_backend(DeviceKind::Cpu, options.backend)));
+      m.backend = resolve_backend(DeviceKind::Cpu, options.backend);
       m.cpu_model = cpu_model_name();
       m.calibration = calibrate_cpu(options, [this](const std::string& line) {
         if (cancel_.load()) throw Cancelled{};

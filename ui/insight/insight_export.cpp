@@ -78,7 +78,7 @@ std::string breakdown_csv(const RunRecord& r) {
   for (const auto& e : r.epochs) {
     for (std::size_t k = 0; k < e.replica_times.size(); ++k) {
       const PhaseTimes& t = e.replica_times[k];
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, r.config.devices, e.epoch, k,
+      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, r.config.devices_text(), e.epoch, k,
                          int(k) == r.config.slow_replica ? "true" : "false", t.forward_s, t.backward_s, t.allreduce_s,
                          t.optimizer_s, t.wait_s, t.compute_s(), t.total(), e.time_s);
     }

@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/backend.h"
+#include "config/backend.h"
 #include "common/format.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -40,9 +40,7 @@ QString mode_name(const char* mode, int64_t batch) {
                                            : QObject::tr("%1 per replica").arg(batch);
 }
 
-bool is_gpu_run(const RunConfig& c) {
-  return c.backend == to_string(Backend::Cuda) || c.devices.rfind("cuda", 0) == 0;
-}
+bool is_gpu_run(const RunConfig& c) { return c.device_kind() == DeviceKind::Cuda; }
 
 QString headline(const QString& text, const QString& colour = QStringLiteral("#444444"), double pt = 10) {
   return QStringLiteral("<br><span style='font-size:%1pt; color:%2'>%3</span>").arg(pt).arg(colour, text.toHtmlEscaped());
@@ -59,7 +57,7 @@ double x_tick(int max) {
 
 nlohmann::json to_json(const MachineCalibration& m, const std::vector<Prediction>* predictions) {
   nlohmann::json j{{"calibration", to_json(m.calibration)},
-                   {"backend", m.backend},
+                   {"backend", to_string(m.backend)},
                    {"measured_at", m.measured_at},
                    {"cpu_model", m.cpu_model}};
   if (predictions) {
@@ -73,7 +71,8 @@ MachineCalibration machine_calibration_from_json(const nlohmann::json& j) {
   try {
     MachineCalibration m;
     m.calibration = calibration_from_json(j.at("calibration"));
-    m.backend = j.value("backend", std::string(to_string(Backend::OneDnn)));
+    const std::string backend = j.value("backend", std::string(to_string(Backend::OneDnn)));
+    m.backend = parse_backend(backend).value_or(Backend::OneDnn);
     m.measured_at = j.value("measured_at", std::string());
     m.cpu_model = j.value("cpu_model", std::string());
     return m;
@@ -143,7 +142,7 @@ QString prediction_mismatch(const MachineCalibration& m, const RunConfig& c) {
   if (is_gpu_run(c)) return QObject::tr("the calibration measured this machine's CPU replicas; this run used GPUs");
   if (c.backend != m.backend)
     return QObject::tr("the calibration measured the %1 kernels; this run used %2")
-        .arg(QString::fromStdString(m.backend), QString::fromStdString(c.backend));
+        .arg(QString::fromUtf8(to_string(m.backend)), QString::fromUtf8(to_string(c.backend)));
   if (c.train_size <= 0) return QObject::tr("the run's size is not known yet");
   return {};
 }

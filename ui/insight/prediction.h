@@ -24,7 +24,7 @@ namespace mb {
 // kernels, when and on which CPU (a history folder copied to another machine says so).
 struct MachineCalibration {
   Calibration calibration;
-  std::string backend;        // to_string(Backend): the kernels measured ("onednn")
+  Backend backend = Backend::OneDnn;   // the kernels measured
   std::string measured_at;    // ISO 8601 UTC
   std::string cpu_model;
 };

@@ -8,6 +8,7 @@
 #include <QRegularExpression>
 #include <QStandardPaths>
 
+#include "config/train_options.h"
 #include "data/dataset.h"
 
 namespace mb {
@@ -33,25 +34,12 @@ Launcher find_launcher() {
   return l;
 }
 
-QStringList cli_train_args(const TrainConfig& c, const QString& trace_file) {
-  const std::string data = c.data_dir.empty() ? default_data_dir().string() : c.data_dir;
-  QStringList a{QStringLiteral("train"),
-                QStringLiteral("--data"), QString::fromStdString(data),
-                QStringLiteral("--devices"), QString::fromStdString(c.devices),
-                QStringLiteral("--batch"), QString::number(c.batch),
-                // 17 significant digits: the double the GUI holds, read back unchanged.
-                QStringLiteral("--lr"), QString::number(c.lr, 'g', 17),
-                QStringLiteral("--epochs"), QString::number(c.epochs),
-                QStringLiteral("--seed"), QString::number(qulonglong(c.seed)),
-                QStringLiteral("--limit-train"), QString::number(c.limit_train),
-                QStringLiteral("--limit-val"), QString::number(c.limit_val),
-                QStringLiteral("--backend"), QString::fromStdString(c.backend)};
-  if (c.per_replica_batch) a << QStringLiteral("--per-replica-batch");
-  if (c.scale_lr) a << QStringLiteral("--scale-lr");
-  if (c.step_delay_s > 0) a << QStringLiteral("--pace") << QString::number(c.step_delay_s, 'g', 17);
-  if (c.slow_replica >= 0)
-    a << QStringLiteral("--slow-replica")
-      << QStringLiteral("%1:%2").arg(c.slow_replica).arg(QString::number(c.slow_factor, 'g', 17));
+QStringList cli_train_args(const TrainConfig& config, const QString& trace_file) {
+  TrainConfig c = config;
+  if (c.data_dir.empty()) c.data_dir = default_data_dir().string();
+  c.trace = false;   // --trace FILE says it
+  QStringList a{QStringLiteral("train")};
+  for (const std::string& arg : option_arguments(c)) a << QString::fromStdString(arg);
   if (!trace_file.isEmpty()) a << QStringLiteral("--trace") << trace_file;
   a << QStringLiteral("--progress") << QStringLiteral("json");
   return a;

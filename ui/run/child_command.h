@@ -1,13 +1,13 @@
 // How the workbench starts a run of several processes: `mpirun ... mirrorbench-cli train
 // <the configuration as flags> --progress json`, the CLI found beside the GUI executable.
-// Only the translation lives here (tested on its own); run/process_worker.h runs it.
+// Only the translation lives here (tested on its own); run/mpirun_trainer.h runs it.
 #pragma once
 #include <QString>
 #include <QStringList>
 
 #include <string>
 
-#include "trainer/train_config.h"
+#include "config/train_config.h"
 
 namespace mb {
 
@@ -25,11 +25,11 @@ struct Launcher {
 
 Launcher find_launcher();
 
-// `mirrorbench-cli train` flags for every TrainConfig field, so the child trains exactly what
-// the in-process worker would: the data folder resolved (default_data_dir() when empty, so
-// every process and host reads the same path), numbers written to be read back bit for bit,
-// the simulated straggler when there is one. `trace_file` (may be empty): --trace, the Chrome
-// trace that process 0 writes.
+// `mirrorbench-cli train` flags from the option table (every option, defaults included), so the
+// child trains exactly what this process would: the data folder resolved
+// (default_data_dir() when empty, so every process and host reads the same path), numbers
+// written to be read back bit for bit. `trace_file` (may be empty): --trace, the Chrome trace
+// that process 0 writes.
 QStringList cli_train_args(const TrainConfig& config, const QString& trace_file = {});
 
 struct ChildCommand {

@@ -4,8 +4,8 @@
 #include <QMetaType>
 
 #include "records/run_record.h"
-#include "trainer/mirrored_trainer.h"
-#include "trainer/train_config.h"
+#include "trainer/train_observer.h"
+#include "config/train_config.h"
 
 Q_DECLARE_METATYPE(mb::EpochMetrics)
 Q_DECLARE_METATYPE(mb::StepProgress)

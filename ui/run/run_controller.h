@@ -1,25 +1,24 @@
-// Runs a plan (experiment/plans.h: one run, or a baseline followed by a multi-device run) back
-// to back, each planned run on the worker it needs: the trainer on a thread of this process
-// (one for the window's lifetime, so the data set stays cached), or mirrorbench-cli processes
-// under mpirun when the run asks for more than one process. Lives in the GUI thread; forwards
-// the workers' signals, which are the same for both.
+// Runs a checked plan (experiment/planner.h) for the window: the core's plan executor on a
+// thread of its own (experiment/plan_executor.h: every run saved to the history with its
+// trace, a completed baseline pinned), each run in this process or, when it asks for several
+// processes, as mirrorbench-cli processes under mpirun (run/mpirun_trainer.h). Its signals are
+// emitted on that thread and reach the window queued, as values.
 #pragma once
 #include <QObject>
-#include <QPointer>
 #include <QString>
 
+#include <atomic>
+#include <memory>
 #include <optional>
-#include <vector>
 
-#include "experiment/plans.h"
+#include "experiment/plan_executor.h"
 #include "experiment/run_store.h"
-#include "run/child_command.h"
 #include "run/metatypes.h"
+#include "run/mpirun_trainer.h"
+
+class QThread;
 
 namespace mb {
-
-class InProcessWorker;
-class RunWorker;
 
 class RunController : public QObject {
   Q_OBJECT
@@ -27,24 +26,24 @@ class RunController : public QObject {
   explicit RunController(QObject* parent = nullptr);
   ~RunController() override;   // shutdown()
 
-  bool busy() const { return current_ >= 0; }
-  int plan_size() const { return int(plan_.size()); }
+  bool busy() const { return thread_ != nullptr; }
+  int plan_size() const { return int(plan_.runs.size()); }
+  // The run in progress (or about to start) while busy.
   const PlannedRun* current_run() const;
 
   // What multi-process runs are started with (found on PATH and beside the executable).
-  const Launcher& launcher() const { return launcher_; }
-  void set_launcher(Launcher launcher) { launcher_ = std::move(launcher); }
-  // Every run keeps its Chrome trace in this store, beside its record (nullopt: none).
-  void set_trace_store(std::optional<RunStore> store);
+  const Launcher& launcher() const { return mpirun_.launcher(); }
+  void set_launcher(Launcher launcher) { mpirun_.set_launcher(std::move(launcher)); }
+  MpirunTrainer& mpirun_trainer() { return mpirun_; }   // tests: grace periods
+  // Where every run, its trace and the pins go (nullopt: nowhere). Before start().
+  void set_store(std::optional<RunStore> store) { store_ = std::move(store); }
 
-  void start(PlanKind kind, std::vector<PlannedRun> plan);
+  void start(Plan plan);
   // Stops the run in progress at its next step and cancels the rest of the plan.
   void stop();
-  // Stops, waits for the run in progress (a child process: at most about half a minute, then
-  // it is ended) and, before returning, delivers its run_finished (so a window that closes
-  // mid-run still saves the partial record) and then plan_finished. A run that was queued but
-  // never started has no record: the plan just ends, stopped. Afterwards busy() is false and
-  // start() does nothing.
+  // Stops, waits for the plan's thread (a child process: at most about half a minute, then it
+  // is ended; the record is saved by then) and delivers its last signals - run_finished,
+  // plan_finished - before returning. Afterwards busy() is false and start() does nothing.
   void shutdown();
 
  signals:
@@ -52,28 +51,23 @@ class RunController : public QObject {
   void run_started(int index, const mb::RunConfig& config);
   void step_progress(const mb::StepProgress& progress);
   void epoch_finished(const mb::EpochMetrics& metrics);
-  void run_finished(int index, const mb::RunRecord& record);
+  // Saved in the store (save_error empty) or not.
+  void run_finished(int index, const mb::RunRecord& record, const QString& save_error);
   void run_rejected(int index, const QString& message);
   // ok: every run completed; stopped: the user stopped the plan.
   void plan_finished(mb::PlanKind kind, bool ok, bool stopped);
   void status(const QString& message);
 
  private:
-  void connect_worker(RunWorker* worker);
-  void start_current();
-  void on_run_finished(const RunRecord& record);
-  void on_run_rejected(const QString& message);
-  void next_or_finish();
+  void join();   // after plan_finished: the thread is done
 
-  Launcher launcher_;
-  std::optional<RunStore> trace_store_;
-  InProcessWorker* in_process_;
-  QPointer<RunWorker> active_;     // the worker of the run in progress
-  PlanKind kind_ = PlanKind::Single;
-  std::vector<PlannedRun> plan_;
-  int current_ = -1;
-  bool stopped_ = false;
-  bool all_ok_ = true;
+  InProcessTrainer in_process_;
+  MpirunTrainer mpirun_;
+  std::optional<RunStore> store_;
+  std::unique_ptr<PlanExecutor> executor_;
+  QThread* thread_ = nullptr;
+  Plan plan_;
+  std::atomic<int> current_{-1};
   bool closed_ = false;
 };
 

@@ -108,29 +108,27 @@ int DevicePicker::replicas() const {
   return cpu ? cpu_replicas_->value() : gpus * per_gpu_->value();
 }
 
-bool DevicePicker::gpus_selected() const { return QString::fromStdString(devices()).startsWith("cuda"); }
+bool DevicePicker::gpus_selected() const {
+  const DeviceList d = devices();
+  return !d.empty() && device_kind(d) == DeviceKind::Cuda;
+}
 
 int DevicePicker::replicas_per_gpu() const { return per_gpu_->value(); }
 
-std::string DevicePicker::devices() const {
-  QStringList devices;
+DeviceList DevicePicker::devices() const {
+  DeviceList devices;
   for (int i = 0; i < list_->count(); ++i) {
     const QListWidgetItem* item = list_->item(i);
     if (item->checkState() != Qt::Checked) continue;
     const int id = item->data(Qt::UserRole).toInt();
-    if (id == kCpuItem) return QStringLiteral("cpu:%1").arg(cpu_replicas_->value()).toStdString();
-    for (int k = 0; k < per_gpu_->value(); ++k) devices << QStringLiteral("cuda:%1").arg(id);
+    if (id == kCpuItem) return cpu_replicas(cpu_replicas_->value());
+    for (int k = 0; k < per_gpu_->value(); ++k) devices.push_back({DeviceKind::Cuda, id});
   }
-  return devices.join(',').toStdString();
+  return devices;
 }
 
-void DevicePicker::set_devices(const std::string& text) {
-  std::vector<DeviceSpec> devices;
-  try {
-    devices = parse_devices(text);
-  } catch (const Error&) {
-    devices = {DeviceSpec{DeviceKind::Cpu, 0}};
-  }
+void DevicePicker::set_devices(const DeviceList& given) {
+  const DeviceList devices = given.empty() ? cpu_replicas(1) : given;
   {
     const QSignalBlocker b(list_);
     const bool cpu = devices.empty() || devices.front().kind == DeviceKind::Cpu;
@@ -161,31 +159,29 @@ void DevicePicker::set_devices(const std::string& text) {
   emit changed();
 }
 
-QString DevicePicker::single_device() const { return QString::fromStdString(baseline_device(devices())); }
+DeviceList DevicePicker::single_device() const { return baseline_devices(devices()); }
 
-QString DevicePicker::all_devices() const {
-  const QString devices = QString::fromStdString(this->devices());
+DeviceList DevicePicker::all_devices() const {
+  const DeviceList devices = this->devices();
   if (replicas() > 1) return devices;
-  if (devices.startsWith("cuda") && inventory_.gpus.size() > 1) {
-    QStringList all;
-    for (const auto& g : inventory_.gpus) all << QStringLiteral("cuda:%1").arg(g.index);
-    return all.join(',');
+  if (gpus_selected() && inventory_.gpus.size() > 1) {
+    DeviceList all;
+    for (const auto& g : inventory_.gpus) all.push_back({DeviceKind::Cuda, g.index});
+    return all;
   }
-  if (devices.startsWith("cuda")) return devices;   // one GPU: nothing to compare against
-  return QStringLiteral("cpu:%1").arg(std::max(1, inventory_.cpu_cores));
+  if (gpus_selected()) return devices;   // one GPU: nothing to compare against
+  return cpu_replicas(std::max(1, inventory_.cpu_cores));
 }
 
 bool DevicePicker::reference_possible() const {
-  return QString::fromStdString(devices()).startsWith("cuda") ? (replicas() > 1 || inventory_.gpus.size() > 1)
-                                                              : inventory_.cpu_cores > 1;
+  return gpus_selected() ? (replicas() > 1 || inventory_.gpus.size() > 1) : inventory_.cpu_cores > 1;
 }
 
 QStringList DevicePicker::advice() const {
   QStringList a;
-  const QString devices = QString::fromStdString(this->devices());
-  if (devices.startsWith("cpu") && inventory_.cpu_cores < 2)
+  if (!gpus_selected() && inventory_.cpu_cores < 2)
     a << tr("This machine has one core: CPU replicas cannot run in parallel here.");
-  if (devices.startsWith("cuda") && per_gpu_->value() > 1)
+  if (gpus_selected() && per_gpu_->value() > 1)
     a << tr("Several replicas share one GPU: the run is labelled “simulated”.");
   return a;
 }

@@ -6,8 +6,6 @@
 #include <QString>
 #include <QStringList>
 
-#include <string>
-
 #include "backends/devices.h"
 
 class QLabel;
@@ -23,13 +21,13 @@ class DevicePicker : public QGroupBox {
 
   const DeviceInventory& inventory() const { return inventory_; }
 
-  std::string devices() const;             // "cpu:2", "cuda:0,cuda:1", "" when nothing is ticked
-  void set_devices(const std::string& devices);   // unknown or vanished devices: one CPU replica
+  DeviceList devices() const;              // cpu:2, cuda:0,cuda:1; empty when nothing is ticked
+  void set_devices(const DeviceList& devices);   // vanished GPUs (or none given): one CPU replica
   int replicas() const;                    // replicas the ticked devices make
   bool gpus_selected() const;              // GPUs are ticked (not the CPU)
   int replicas_per_gpu() const;
-  QString single_device() const;           // the baseline device: "cpu:1" or the first GPU
-  QString all_devices() const;             // every usable device: for the reference experiment
+  DeviceList single_device() const;        // the baseline device: cpu:1 or the first GPU
+  DeviceList all_devices() const;          // every usable device: for the reference experiment
   // Whether the reference experiment can compare against one device here (two or more CPU
   // cores, or two or more GPU replicas).
   bool reference_possible() const;

@@ -19,7 +19,8 @@
 #include <algorithm>
 #include <limits>
 
-#include "backends/backend.h"
+#include "config/backend.h"
+#include "config/precision.h"
 #include "setup/data_picker.h"
 #include "setup/device_picker.h"
 #include "setup/note_label.h"
@@ -153,6 +154,12 @@ QWidget* RunSetupPanel::build_training_group() {
   backend_->addItem(tr("reference loops"), QString::fromUtf8(to_string(Backend::Reference)));
   backend_->setToolTip(tr("CPU kernels: oneDNN (fast) or the plain reference loops (slow, for checking); "
                           "GPUs always use CUDA"));
+  precision_ = new QComboBox(group);
+  precision_->setObjectName("precision");
+  precision_->addItem(tr("fp32"), QString::fromUtf8(to_string(Precision::Fp32)));
+  precision_->addItem(tr("tf32 (GPU tensor cores)"), QString::fromUtf8(to_string(Precision::Tf32)));
+  precision_->setToolTip(tr("fp32 everywhere, or TF32 tensor cores for the GPU's convolutions and GEMMs (faster, "
+                            "10-bit products); the CPU engines compute in fp32 only"));
   pace_ = new QCheckBox(tr("Teaching pace (about one step a second)"), group);
   pace_->setObjectName("teaching_pace");
   pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
@@ -178,6 +185,7 @@ QWidget* RunSetupPanel::build_training_group() {
   form->addRow(tr("Training images:"), limit_train_);
   form->addRow(tr("Validation images:"), limit_val_);
   form->addRow(tr("CPU kernels:"), backend_);
+  form->addRow(tr("Precision:"), precision_);
   form->addRow(QString(), pace_);
 
   connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
@@ -198,6 +206,7 @@ QWidget* RunSetupPanel::build_training_group() {
   connect(limit_train_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
   connect(limit_val_, &QSpinBox::valueChanged, this, &RunSetupPanel::on_changed);
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
+  connect(precision_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
   connect(pace_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
   return group;
 }
@@ -223,17 +232,17 @@ void RunSetupPanel::set_processes(int processes, const QString& hostfile) {
 
 void RunSetupPanel::set_launcher(const Launcher& launcher) { processes_->set_launcher(launcher); }
 
-QString RunSetupPanel::single_device() const { return devices_->single_device(); }
-QString RunSetupPanel::all_devices() const { return devices_->all_devices(); }
-
-int64_t RunSetupPanel::global_batch() const {
-  return batch_per_replica_->isChecked() ? batch_value() * std::max(1, replicas()) : batch_value();
-}
+DeviceList RunSetupPanel::single_device() const { return devices_->single_device(); }
+DeviceList RunSetupPanel::all_devices() const { return devices_->all_devices(); }
+const DeviceInventory& RunSetupPanel::inventory() const { return devices_->inventory(); }
 
 TrainConfig RunSetupPanel::config() const {
   TrainConfig c;
   c.data_dir = data_->dir().toStdString();
-  c.devices = processes() > 1 && devices_->gpus_selected() ? std::string("cuda:local") : devices_->devices();
+  // Across processes with GPUs, each process drives the GPU of its rank on its host (shared
+  // GPUs stay as they are, and the run check says they need one process).
+  const bool one_gpu_each = processes() > 1 && devices_->gpus_selected() && devices_->replicas_per_gpu() == 1;
+  c.devices = one_gpu_each ? DeviceList{{DeviceKind::Cuda, kLocalGpu}} : devices_->devices();
   c.batch = batch_value();
   c.per_replica_batch = batch_per_replica_->isChecked();
   c.lr = lr_->value();
@@ -242,7 +251,8 @@ TrainConfig RunSetupPanel::config() const {
   c.seed = uint64_t(seed_->value());
   c.limit_train = limit_train_->value();
   c.limit_val = limit_val_->value();
-  c.backend = backend_->currentData().toString().toStdString();
+  c.backend = parse_backend(backend_->currentData().toString().toStdString());   // "auto": none
+  c.precision = parse_precision(precision_->currentData().toString().toStdString()).value_or(Precision::Fp32);
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   c.slow_replica = straggler_->slow_replica();
   c.slow_factor = straggler_->slow_factor();
@@ -252,7 +262,7 @@ TrainConfig RunSetupPanel::config() const {
 void RunSetupPanel::set_config(const TrainConfig& c) {
   data_->set_dir(QString::fromStdString(c.data_dir));
   // cuda:local is "one GPU per process": tick the first GPU, as the picker offers no such item.
-  devices_->set_devices(c.devices == "cuda:local" ? std::string("cuda:0") : c.devices);
+  devices_->set_devices(uses_local_gpu(c.devices) ? DeviceList{{DeviceKind::Cuda, 0}} : c.devices);
   const int preset = batch_preset_->findData(int(c.batch));
   batch_preset_->setCurrentIndex(preset >= 0 ? preset : batch_preset_->count() - 1);
   batch_custom_->setValue(int(std::clamp<int64_t>(c.batch, 1, 65536)));
@@ -264,47 +274,34 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   seed_->setValue(int(std::min<uint64_t>(c.seed, uint64_t(std::numeric_limits<int>::max()))));
   limit_train_->setValue(int(std::clamp<int64_t>(c.limit_train, 0, limit_train_->maximum())));
   limit_val_->setValue(int(std::clamp<int64_t>(c.limit_val, 0, limit_val_->maximum())));
-  const int backend = backend_->findData(QString::fromStdString(c.backend));
+  const int backend = backend_->findData(QString::fromUtf8(to_string(c.backend)));
   backend_->setCurrentIndex(backend >= 0 ? backend : 0);
+  const int precision = precision_->findData(QString::fromUtf8(to_string(c.precision)));
+  precision_->setCurrentIndex(precision >= 0 ? precision : 0);
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.slow_replica, c.slow_factor);
   on_changed();
 }
 
+// The core's rules for the fields' configuration where it will run (this machine's devices
+// when no hostfile sends it elsewhere).
+std::vector<RunProblem> RunSetupPanel::core_problems() const {
+  const int n = processes();
+  const RunSite site{n, n < 2 || hostfile().isEmpty(), &devices_->inventory()};
+  return check_run(config(), site);
+}
+
 QStringList RunSetupPanel::problems() const {
   QStringList p;
-  const int n = replicas();
-  if (n == 0) p << tr("Select at least one device.");
   if (const QString d = data_->problem(); !d.isEmpty()) p << d;
-  const int64_t global = global_batch();
-  if (n > 0 && global < n)
-    p << tr("A global batch of %1 cannot be split over %2 replicas: each replica needs at least one image. "
-            "Use a batch of at least %2, or “per replica”.")
-             .arg(global)
-             .arg(n);
-  if (global > 65536) p << tr("The global batch %1 is larger than the supported 65,536.").arg(global);
-  p << process_problems();
-  p << straggler_problems();
+  p << launch_problems();
+  for (const RunProblem& x : core_problems())
+    if (x.is_error()) p << QString::fromStdString(x.message);
   return p;
 }
 
-QStringList RunSetupPanel::straggler_problems() const {
-  QStringList p;
-  const int r = straggler_->slow_replica();
-  if (r < 0) return p;
-  const int n = replicas();
-  if (devices_->gpus_selected())
-    p << tr("The simulated straggler slows a CPU replica (a GPU step runs ahead of the host): choose CPU replicas, or "
-            "untick Simulated straggler.");
-  else if (n < 2)
-    p << tr("The simulated straggler needs two or more replicas: the others are the ones that wait for it.");
-  else if (r >= n)
-    p << tr("Simulated straggler: replica %1 does not exist, this run has replicas 0 to %2.").arg(r).arg(n - 1);
-  return p;
-}
-
-QStringList RunSetupPanel::process_problems() const {
+QStringList RunSetupPanel::launch_problems() const {
   QStringList p;
   const int n = processes();
   if (n < 2) return p;
@@ -313,24 +310,6 @@ QStringList RunSetupPanel::process_problems() const {
     return p;
   }
   if (const QString h = processes_->hostfile_problem(); !h.isEmpty()) p << h;
-  const bool local = hostfile().isEmpty();
-  const DeviceInventory& inv = devices_->inventory();
-  if (devices_->gpus_selected()) {
-    if (devices_->replicas_per_gpu() > 1)
-      p << tr("Several replicas per GPU (simulated) run in one process only: set Replicas per GPU to 1, or "
-              "Processes to 1.");
-    if (local && n > int(inv.gpus.size()))
-      p << tr("%1 processes need %1 GPUs, one each; this machine has %n. Use fewer processes, or a hostfile that "
-              "lists more machines.", nullptr, int(inv.gpus.size()))
-               .arg(n);
-  } else if (local && devices_->replicas() * n > inv.cpu_cores) {
-    p << tr("%1 processes × %2 CPU replica(s) need %3 cores; this machine has %4. Use fewer processes or "
-            "replicas, or a hostfile that lists more machines.")
-             .arg(n)
-             .arg(devices_->replicas())
-             .arg(devices_->replicas() * n)
-             .arg(inv.cpu_cores);
-  }
   return p;
 }
 
@@ -351,13 +330,11 @@ QString RunSetupPanel::process_note() const {
 
 QStringList RunSetupPanel::advice() const {
   QStringList a = devices_->advice();
-  const int64_t global = global_batch();
-  if (limit_train_->value() > 0 && limit_train_->value() < global)
-    a << tr("The %1 training images are fewer than one global batch (%2): each epoch is a single step.")
-             .arg(limit_train_->value())
-             .arg(global);
+  for (const RunProblem& x : core_problems())
+    if (!x.is_error()) a << QString::fromStdString(x.message);
   if (pace_->isChecked()) {
     // At a second a step, the length of the run is its step count: say it before it starts.
+    const int64_t global = mb::global_batch(config(), processes());
     if (limit_train_->value() == 0) {
       a << tr("Teaching pace with the whole data set: hundreds of steps per epoch, one a second. Set Training "
               "images to about 2,048 for a short demonstration.");
@@ -422,10 +399,10 @@ void RunSetupPanel::update_state() {
   const bool ok = problems.isEmpty() && !busy_;
   run_->setEnabled(ok);
   compare_->setEnabled(ok && n > 1);
-  const QString run_devices = processes() > 1 ? tr("%1 × %2").arg(processes()).arg(QString::fromStdString(config().devices))
-                                              : QString::fromStdString(devices_->devices());
+  const QString run_devices = processes() > 1 ? tr("%1 × %2").arg(processes()).arg(QString::fromStdString(format_devices(config().devices)))
+                                              : QString::fromStdString(format_devices(devices_->devices()));
   compare_->setToolTip(n > 1 ? tr("Run %1 (the single-device baseline), then %2, back to back")
-                                   .arg(single_device(), run_devices)
+                                   .arg(QString::fromStdString(format_devices(single_device())), run_devices)
                              : tr("Select two or more devices (or CPU replicas) to compare against one device"));
   reference_->setEnabled(ok && (devices_->reference_possible() || processes() > 1));
   sweep_->setEnabled(ok && sweep_problem_.isEmpty());

@@ -1,14 +1,17 @@
 // The run setup panel: the data set, device and process groups, the training settings (batch,
-// epochs, learning rate, seed, sample limits, CPU kernels), the simulated straggler (a
-// demonstration, off by default), the problems of the current combination explained in place,
-// and the Run / Compare / Reference experiment / Sweep / Stop buttons.
+// epochs, learning rate, seed, sample limits, kernels, precision), the simulated straggler (a
+// demonstration, off by default), the problems of the current combination explained in place
+// (the core's list: trainer/run_check.h; the panel adds only what the front end itself lacks,
+// such as mpirun or a readable hostfile), and the Run / Compare / Reference experiment / Sweep /
+// Stop buttons.
 #pragma once
 #include <QStringList>
 #include <QWidget>
 
 #include "backends/devices.h"
 #include "run/child_command.h"
-#include "trainer/train_config.h"
+#include "trainer/run_check.h"
+#include "config/train_config.h"
 
 class QCheckBox;
 class QComboBox;
@@ -46,8 +49,9 @@ class RunSetupPanel : public QWidget {
   void set_launcher(const Launcher& launcher);
 
   int replicas() const;                    // replicas in all: devices selected x processes
-  QString single_device() const;           // the baseline device: "cpu:1" or the first GPU
-  QString all_devices() const;             // every usable device: for the reference experiment
+  DeviceList single_device() const;        // the baseline device: cpu:1 or the first GPU
+  DeviceList all_devices() const;          // every usable device: for the reference experiment
+  const DeviceInventory& inventory() const;
   QStringList problems() const;            // why Run is disabled (empty: runnable)
   QStringList advice() const;              // things worth knowing that do not block a run
 
@@ -75,9 +79,8 @@ class RunSetupPanel : public QWidget {
   void on_changed();
   void update_state();
   int64_t batch_value() const;
-  int64_t global_batch() const;            // the batch, times the replicas in per-replica mode
-  QStringList process_problems() const;
-  QStringList straggler_problems() const;
+  QStringList launch_problems() const;     // what this front end lacks to start the processes
+  std::vector<RunProblem> core_problems() const;
   QString process_note() const;
 
   bool busy_ = false;
@@ -100,6 +103,7 @@ class RunSetupPanel : public QWidget {
   QSpinBox* limit_train_;
   QSpinBox* limit_val_;
   QComboBox* backend_;
+  QComboBox* precision_;
   QCheckBox* pace_;                        // teaching pace: TrainConfig::step_delay_s
   double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
   QString sweep_problem_;

@@ -36,17 +36,12 @@ QString replica_device(const RunConfig& run, int replica) {
   const int process = run.processes > 1 ? replica / per_process : 0;
   const QString in_process =
       run.processes > 1 ? QObject::tr(" · process %1").arg(process) : QString();
-  if (run.devices.rfind("cuda", 0) != 0) return QObject::tr("CPU core") + in_process;
-  if (run.devices == "cuda:local") return QObject::tr("GPU of process %1").arg(process);
-  try {
-    const std::vector<DeviceSpec> specs = parse_devices(run.devices);
-    if (!specs.empty()) {
-      const DeviceSpec& d = specs[std::size_t((replica % per_process) % int(specs.size()))];
-      return QObject::tr("GPU %1").arg(d.index) + (run.simulated ? QObject::tr(" (shared)") : QString()) + in_process;
-    }
-  } catch (const Error&) {   // a hand-edited record: say what is known
-  }
-  return QObject::tr("GPU") + in_process;
+  if (run.device_kind() != DeviceKind::Cuda) return QObject::tr("CPU core") + in_process;
+  if (uses_local_gpu(run.devices)) return QObject::tr("GPU of process %1").arg(process);
+  const DeviceList& specs = run.devices;
+  if (specs.empty()) return QObject::tr("GPU") + in_process;
+  const DeviceSpec& d = specs[std::size_t((replica % per_process) % int(specs.size()))];
+  return QObject::tr("GPU %1").arg(d.index) + (run.simulated ? QObject::tr(" (shared)") : QString()) + in_process;
 }
 
 QString label_name(const std::string& dataset, int label) {

@@ -6,9 +6,8 @@
 
 #include "cli_options.h"
 #include "experiment/comparison_report.h"
-#include "experiment/plans.h"
+#include "options/train_flags.h"
 #include "plan_runner.h"
-#include "trainer/mirrored_trainer.h"
 #include "records/run_record.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -17,7 +16,7 @@ namespace mb::cli {
 namespace {
 
 struct ReferenceFlags {
-  std::string devices = "cpu:2";   // "1 vs N": N defaults to 2
+  DeviceList devices = cpu_replicas(2);   // "1 vs N": N defaults to 2
   std::string history;
 };
 ReferenceFlags& flags() {
@@ -26,10 +25,13 @@ ReferenceFlags& flags() {
 }
 
 void add_reference_options(CLI::App& sub, Options& o) {
-  sub.add_option("--devices", flags().devices, "the devices to compare with one (default cpu:2)")
+  // The devices to compare have their own default (cpu:2) here, so not the table's flag.
+  sub.add_option_function<std::string>(
+         "--devices", [](const std::string& text) { flags().devices = parse_devices(text); },
+         "the devices to compare with one (default cpu:2)")
       ->check(not_an_option())
       ->type_name("LIST");
-  sub.add_option("--data", o.train.data_dir, "IDX folder (default: Fashion-MNIST)")->check(not_an_option())->type_name("DIR");
+  options::add_train_flags(sub, o.train, {{"data_dir", "IDX folder (default: Fashion-MNIST)"}});
   sub.add_option("--history", flags().history, "save both runs here (default: the workbench's history)")
       ->check(not_an_option())
       ->type_name("DIR");
@@ -37,14 +39,11 @@ void add_reference_options(CLI::App& sub, Options& o) {
 }
 
 int run_reference(const Options& o) {
-  const TrainConfig config = reference_config(o.train, flags().devices);
-  const std::string single = baseline_device(config.devices);
-  MB_CHECK(config.devices != single, ConfigError,
-           "reference: --devices {} is the baseline's own device; give two or more (e.g. cpu:2)", config.devices);
-  const auto plan = make_plan(PlanKind::Reference, config, single);
-  for (const auto& p : plan) check_train_config(p.config);
-  const RunStore store = history_store(flags().history);
-  const PlanRun ran = run_plan(plan, store);
+  PlanRequest request;
+  request.kind = PlanKind::Reference;
+  request.config = reference_config(o.train, flags().devices);
+  const Plan plan = make_plan(request);   // every problem before any training
+  const PlanOutcome ran = run_plan(plan, history_store(flags().history));
   if (ran.records.size() < 2) {
     fmt::print(stderr, "mirrorbench-cli: the reference experiment did not finish ({})\n",
                ran.stopped ? "stopped" : ran.records.empty() ? "no run" : ran.records.back().error);

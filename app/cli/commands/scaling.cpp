@@ -8,10 +8,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "backends/devices.h"
+#include "backends/registry.h"
 #include "cli_options.h"
 #include "experiment/calibrate.h"
 #include "experiment/scaling_model.h"
+#include "options/train_flags.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -19,15 +20,13 @@ namespace mb::cli {
 namespace {
 
 void add_scaling_options(CLI::App& sub, Options& o) {
-  sub.add_option("--devices", o.train.devices, "the kind of replica to calibrate: cpu (CPU replicas)")
-      ->check(not_an_option())
-      ->type_name("LIST");
+  options::add_train_flags(sub, o.train,
+                           {{"devices", "the kind of replica to calibrate: cpu (CPU replicas)"},
+                            {"batch", "global batch (global mode) and per-replica batch (per-replica mode)"},
+                            {"backend", "CPU kernels: auto, onednn, reference"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
-  sub.add_option("--batch", o.train.batch, "global batch (global mode) and per-replica batch (per-replica mode)")
-      ->transform(integer_in(1, 65536))
-      ->type_name("B");
   sub.add_option("--link-gbps", o.link_gbps, "predict replicas beyond this machine on more machines over this link")
       ->transform(positive_real_up_to(1e5))
       ->type_name("GBITS");
@@ -36,9 +35,6 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                  "fewer is quicker and noisier")
       ->transform(integer_in(0, 1 << 20))
       ->type_name("N");
-  sub.add_option("--backend", o.train.backend, "CPU kernels: auto, onednn, reference")
-      ->check(not_an_option())
-      ->type_name("NAME");
   sub.add_option("--json", o.json_out, "write {\"calibration\": ..., \"predictions\": [...]}")
       ->check(not_an_option())
       ->type_name("FILE");
@@ -46,16 +42,15 @@ void add_scaling_options(CLI::App& sub, Options& o) {
 }
 
 int run_scaling(const Options& o) {
-  const auto devices = parse_devices(o.train.devices);
-  MB_CHECK(devices.front().kind == DeviceKind::Cpu, ConfigError,
+  MB_CHECK(device_kind(o.train.devices) == DeviceKind::Cpu, ConfigError,
            "scaling calibrates CPU replicas (--devices cpu); measuring GPUs needs the device sweep of "
            "bench/gpu_check.sh");
-  resolve_backend(DeviceKind::Cpu, o.train.backend);   // a typo is reported before a minute of measuring
+  resolve_backend(DeviceKind::Cpu, o.train.backend);   // a GPU backend is reported before a minute of measuring
 
   CalibrateOptions copt;
   copt.backend = o.train.backend;
   copt.round_images = o.round_images;
-  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", o.train.devices);
+  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", format_devices(o.train.devices));
   std::fflush(stdout);
   const Calibration cal = calibrate_cpu(copt, [](const std::string& line) {
     fmt::print("  {}\n", line);

@@ -8,8 +8,8 @@
 
 #include "cli_options.h"
 #include "experiment/sweep.h"
+#include "options/train_flags.h"
 #include "plan_runner.h"
-#include "trainer/mirrored_trainer.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -27,26 +27,20 @@ SweepFlags& flags() {
 }
 
 void add_sweep_options(CLI::App& sub, Options& o) {
-  TrainConfig& t = o.train;
-  sub.add_option("--data", t.data_dir, "IDX folder (default: Fashion-MNIST)")->check(not_an_option())->type_name("DIR");
-  sub.add_option("--devices", t.devices, "the devices of every configuration (default cpu:1)")
-      ->check(not_an_option())
-      ->type_name("LIST");
+  options::add_train_flags(sub, o.train,
+                           {{"data_dir", "IDX folder (default: Fashion-MNIST)"},
+                            {"devices", "the devices of every configuration (default cpu:1)"},
+                            {"lr", "the learning rate at batch 128 (scaled linearly for the others)"},
+                            {"epochs", "epochs per configuration (default 5)"},
+                            {"limit_train", "use only the first N training images"},
+                            {"seed"}});
   sub.add_option("--batches", flags().batches, "global batch sizes (default 64,128,256,512,1024)")
       ->delimiter(',')
       ->transform(integer_in(1, 65536))
       ->type_name("B,B,...");
-  sub.add_option("--lr", t.lr, "the learning rate at batch 128 (scaled linearly for the others)")
-      ->transform(positive_real_up_to(1e6))
-      ->type_name("X");
-  sub.add_option("--epochs", t.epochs, "epochs per configuration (default 5)")->transform(integer_in(1, 100000))->type_name("E");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
       ->transform(positive_real_up_to(1.0))
       ->type_name("ACC");
-  sub.add_option("--limit-train", t.limit_train, "use only the first N training images")
-      ->transform(integer_in(0, std::numeric_limits<int64_t>::max()))
-      ->type_name("N");
-  sub.add_option("--seed", t.seed, "seed for weights and data order")->transform(unsigned_integer())->type_name("S");
   sub.add_option("--history", flags().history, "save the runs here (default: the workbench's history)")
       ->check(not_an_option())
       ->type_name("DIR");
@@ -55,24 +49,25 @@ void add_sweep_options(CLI::App& sub, Options& o) {
 }
 
 int run_sweep(const Options& o) {
-  SweepOptions s;
-  s.base = o.train;
+  PlanRequest request;
+  request.kind = PlanKind::Sweep;
+  request.config = o.train;
   if (!flags().batches.empty()) {
-    s.batches.clear();
-    for (const auto& b : flags().batches) s.batches.push_back(std::stoll(b));
+    request.sweep.batches.clear();
+    for (const auto& b : flags().batches) request.sweep.batches.push_back(std::stoll(b));
   }
-  s.target_val_acc = flags().target;
-  const auto points = sweep_points(s);   // impossible lists are reported before any training
-  const auto plan = make_sweep_plan(s);
-  for (const auto& p : plan) check_train_config(p.config);
+  request.sweep.target_val_acc = flags().target;
+  const Plan plan = make_plan(request);   // impossible lists and configurations before any training
+  request.sweep.base = request.config;
+  const auto points = sweep_points(request.sweep);
   fmt::print("sweep: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy\n",
-             plan.size(), s.base.devices, s.base.epochs, 100 * s.target_val_acc);
-  const PlanRun ran = run_plan(plan, history_store(flags().history));
-  const SweepSummary summary = summarize_sweep(points, ran.records, s.target_val_acc);
+             plan.runs.size(), format_devices(o.train.devices), o.train.epochs, 100 * flags().target);
+  const PlanOutcome ran = run_plan(plan, history_store(flags().history));
+  const SweepSummary summary = summarize_sweep(points, ran.records, flags().target);
   fmt::print("\n{}", sweep_text(summary));
   if (!o.json_out.empty()) write_file_atomic(o.json_out, to_json(summary).dump(2) + "\n");
   if (!o.csv_out.empty()) write_file_atomic(o.csv_out, sweep_csv(summary));
-  if (ran.stopped) fmt::print("stopped after {} of {} configuration(s)\n", ran.records.size(), plan.size());
+  if (ran.stopped) fmt::print("stopped after {} of {} configuration(s)\n", ran.records.size(), plan.runs.size());
   for (const auto& r : ran.records)
     if (r.status == RunStatus::Failed) {
       fmt::print(stderr, "mirrorbench-cli: a configuration failed: {}\n", r.error);

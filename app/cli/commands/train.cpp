@@ -2,8 +2,6 @@
 // epoch, and writes the requested outputs; SIGINT, SIGTERM and SIGHUP stop it at the next
 // step with every output still written. Started by mpirun or srun, it is one process of a
 // run across processes: process 0 prints and writes; a failure anywhere ends every process.
-#include <charconv>
-#include <cmath>
 #include <csignal>
 
 #include <CLI/CLI.hpp>
@@ -12,6 +10,7 @@
 #include "cli_options.h"
 #include "errors.h"
 #include "launch.h"
+#include "options/train_flags.h"
 #include "outputs.h"
 #include "records/chrome_trace.h"
 #include "util/error.h"
@@ -19,40 +18,14 @@
 #include "signals.h"
 #include "trainer/mirrored_trainer.h"
 #include "trainer/progress_events.h"
+#include "trainer/run_check.h"
 
 namespace mb::cli {
 namespace {
 
+// The training options (the option table), then what this command writes.
 void add_train_options(CLI::App& sub, Options& o) {
-  TrainConfig& t = o.train;
-  constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
-  sub.add_option("--data", t.data_dir, "IDX folder in the MNIST layout (default: $MIRRORBENCH_DATA or Fashion-MNIST)")
-      ->check(not_an_option())
-      ->type_name("DIR");
-  sub.add_option("--devices", t.devices, "cpu:N (N CPU replicas, one core each) or cuda:0,cuda:1")
-      ->check(not_an_option())
-      ->type_name("LIST");
-  sub.add_option("--batch", t.batch, "global batch size, split across replicas")
-      ->transform(integer_in(1, 65536))
-      ->type_name("B");
-  sub.add_flag("--per-replica-batch", t.per_replica_batch, "B is per replica: global batch = B x replicas");
-  sub.add_option("--lr", t.lr, "Adam learning rate")->transform(positive_real_up_to(1e6))->type_name("X");
-  sub.add_flag("--scale-lr", t.scale_lr, "multiply the learning rate by the replica count");
-  sub.add_option("--epochs", t.epochs, "epochs")->transform(integer_in(1, 100000))->type_name("E");
-  sub.add_option("--seed", t.seed, "seed for weights and data order")->transform(unsigned_integer())->type_name("S");
-  sub.add_option("--limit-train", t.limit_train, "use only the first N training images (0: all)")
-      ->transform(integer_in(0, kMaxI64))
-      ->type_name("N");
-  sub.add_option("--limit-val", t.limit_val, "use only the first N validation images (0: all)")
-      ->transform(integer_in(0, kMaxI64))
-      ->type_name("N");
-  sub.add_option("--backend", t.backend, "CPU kernels: auto, onednn, reference")
-      ->check(not_an_option())
-      ->type_name("NAME");
-  sub.add_option("--precision", t.precision,
-                 "fp32 (default), or tf32 for GPU replicas: tensor-core convolutions and GEMMs")
-      ->check(CLI::IsMember({"fp32", "tf32"}))
-      ->type_name("P");
+  options::add_train_flags(sub, o.train);
   sub.add_option("--json", o.json_out, "write the run record as JSON")->check(not_an_option())->type_name("FILE");
   sub.add_option("--csv", o.csv_out, "write the per-epoch metrics as CSV")->check(not_an_option())->type_name("FILE");
   sub.add_option("--save", o.save_out, "write the trained weights as safetensors (PyTorch names and layouts)")
@@ -63,48 +36,11 @@ void add_train_options(CLI::App& sub, Options& o) {
                  "per replica, forward/backward/wait/all-reduce/optimizer")
       ->check(not_an_option())
       ->type_name("FILE");
-  sub.add_option_function<std::string>(
-         "--slow-replica",
-         [&t](const std::string& spec) {
-           const auto colon = spec.find(':');
-           MB_CHECK(colon != std::string::npos, ConfigError,
-                    "--slow-replica expects RANK:FACTOR (e.g. 1:2 makes replica 1 twice as slow), got '{}'", spec);
-           const std::string rank = spec.substr(0, colon), factor = spec.substr(colon + 1);
-           int r = -1;
-           const auto [end, ec] = std::from_chars(rank.data(), rank.data() + rank.size(), r);
-           MB_CHECK(ec == std::errc() && end == rank.data() + rank.size() && r >= 0, ConfigError,
-                    "--slow-replica: '{}' is not a replica number", rank);
-           std::size_t used = 0;
-           double f = 0;
-           try {
-             f = std::stod(factor, &used);
-           } catch (const std::exception&) {
-             used = 0;
-           }
-           MB_CHECK(used == factor.size() && !factor.empty() && std::isfinite(f) && f >= 1 && f <= 100, ConfigError,
-                    "--slow-replica: the factor must be a number in 1..100, got '{}'", factor);
-           t.slow_replica = r;
-           t.slow_factor = f;
-         },
-         "simulated straggler for demonstrations: replica RANK computes FACTOR times slower (CPU replicas)")
-      ->type_name("RANK:FACTOR");
-  sub.add_option("--pace", t.step_delay_s,
-                 "teaching pace: every step lasts at least S seconds (e.g. 1) and is reported in detail")
-      ->transform(positive_real_up_to(60))
-      ->type_name("S");
-  sub.add_flag_function(
-         "--no-breakdown", [&t](int64_t) { t.time_phases = false; },
-         "do not time the phases of each step (only to measure what the breakdown itself costs)");
   sub.add_option("--progress", o.progress,
                  "text: a progress bar and one line per epoch; json: one JSON event per line (start, step, epoch, "
                  "log, end) for programs that follow the run")
       ->check(CLI::IsMember({"text", "json"}))
       ->type_name("FORMAT");
-  sub.add_option("--timeout", o.timeout_s,
-                 "runs across processes (mpirun, srun): seconds a process may wait for the others before the run "
-                 "fails naming the ones that did not answer")
-      ->transform(positive_real_up_to(86400))
-      ->type_name("S");
 }
 
 // What the JSON stream's end event and the outputs need, from process 0 only.
@@ -144,14 +80,15 @@ void finish_primary(const Options& o, const MirroredTrainer& trainer, const RunR
 }
 
 int train(const Options& o, const Launch& launch) {
-  check_train_config(o.train, launch.processes());   // argument mistakes before seconds of data loading
+  TrainConfig config = o.train;
+  config.trace = !o.trace_out.empty();
+  // Argument mistakes before seconds of data loading (the machine is checked by the trainer).
+  require_runnable(config, RunSite{launch.processes(), false, nullptr});
   // Only process 0 writes, so only it checks the paths (they may not exist on other hosts).
   if (launch.primary()) {
     check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
     check_writable("--trace", o.trace_out);
   }
-  TrainConfig config = o.train;
-  config.trace = !o.trace_out.empty();
   const std::filesystem::path dir =
       o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
@@ -180,7 +117,7 @@ int train(const Options& o, const Launch& launch) {
 }
 
 int run_train(const Options& o) {
-  Launch launch = Launch::join(o.timeout_s);
+  Launch launch = Launch::join(o.train.timeout_s);
   int exit_code = 1;
   try {
     exit_code = train(o, launch);

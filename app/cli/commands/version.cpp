@@ -1,7 +1,7 @@
 // `mirrorbench-cli version` (also `--version`): the version and the enabled components.
 #include <fmt/format.h>
 
-#include "backends/devices.h"
+#include "backends/registry.h"
 #include "cli_options.h"
 #include "launch.h"
 #include "util/system_info.h"

@@ -5,7 +5,7 @@
 #include <cstddef>
 
 #include "backends/cuda/cuda_raii.h"
-#include "backends/common/precision.h"
+#include "config/precision.h"
 
 namespace mb::cuda {
 

@@ -1,0 +1,54 @@
+// A run's resolved configuration, as its record stores it: the request resolved against the
+// machine and the data (the learning rate after scaling, the largest per-replica share, the
+// training size after --limit-train; config/train_options.h says which option resolves to
+// which field) plus the facts of the run (processes, hosts, communicator, versions). Typed
+// inside; records/run_record.h writes the words.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "config/backend.h"
+#include "config/device_list.h"
+#include "config/precision.h"
+
+namespace mb {
+
+struct RunConfig {
+  std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
+  DeviceList devices;                    // as asked (cuda:local kept): cpu:2, cuda:0,cuda:1
+  int replicas = 1;                      // over all processes
+  int processes = 1;                     // > 1 under mpirun/srun
+  int replicas_per_process = 1;
+  std::vector<std::string> hosts;        // the processes' hosts, distinct, in process order
+  bool simulated = false;                // several replicas on one GPU
+  int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
+  double slow_factor = 1.0;              // ... computing this many times slower
+  double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
+                                         // long (a demonstration: its times are not the machine's)
+  bool time_phases = true;               // the per-replica breakdown was measured
+  int64_t global_batch = 128;
+  int64_t per_replica_batch = 128;       // largest replica share of the global batch
+  bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N
+  int epochs = 5;
+  double base_learning_rate = 1e-3;
+  double learning_rate = 1e-3;           // after --scale-lr
+  bool scale_lr = false;
+  uint64_t seed = 1;
+  std::string dataset;                   // "fashion-mnist"
+  std::string data_dir;
+  int64_t train_size = 0, val_size = 0;
+  Backend backend = Backend::OneDnn;
+  Precision precision = Precision::Fp32; // tf32: GPU convolutions and GEMMs on tensor cores
+  std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
+  std::string version;
+  std::string cpu_model;
+  std::vector<std::string> gpu_models;
+  std::string start_time;                // ISO 8601 UTC
+
+  DeviceKind device_kind() const { return mb::device_kind(devices); }
+  std::string devices_text() const { return format_devices(devices); }
+  bool operator==(const RunConfig&) const = default;
+};
+
+}  // namespace mb

@@ -1,0 +1,41 @@
+// What the user asks for (CLI flags, GUI fields, settings, a child's command line), typed:
+// device lists, backend and precision are parsed once, at the edge (config/train_options.h
+// describes every field once: flag, help, range, default, record key). The trainer resolves
+// it against the machine and the data into a RunConfig (the record's configuration).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "config/backend.h"
+#include "config/device_list.h"
+#include "config/precision.h"
+
+namespace mb {
+
+struct TrainConfig {
+  std::string data_dir;                       // empty: default_data_dir()
+  DeviceList devices = cpu_replicas(1);
+  int64_t batch = 128;                        // global batch; per replica when per_replica_batch
+  bool per_replica_batch = false;             // the experiment's "bonus": global = batch x replicas
+  double lr = 1e-3;                           // Adam learning rate before scaling
+  bool scale_lr = false;                      // linear scaling: lr x replicas
+  int epochs = 5;
+  uint64_t seed = 1;
+  int64_t limit_train = 0;                    // 0: whole training set
+  int64_t limit_val = 0;                      // 0: whole validation set
+  BackendChoice backend;                      // nullopt: auto, the fastest for the device kind
+  Precision precision = Precision::Fp32;      // tf32: GPU replicas only (TF32 tensor cores)
+  double timeout_s = 60;                      // runs across processes: how long a peer may stay silent
+
+  // Insight and demonstration.
+  bool time_phases = true;                    // the per-replica breakdown (off only to measure its cost)
+  bool trace = false;                         // keep sampled per-step phase events (a Chrome trace)
+  int slow_replica = -1;                      // a simulated straggler: this rank ...
+  double slow_factor = 1.0;                   // ... computes this many times slower (>= 1)
+  double step_delay_s = 0;                    // teaching pace: every step lasts at least this long (and is
+                                              // reported in detail), so a class can follow one at a time
+
+  bool operator==(const TrainConfig&) const = default;
+};
+
+}  // namespace mb

@@ -1,0 +1,304 @@
+// One replica's life in a run (see replica_loop.h).
+#include "trainer/replica_loop.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <numeric>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backends/devices.h"
+#include "backends/straggler_engine.h"
+#include "comm/process_link.h"
+#include "model/cnn_spec.h"
+#include "util/cpu_topology.h"
+#include "util/digest.h"
+#include "util/random.h"
+#include "util/spin_barrier.h"
+
+namespace mb {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
+constexpr int64_t kDetailEvery = 16;       // steps between detailed steps (each one, at teaching pace)
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Training order for one epoch: a seeded shuffle that every replica derives identically.
+std::vector<int32_t> epoch_order(int64_t n, uint64_t seed, int epoch) {
+  std::vector<int32_t> order(static_cast<std::size_t>(n));
+  std::iota(order.begin(), order.end(), 0);
+  // Seed and epoch are each hashed first: a plain seed*k + epoch would make neighbouring
+  // seeds' streams shifted copies of each other (SplitMix steps its state by a constant).
+  SplitMix64 rng(SplitMix64(seed).next() ^ SplitMix64(0x6A09E667F3BCC909ull + static_cast<uint64_t>(epoch)).next());
+  shuffle(std::span<int32_t>(order), rng);
+  return order;
+}
+
+uint64_t params_digest(const std::vector<float>& params) { return digest64(params.data(), params.size() * sizeof(float)); }
+
+// MirroredStrategy's invariant, checked on every rank from the same gathered digests (so
+// every rank takes the same decision): identical updates keep identical weights, bit for bit.
+std::string out_of_sync_message(const std::vector<EpochReport>& all, int epoch) {
+  std::vector<int> differ;
+  for (std::size_t r = 1; r < all.size(); ++r)
+    if (all[r].digest != all[0].digest) differ.push_back(static_cast<int>(r));
+  if (differ.empty()) return {};
+  return fmt::format("replicas out of sync after epoch {}: the parameters of replica(s) {} differ from replica 0's "
+                     "(digest {} vs {})",
+                     epoch, fmt::join(differ, ", "), digest_hex(all[std::size_t(differ[0])].digest),
+                     digest_hex(all[0].digest));
+}
+
+class ReplicaLoop {
+ public:
+  ReplicaLoop(ReplicaShared& shared, int local)
+      : s_(shared), rc_(shared.run.config), local_(local), comm_(*shared.comms[std::size_t(local)]),
+        rank_(comm_.rank()), n_(rc_.replicas), who_(fmt::format("replica {}", rank_)) {}
+
+  void run() {
+    prepare();
+    bool stop = false;
+    for (int e = 1; e <= rc_.epochs && !stop; ++e) {
+      const std::vector<int32_t> order = epoch_order(rc_.train_size, rc_.seed, e);
+      engine_->begin_epoch(order);
+      if (rank_ == 0) s_.book.begin_epoch(e);
+      const bool whole = train_epoch(order, e, stop);
+      engine_->synchronize();
+      const double time_s = rank_ == 0 ? s_.book.epoch_elapsed_s() : 0.0;
+      if (!whole) break;   // stopped mid-epoch: a partial epoch is not reported as an epoch
+      stop = end_epoch(e, time_s) || stop;
+    }
+    if (s_.run.trace) gather_trace();
+    std::lock_guard lock(s_.mutex);
+    if (local_ == 0) s_.stopped = stop;
+    if (rank_ == 0 && s_.in_sync_error.empty()) {   // no checkpoint of diverged replicas
+      s_.final_params.resize(cnn::kParamCount);
+      engine_->get_params(s_.final_params);
+    }
+  }
+
+  const std::string& who() const { return who_; }
+
+ private:
+  // The engine, rank 0's weights, and every step shape prepared before the clock starts.
+  void prepare() {
+    if (device_kind(s_.run.devices) == DeviceKind::Cpu && s_.cpu_for(local_) >= 0) pin_current_thread(s_.cpu_for(local_));
+    const DeviceSpec& device = s_.run.devices[std::size_t(local_)];
+    const int max_batch = static_cast<int>(rc_.per_replica_batch);
+    auto engine = s_.engine_factory ? s_.engine_factory(device, max_batch)
+                                    : make_engine(device, rc_.backend, max_batch, rc_.precision);
+    if (rank_ == rc_.slow_replica) engine = make_straggler(std::move(engine), rc_.slow_factor);
+    s_.engines[std::size_t(local_)] = std::move(engine);
+    engine_ = s_.engines[std::size_t(local_)].get();
+    who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
+    comm_.connect();
+    engine_->bind_data(s_.data.train, s_.data.val);
+
+    // Rank 0's initial weights, broadcast: every replica starts from the same bits.
+    params_.resize(cnn::kParamCount);
+    if (rank_ == 0) cnn::init_params(params_, rc_.seed);
+    comm_.broadcast(std::span<float>(params_), 0);
+    engine_->set_params(params_);
+    adam_.lr = static_cast<float>(rc_.learning_rate);
+
+    const auto warm_start = Clock::now();
+    std::vector<ReplicaEngine::StepShape> shapes;
+    const int64_t global = rc_.global_batch;
+    for (const int64_t b : {global, rc_.train_size % global}) {
+      if (b == 0 || (!shapes.empty() && shapes.front().global_batch == b)) continue;
+      shapes.push_back({replica_share_begin(b, n_, rank_ + 1) - replica_share_begin(b, n_, rank_), b});
+    }
+    engine_->warm_up(shapes, comm_);
+    comm_.barrier();
+    comm_.take_times();
+    if (rank_ == 0) {
+      s_.record.warmup_s = seconds_since(warm_start);
+      s_.record.comm = engine_->comm_profile();
+    }
+    run_start_ = Clock::now();   // the traces' common zero: everyone just left the barrier
+
+    every_ = rc_.step_delay_s > 0 ? 1 : std::max(1, engine_->steps_per_report());
+    if (rank_ == 0) s_.book.set_steps_per_report(every_);
+    // Sampled steps for the trace: every `stride_`-th step of the run, at most kMaxTraceSteps.
+    const int64_t total_steps = s_.run.steps_per_epoch() * rc_.epochs;
+    stride_ = std::max<int64_t>(1, (total_steps + kMaxTraceSteps - 1) / kMaxTraceSteps);
+    trace_capacity_ = s_.run.trace ? std::size_t(total_steps / stride_ + 1) : 0;
+    trace_.reserve(trace_capacity_);
+  }
+
+  // Every step of one epoch; false when it stopped before the last. `stop` is set when any
+  // rank asked to stop (the same on every rank).
+  bool train_epoch(const std::vector<int32_t>& order, int epoch, bool& stop) {
+    const int64_t steps = s_.run.steps_per_epoch(), global = rc_.global_batch;
+    const int64_t detail_every = std::max<int64_t>(every_, kDetailEvery);
+    PhaseTimes since;   // this replica's phases since the last report
+    for (int64_t s = 0; s < steps;) {
+      const int64_t b0 = s * global, b = std::min(global, rc_.train_size - b0);
+      const int64_t lo = replica_share_begin(b, n_, rank_), hi = replica_share_begin(b, n_, rank_ + 1);
+      const bool report = (s + 1) % every_ == 0 || s + 1 == steps;
+      // The same steps on every rank: the choice depends on the step number only.
+      const bool detailed = report && (rc_.step_delay_s > 0 || (s + 1) % detail_every == 0);
+      const auto step_start = Clock::now();
+      double grad_norm = std::nan("");
+      const PhaseTimes step_times = train_step(order, b0, lo, hi, b, detailed ? &grad_norm : nullptr, since);
+      ++s;
+      if (s_.run.trace && run_step_++ % stride_ == 0 && trace_.size() < trace_capacity_)
+        trace_.push_back({std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch,
+                          static_cast<int32_t>(s)});
+      if (!report) continue;
+      StepReport mine;
+      mine.stats = engine_->take_train_stats();
+      mine.times = since;
+      mine.stop = s_.stop_requested.load() ? 1 : 0;
+      if (detailed) {
+        mine.detailed = 1;
+        mine.grad_norm = grad_norm;
+        engine_->get_params(params_);
+        mine.digest = params_digest(params_);
+        mine.share_begin = lo;
+        mine.share_count = hi - lo;
+        mine.step_times = step_times;
+      }
+      const auto all = comm_.all_gather(mine);
+      // The exchange itself is step time too: it opens the next report's account.
+      const CollectiveTimes ct = comm_.take_times();
+      since = PhaseTimes{};
+      since.wait_s = ct.wait_s;
+      since.allreduce_s = ct.transfer_s;
+      if (rank_ == 0)
+        s_.book.add(all, s, std::min(rc_.train_size, s * global),
+                    std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
+      stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
+      if (stop) return s == steps;
+      pace(step_start);
+    }
+    return true;
+  }
+
+  // One step on this replica's share [lo, hi) of the global batch [b0, b0 + b): returns the
+  // step's own phases, which are added to `since`.
+  PhaseTimes train_step(const std::vector<int32_t>& order, int64_t b0, int64_t lo, int64_t hi, int64_t b,
+                        double* grad_norm, PhaseTimes& since) {
+    TrainStep step;
+    step.indices = std::span<const int32_t>(order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
+    step.order_offset = b0 + lo;
+    step.global_batch = b;
+    step.grad_scale = 1.0f / static_cast<float>(b);
+    step.adam_step = ++adam_step_;
+    step.time_phases = rc_.time_phases;
+    step.local_grad_norm = grad_norm;
+    const PhaseTimes before = since;
+    engine_->train_step(step, comm_, adam_, since);
+    return since - before;
+  }
+
+  // Teaching pace: the step lasts at least step_delay_s (every rank waits alike).
+  void pace(Clock::time_point step_start) const {
+    if (rc_.step_delay_s <= 0) return;
+    const auto until =
+        step_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(rc_.step_delay_s));
+    while (Clock::now() < until && !s_.stop_requested.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+
+  // Validation on each replica's contiguous share of the validation set, and the in-sync
+  // check; true when the run stops here.
+  bool end_epoch(int epoch, double time_s) {
+    const std::vector<int32_t>& val_order = val_order_of();
+    EpochReport mine;
+    const int64_t vlo = replica_share_begin(rc_.val_size, n_, rank_), vhi = replica_share_begin(rc_.val_size, n_, rank_ + 1);
+    mine.val = engine_->evaluate(std::span<const int32_t>(val_order.data() + vlo, std::size_t(vhi - vlo)));
+    engine_->get_params(params_);
+    mine.digest = params_digest(params_);
+    mine.stop = s_.stop_requested.load() ? 1 : 0;
+    const auto all = comm_.all_gather(mine);
+    comm_.take_times();   // validation is not training time
+    const std::string sync_error = out_of_sync_message(all, epoch);
+    if (rank_ == 0) {
+      s_.book.end_epoch(time_s, all);
+      if (!sync_error.empty()) s_.record.replicas_in_sync = false;
+    }
+    if (!sync_error.empty()) {
+      std::lock_guard lock(s_.mutex);
+      if (s_.in_sync_error.empty()) s_.in_sync_error = sync_error;
+    }
+    return !sync_error.empty() || std::any_of(all.begin(), all.end(), [](const EpochReport& r) { return r.stop != 0; });
+  }
+
+  const std::vector<int32_t>& val_order_of() {
+    if (val_order_.empty()) {
+      val_order_.resize(static_cast<std::size_t>(rc_.val_size));
+      std::iota(val_order_.begin(), val_order_.end(), 0);
+    }
+    return val_order_;
+  }
+
+  // Fixed-size blocks (every rank computed the same capacity); step 0 marks the end.
+  void gather_trace() {
+    trace_.resize(trace_capacity_);
+    std::vector<TraceStep> all(trace_capacity_ * std::size_t(n_));
+    comm_.all_gather_bytes(trace_.data(), trace_capacity_ * sizeof(TraceStep), all.data());
+    if (rank_ != 0) return;
+    s_.trace.assign(std::size_t(n_), {});
+    for (int r = 0; r < n_; ++r)
+      for (std::size_t k = 0; k < trace_capacity_; ++k) {
+        const TraceStep& t = all[std::size_t(r) * trace_capacity_ + k];
+        if (t.step > 0) s_.trace[std::size_t(r)].push_back(t);
+      }
+  }
+
+  ReplicaShared& s_;
+  const RunConfig& rc_;
+  const int local_;
+  Communicator& comm_;
+  const int rank_, n_;
+  std::string who_;
+  ReplicaEngine* engine_ = nullptr;
+  std::vector<float> params_;
+  std::vector<int32_t> val_order_;
+  AdamConfig adam_;
+  Clock::time_point run_start_;
+  int every_ = 1;
+  int64_t stride_ = 1;
+  std::size_t trace_capacity_ = 0;
+  std::vector<TraceStep> trace_;
+  int64_t run_step_ = 0;
+  int64_t adam_step_ = 0;
+};
+
+}  // namespace
+
+int64_t replica_share_begin(int64_t batch, int replicas, int replica) {
+  const int64_t base = batch / replicas, extra = batch % replicas;
+  return replica * base + std::min<int64_t>(replica, extra);
+}
+
+void ReplicaShared::fail(const std::string& what) {
+  {
+    std::lock_guard lock(mutex);
+    if (first_error.empty()) first_error = what;
+  }
+  for (auto& c : comms) c->abort(what);
+}
+
+void run_replica(ReplicaShared& shared, int local) {
+  ReplicaLoop loop(shared, local);
+  try {
+    loop.run();
+  } catch (const BarrierAborted&) {
+    // Another replica failed first; its message is the one to report.
+  } catch (const PeerFailure& e) {
+    shared.fail(e.what());   // already names the process at fault
+  } catch (const std::exception& e) {
+    shared.fail(fmt::format("{}: {}", loop.who(), e.what()));
+  } catch (...) {
+    // Anything escaping a std::thread's function is std::terminate.
+    shared.fail(fmt::format("{}: unknown exception", loop.who()));
+  }
+}
+
+}  // namespace mb
