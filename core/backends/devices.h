@@ -72,9 +72,11 @@ std::string engine_backend_name(DeviceKind kind, std::string_view backend);  // 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the
 // hierarchical host communicator for CPU replicas (threads, plus `link` to the other
 // processes when there are some), NCCL for distinct GPUs (across processes too), in-GPU
-// reduction for replicas sharing one GPU. Collective over the link.
+// reduction for replicas sharing one GPU. Collective over the link. Every wait of theirs
+// ends after timeout_s (--timeout) with a StallError naming who did not arrive.
 std::vector<std::unique_ptr<Communicator>> make_communicators(const std::vector<DeviceSpec>& devices,
-                                                              std::shared_ptr<ProcessLink> link);
+                                                              std::shared_ptr<ProcessLink> link,
+                                                              double timeout_s = kDefaultTimeoutS);
 
 // "oneDNN 2.6.3; CUDA 13.0, cuDNN 9.x, NCCL 2.28" or "...; CUDA: not built".
 std::string components_summary();

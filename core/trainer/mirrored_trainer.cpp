@@ -24,6 +24,7 @@
 #include "backends/straggler_engine.h"
 #include "comm/communicator.h"
 #include "model/cnn_spec.h"
+#include "trainer/replica_threads.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"
 #include "util/error.h"
@@ -269,6 +270,8 @@ std::vector<DeviceSpec> check_train_config(const TrainConfig& config, int proces
            kMaxGlobalBatch);
   MB_CHECK(std::isfinite(config.step_delay_s) && config.step_delay_s >= 0 && config.step_delay_s <= 60, ConfigError,
            "the teaching pace must be 0..60 s per step (got {})", config.step_delay_s);
+  MB_CHECK(config.timeout_s > 0 && config.timeout_s <= 86400, ConfigError, "--timeout must be more than 0 and at most 86400 s (got {})",
+           config.timeout_s);
   if (config.slow_replica >= 0) {
     MB_CHECK(config.slow_replica < n, ConfigError, "--slow-replica {}: the run has replicas 0..{}",
              config.slow_replica, n - 1);
@@ -399,7 +402,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    comms = make_communicators(devices_, link_);   // collective over the link
+    comms = make_communicators(devices_, link_, config_.timeout_s);   // collective over the link
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
@@ -490,6 +493,7 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       if (rank == 0) {
         record.warmup_s = seconds_since(warm_start);
         record.comm = engine.comm_profile();
+        record.engine = engine.engine_report();
       }
       const auto run_start = Clock::now();   // the traces' common zero: everyone just left the barrier
 
@@ -626,15 +630,30 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the
   // caller's thread, which may be a GUI worker or the CLI's main thread.
-  std::vector<std::thread> threads;
+  ReplicaThreads threads(local);
+  int started = 0;
   try {
-    for (int l = 0; l < local; ++l) threads.emplace_back(replica_main, l);
+    for (; started < local; ++started) threads.start(started, [&replica_main, started] { replica_main(started); });
   } catch (const std::exception& e) {
-    // The replicas already started wait in their first collective: release them, then join
-    // (destroying a joinable std::thread is std::terminate).
-    fail(fmt::format("cannot start a thread for replica {}: {}", threads.size(), e.what()));
+    // The replicas already started wait in their first collective: release them, then join.
+    fail(fmt::format("cannot start a thread for replica {}: {}", started, e.what()));
   }
-  for (auto& t : threads) t.join();
+  // Bounded once the run failed: a thread stuck in a driver call is reported, not waited for
+  // in silence (replica_threads.h).
+  const double grace_s = 2 * config_.timeout_s;
+  threads.join([&] { std::lock_guard lock(error_mutex); return !first_error.empty(); }, grace_s,
+               [&](const std::vector<int>& stuck) {
+                 std::vector<int> ranks;
+                 for (int l : stuck) ranks.push_back(comms[std::size_t(l)]->rank());
+                 RunRecord failed = record;
+                 failed.status = RunStatus::Failed;
+                 {
+                   std::lock_guard lock(error_mutex);
+                   failed.error = first_error + "; " + stuck_threads_message(ranks, grace_s);
+                 }
+                 log_line(observer, LogLevel::Error, "run failed: " + failed.error);
+                 if (observer.on_stuck) observer.on_stuck(failed);
+               });
   // Engines before communicators: a captured CUDA graph holds NCCL collectives, and NCCL
   // will not destroy a communicator such a graph still uses.
   engines.clear();

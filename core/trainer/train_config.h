@@ -18,6 +18,8 @@ struct TrainConfig {
   int64_t limit_val = 0;             // 0: whole validation set
   std::string backend = "auto";      // auto | onednn | reference
   std::string precision = "fp32";    // fp32 | tf32 (GPU replicas only: TF32 tensor cores)
+  double timeout_s = 60;             // --timeout: the longest any wait on another rank, process or
+                                     // device may last before the run fails as stuck (> 0)
 
   // Insight and demonstration.
   bool time_phases = true;           // the per-replica breakdown (off only to measure its cost)

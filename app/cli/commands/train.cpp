@@ -5,6 +5,8 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -101,8 +103,8 @@ void add_train_options(CLI::App& sub, Options& o) {
       ->check(CLI::IsMember({"text", "json"}))
       ->type_name("FORMAT");
   sub.add_option("--timeout", o.timeout_s,
-                 "runs across processes (mpirun, srun): seconds a process may wait for the others before the run "
-                 "fails naming the ones that did not answer")
+                 "seconds any wait for another replica, another process (mpirun, srun) or a GPU may last before the "
+                 "run fails naming the ones that did not answer or finish")
       ->transform(positive_real_up_to(86400))
       ->type_name("S");
 }
@@ -143,7 +145,7 @@ void finish_primary(const Options& o, const MirroredTrainer& trainer, const RunR
   if (failed_outputs > 0) exit_code = 1;
 }
 
-int train(const Options& o, const Launch& launch) {
+int train(const Options& o, Launch& launch) {
   check_train_config(o.train, launch.processes());   // argument mistakes before seconds of data loading
   // Only process 0 writes, so only it checks the paths (they may not exist on other hosts).
   if (launch.primary()) {
@@ -152,6 +154,7 @@ int train(const Options& o, const Launch& launch) {
   }
   TrainConfig config = o.train;
   config.trace = !o.trace_out.empty();
+  config.timeout_s = o.timeout_s;
   const std::filesystem::path dir =
       o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
   auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
@@ -170,6 +173,17 @@ int train(const Options& o, const Launch& launch) {
   // The guard stays up while the outputs are written: a signal then does not cut them short
   // (only a second one ends the process).
   StopOnSignals stop([](void* t) { static_cast<MirroredTrainer*>(t)->request_stop(); }, &trainer);
+  // A replica thread stuck inside a driver after a failure: run() cannot return, so the
+  // outputs are written here and the process ends (every process, under a launcher).
+  observer.on_stuck = [&](const RunRecord& failed) {
+    int code = 1;
+    if (trainer.is_primary()) finish_primary(o, trainer, failed, stop.received(), code);
+    fmt::print(stderr, "mirrorbench-cli: {}training failed: {}\n", launch.primary() ? "" : launch.describe() + ": ",
+               failed.error);
+    std::fflush(nullptr);
+    if (launch.multi_process()) launch.finish(1);
+    std::_Exit(1);   // no destructors, no atexit handlers: they would wait for the stuck thread
+  };
   const RunRecord record = trainer.run(observer);
   int exit_code = record.status == RunStatus::Failed ? 1 : 0;
   if (trainer.is_primary()) finish_primary(o, trainer, record, stop.received(), exit_code);
