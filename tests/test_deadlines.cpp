@@ -222,17 +222,22 @@ class TestDeadlines : public QObject {
     comms[0]->note_progress(64);
     comms[1]->note_progress(3);
     int released = 0;
+    std::string message;
     const auto t0 = Clock::now();
-    try {
-      wait_polling([] { return false; }, comms[0].get(), [&] { ++released; }, "cuda:0 TestGPU");
-      QFAIL("the wait returned");
-    } catch (const StallError& e) {
-      const QString m = e.what();
-      QVERIFY2(m.startsWith("cuda:0 TestGPU: its queued work has not finished within 0.3 s (--timeout)"), e.what());
-      QVERIFY2(m.contains("replica 1 step 3"), e.what());   // the one that stopped advancing
-    }
-    QVERIFY(since(t0) >= 0.3 && since(t0) < 5);
-    QCOMPARE(released, 1);   // the engine's release (graphs, collectives) ran before the error left
+    test::finishes_within(10, [&] {   // without a deadline the wait would never end
+      try {
+        wait_polling([] { return false; }, comms[0].get(), [&] { ++released; }, "cuda:0 TestGPU");
+      } catch (const StallError& e) {
+        message = e.what();
+      }
+    });
+    QVERIFY(since(t0) >= 0.3);   // not before its deadline
+    const QString m = QString::fromStdString(message);
+    QVERIFY2(m.startsWith("cuda:0 TestGPU: its queued work has not finished within 0.3 s (--timeout)"), message.c_str());
+    QVERIFY2(m.contains("replica 1 step 3"), message.c_str());   // the one that stopped advancing
+    // Not released on a deadline: on a stuck device the release could block in the driver
+    // before the failure is known (the engine releases its work when it is destroyed).
+    QCOMPARE(released, 0);
   }
 
   void join_reports_a_thread_stuck_after_a_failure() {
@@ -278,9 +283,7 @@ class TestDeadlines : public QObject {
       stuck->release = true;
     };
     RunRecord r;
-    const auto t0 = Clock::now();
     test::finishes_within(20, [&] { r = t.run(observer); });
-    QVERIFY2(since(t0) < 3 * timeout + 5, qPrintable(QString::number(since(t0))));
     QCOMPARE(r.status, RunStatus::Failed);
     QVERIFY2(QString::fromStdString(r.error).contains("--timeout"), r.error.c_str());
     QVERIFY2(QString::fromStdString(r.error).contains("replica 1 step 3"), r.error.c_str());
@@ -302,8 +305,6 @@ class TestDeadlines : public QObject {
     stuck->rank = 1;
     stuck->step = 3;
     std::vector<RunRecord> records(2);
-    std::vector<double> ended(2, 0);
-    const auto t0 = Clock::now();
     test::finishes_within(20, [&] {
       std::vector<std::thread> processes;
       for (int p = 0; p < 2; ++p)
@@ -312,12 +313,12 @@ class TestDeadlines : public QObject {
           MirroredTrainer t(config("cpu:1", timeout), data, link);
           t.set_engine_factory([&](const DeviceSpec&, int) { return std::make_unique<GpuLikeEngine>(device, stuck, 0); });
           records[std::size_t(p)] = t.run();
-          ended[std::size_t(p)] = since(t0);
           if (p == 0) stuck->release = true;   // the launcher would kill process 1 now
         });
       for (auto& th : processes) th.join();
     });
-    QVERIFY2(ended[0] < 2 * timeout + 5, qPrintable(QString::number(ended[0])));
+    // Process 1 is released only after process 0's run returned: had process 0 waited for
+    // it, the guard above would have failed.
     QCOMPARE(records[0].status, RunStatus::Failed);
     QVERIFY2(QString::fromStdString(records[0].error).contains("process 1 (loopback) does not answer"),
              records[0].error.c_str());

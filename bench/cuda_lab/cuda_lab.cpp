@@ -5,8 +5,10 @@
 // with CUDA events: microseconds, GFLOP/s, GB/s and the larger share of the H200's peaks;
 // and whole training steps of both paths side by side. Exit status 1 when any check failed.
 //
-// Usage: cuda_lab [--quick] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]
-//   --quick: batches 3 and 64, 5 timed launches, 50 steps (compute-sanitizer runs this)
+// Usage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]
+//   --quick: batches 3 and 64, 5 timed launches, 50 steps
+//   --no-steps: kernels and library calls only (no engines; the library calls then use each
+//   plan's first candidate): what compute-sanitizer runs, with --quick
 // Built with the CUDA backend (bench/CMakeLists.txt); bench/gpu_check.sh runs it first.
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +40,7 @@ std::vector<int> parse_list(std::string_view text) {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "cuda_lab: %s\nusage: cuda_lab [--quick] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]\n",
+  std::fprintf(stderr, "cuda_lab: %s\nusage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]\n",
                why);
   return 2;
 }
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
   LabOptions o;
   o.batches = lab_batches(false);
   std::string json;
+  bool steps = true;
   for (int i = 1; i < argc; ++i) {
     const std::string_view a = argv[i];
     const bool has_value = i + 1 < argc;
@@ -56,6 +59,8 @@ int main(int argc, char** argv) {
       o.batches = lab_batches(true);
       o.reps = 5;
       o.steps = 50;
+    } else if (a == "--no-steps") {
+      steps = false;
     } else if (a == "--batches" && has_value) {
       o.batches = parse_list(argv[++i]);
     } else if (a == "--reps" && has_value) {
@@ -85,7 +90,7 @@ int main(int argc, char** argv) {
     for (int n : o.batches) {
       const CudnnStages stages = make_cudnn_stages(n, 2026);
       std::vector<ConvChoice> fp32, tf32;
-      std::vector<Result> part = run_steps(stages, o, &fp32, &tf32);
+      std::vector<Result> part = steps ? run_steps(stages, o, &fp32, &tf32) : std::vector<Result>{};
       auto append = [&](std::vector<Result> r) { part.insert(part.end(), r.begin(), r.end()); };
       append(run_library_calls(stages, o, Precision::Fp32, fp32, stream.get()));
       append(run_library_calls(stages, o, Precision::Tf32, tf32, stream.get()));

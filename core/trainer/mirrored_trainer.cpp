@@ -402,7 +402,9 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    comms = make_communicators(devices_, link_, config_.timeout_s);   // collective over the link
+    // Collective over the link. A simulated straggler makes the others wait `slow_factor` times
+    // as long for it, on purpose: the deadline stretches with it.
+    comms = make_communicators(devices_, link_, config_.timeout_s * std::max(1.0, rc.slow_factor));
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
@@ -626,6 +628,9 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
       // Anything escaping a std::thread's function is std::terminate.
       fail(fmt::format("{}: unknown exception", who));
     }
+    // On this thread, after any failure is known: a destructor stuck in the driver (a device
+    // that never finishes) is then a stuck replica the bounded join reports (replica_threads.h).
+    engines[std::size_t(l)].reset();
   };
 
   // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the

@@ -62,6 +62,8 @@ void TrainingWorker::run(const TrainConfig& config, const QString& trace_root) {
   observer.on_start = [this](const RunConfig& rc) { emit run_started(rc); };
   observer.on_step = [this](const StepProgress& p) { emit step_progress(p); };
   observer.on_epoch = [this](const EpochMetrics& m) { emit epoch_finished(m); };
+  // A replica stuck in the device driver after a failure: run() cannot return (replica_threads.h).
+  observer.on_stuck = [this](const RunRecord& r) { emit status(tr("Restart mirrorbench: %1").arg(QString::fromStdString(r.error))); };
 
   emit status(tr("Training on %1 …").arg(QString::fromStdString(config.devices)));
   RunRecord record;

@@ -24,8 +24,10 @@ void wait_polling(const std::function<bool()>& done, Communicator* comm, const s
     }
     // The clock is read only once the wait is long: a healthy wait never pays for it.
     if (round >= 200 && round % 64 == 0 && deadline.passed()) {
+      // No on_failure here: on a stuck device the engine's release may itself block in the
+      // driver, and the failure must be known (and the run ending) first; the engine releases
+      // its device work when it is destroyed, on this thread (replica_threads.h).
       const std::string why = comm ? comm->describe_stall() : std::string();
-      if (on_failure) on_failure();
       throw StallError(fmt::format("{}: its queued work has not finished within {:g} s (--timeout): the device is "
                                    "stuck, or waits in a collective for a peer that is stuck{}",
                                    device, deadline.seconds(), why.empty() ? "" : " (" + why + ")"));

@@ -16,9 +16,11 @@ namespace mb {
 // comm->check() (when comm is given), which throws once a rank failed; before that exception
 // leaves, on_failure() runs (an engine releases its graphs and cancels its collectives there,
 // so its device drains). After comm->timeout_s() (kDefaultTimeoutS without a communicator)
-// on_failure() runs too and a StallError names `device` and what comm->describe_stall()
-// knows about the ranks that stopped advancing. Spins briefly, then yields, then sleeps in
-// short steps: a wait at a reporting tick is typically microseconds to milliseconds.
+// a StallError names `device` and what comm->describe_stall() knows about the ranks that
+// stopped advancing; on_failure() does not run then (on a stuck device it could block in the
+// driver before the failure is known: the engine releases its work when it is destroyed).
+// Spins briefly, then yields, then sleeps in short steps: a wait at a reporting tick is
+// typically microseconds to milliseconds.
 void wait_polling(const std::function<bool()>& done, Communicator* comm,
                   const std::function<void()>& on_failure = {}, const std::string& device = "the device");
 

@@ -84,6 +84,7 @@ class CudnnPath final : public StepPath {
 
 CudnnPath::CudnnPath(const PathContext& ctx, cudnnHandle_t cudnn, cublasHandle_t cublas)
     : ctx_(ctx), cudnn_(cudnn), cublas_(cublas), shapes_(ConvShapes::make(ctx.precision)) {
+  // The dense width is a run-time value below; the flat parameter layout (cnn_spec) is not yet.
   MB_CHECK(ctx.hidden == kHidden, ConfigError, "the cudnn path is built for a dense layer of {}, not {}", kHidden,
            ctx.hidden);
   t0_ = make_event(true);
@@ -102,10 +103,10 @@ CudnnPath::CudnnPath(const PathContext& ctx, cudnnHandle_t cudnn, cublasHandle_t
   c2_.allocate(b * kConv2Out * kConv2Side * kConv2Side);
   p2_.allocate(b * kFlat);
   arg2_.allocate(p2_.size());
-  h_.allocate(b * kHidden);
+  h_.allocate(b * std::size_t(ctx_.hidden));
   logits_.allocate(b * kClasses);
   dlogits_.allocate(b * kClasses);
-  dh_.allocate(b * kHidden);
+  dh_.allocate(b * std::size_t(ctx_.hidden));
   dp2_.allocate(p2_.size());
   dp1_.allocate(p1_.size());
   CUDA_CHECK(cudaMemsetAsync(counters_.get(), 0, counters_.bytes(), s()));
@@ -186,9 +187,9 @@ void CudnnPath::forward(int n, const ConvPlan& p) {
                workspace_, workspace_size_);
   launch_bias_relu_pool(c2_.get(), param(kConv2B), p2_.get(), arg2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
   // NCHW pooled output is already flatten's C,H,W order.
-  dense_forward(p2_.get(), param(kFc1W), h_.get(), n, kFlat, kHidden);
-  launch_bias_relu(h_.get(), param(kFc1B), n, kHidden, s());
-  dense_forward(h_.get(), param(kFc2W), logits_.get(), n, kHidden, kClasses);
+  dense_forward(p2_.get(), param(kFc1W), h_.get(), n, kFlat, ctx_.hidden);
+  launch_bias_relu(h_.get(), param(kFc1B), n, ctx_.hidden, s());
+  dense_forward(h_.get(), param(kFc2W), logits_.get(), n, ctx_.hidden, kClasses);
 }
 
 // Expects dlogits_ (already scaled). Calls ready(b) as soon as bucket b's gradient range
@@ -197,12 +198,12 @@ void CudnnPath::forward(int n, const ConvPlan& p) {
 void CudnnPath::backward(int n, const ConvPlan& p, const std::function<void(int)>& ready) {
   unsigned* counter = counters_.get();
   launch_dense_bias_backward(dlogits_.get(), nullptr, n, kClasses, grad(kFc2B), s());
-  dense_backward_weight(h_.get(), dlogits_.get(), grad(kFc2W), n, kHidden, kClasses);
-  dense_backward_input(param(kFc2W), dlogits_.get(), dh_.get(), n, kHidden, kClasses);
+  dense_backward_weight(h_.get(), dlogits_.get(), grad(kFc2W), n, ctx_.hidden, kClasses);
+  dense_backward_input(param(kFc2W), dlogits_.get(), dh_.get(), n, ctx_.hidden, kClasses);
 
-  launch_dense_bias_backward(dh_.get(), h_.get(), n, kHidden, grad(kFc1B), s());
-  dense_backward_weight(p2_.get(), dh_.get(), grad(kFc1W), n, kFlat, kHidden);
-  dense_backward_input(param(kFc1W), dh_.get(), dp2_.get(), n, kFlat, kHidden);
+  launch_dense_bias_backward(dh_.get(), h_.get(), n, ctx_.hidden, grad(kFc1B), s());
+  dense_backward_weight(p2_.get(), dh_.get(), grad(kFc1W), n, kFlat, ctx_.hidden);
+  dense_backward_input(param(kFc1W), dh_.get(), dp2_.get(), n, kFlat, ctx_.hidden);
 
   launch_pool_relu_bias_backward(dp2_.get(), p2_.get(), arg2_.get(), c2_.get(), grad(kConv2B), bias2_partials_.get(),
                                  counter + 2, n, kConv2Out, kConv2Side, kConv2Side, s());
