@@ -134,15 +134,17 @@ fault() {
 
 # --- the preamble: every command under a limit ---------------------------------------------
 
-# The carried libraries: xz where the machine has it, else python3's lzma.
-mkdir -p "$work/lib"
+# The carried libraries: xz where the machine has a working one, else python3's lzma.
+unpack=1
 if command -v xz > /dev/null; then
-  timeout 60 tar -C "$work" -xJf "$carry/libs.tar.xz"
-else
-  timeout 60 "$python" -c "import sys, tarfile; tarfile.open(sys.argv[1], 'r:xz').extractall(sys.argv[2])" \
-    "$carry/libs.tar.xz" "$work"
+  timeout 60 tar -C "$work" -xJf "$carry/libs.tar.xz" 2> "$logs/unpack.log"
+  unpack=$?
 fi
-unpack=$?
+if [ "$unpack" -ne 0 ]; then
+  timeout 60 "$python" -c "import sys, tarfile; tarfile.open(sys.argv[1], 'r:xz').extractall(sys.argv[2])" \
+    "$carry/libs.tar.xz" "$work" 2>> "$logs/unpack.log"
+  unpack=$?
+fi
 if [ "$unpack" -ne 0 ] || [ ! -d "$work/lib" ] || [ -z "$(ls -A "$work/lib")" ]; then
   echo "gpu_check.sh: unpacking $carry/libs.tar.xz failed (exit $unpack)" | tee "$out/summary.txt"
   exit 1
