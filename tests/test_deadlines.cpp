@@ -84,7 +84,7 @@ class GpuLikeEngine final : public ReplicaEngine {
     comm.note_progress(step.adam_step);
     if (rank_ == stuck_->rank && step.adam_step == stuck_->step) {
       stuck_->reached = true;
-      while (!stuck_->release) std::this_thread::sleep_for(std::chrono::milliseconds(5));   // no polling
+      while (!stuck_->release) std::this_thread::sleep_for(std::chrono::milliseconds(5));  // no polling
       throw DeviceError("released by the test");
     }
     device_->enqueue(rank_offset_ + rank_, step.adam_step);
@@ -150,7 +150,7 @@ class TestDeadlines : public QObject {
   void deadline_basics() {
     QVERIFY(!Deadline::never().finite());
     QVERIFY(!Deadline::never().passed());
-    QVERIFY(!Deadline::after(0).finite());   // not positive: no limit (callers validate --timeout)
+    QVERIFY(!Deadline::after(0).finite());  // not positive: no limit (callers validate --timeout)
     const Deadline d = Deadline::after(0.05);
     QVERIFY(d.finite() && !d.passed());
     std::this_thread::sleep_for(std::chrono::milliseconds(80));
@@ -163,7 +163,7 @@ class TestDeadlines : public QObject {
     const auto t0 = Clock::now();
     QVERIFY_THROWS_EXCEPTION(BarrierTimeout, barrier.arrive_and_wait());
     QVERIFY(since(t0) >= 0.2);
-    QVERIFY_THROWS_EXCEPTION(BarrierAborted, barrier.arrive_and_wait());   // the group is failed now
+    QVERIFY_THROWS_EXCEPTION(BarrierAborted, barrier.arrive_and_wait());  // the group is failed now
   }
 
   void slow_completion_is_not_a_timeout() {
@@ -193,7 +193,7 @@ class TestDeadlines : public QObject {
       std::vector<std::thread> threads;
       for (int r = 0; r < 3; ++r)
         threads.emplace_back([&, r] {
-          if (r == 2) {   // stuck, not failed: never arrives
+          if (r == 2) {  // stuck, not failed: never arrives
             while (!release) std::this_thread::sleep_for(std::chrono::milliseconds(5));
             return;
           }
@@ -214,7 +214,7 @@ class TestDeadlines : public QObject {
     const std::string stall = errors[0] != "aborted" ? errors[0] : errors[1];
     QVERIFY2(stall.find("for replica 2, which did not arrive") != std::string::npos, stall.c_str());
     QVERIFY2(stall.find("--timeout") != std::string::npos, stall.c_str());
-    QVERIFY2(stall.find("replica 2 step 0") != std::string::npos, stall.c_str());   // it never started a step
+    QVERIFY2(stall.find("replica 2 step 0") != std::string::npos, stall.c_str());  // it never started a step
   }
 
   void device_wait_has_a_deadline() {
@@ -224,17 +224,18 @@ class TestDeadlines : public QObject {
     int released = 0;
     std::string message;
     const auto t0 = Clock::now();
-    test::finishes_within(10, [&] {   // without a deadline the wait would never end
+    test::finishes_within(10, [&] {  // without a deadline the wait would never end
       try {
         wait_polling([] { return false; }, comms[0].get(), [&] { ++released; }, "cuda:0 TestGPU");
       } catch (const StallError& e) {
         message = e.what();
       }
     });
-    QVERIFY(since(t0) >= 0.3);   // not before its deadline
+    QVERIFY(since(t0) >= 0.3);  // not before its deadline
     const QString m = QString::fromStdString(message);
-    QVERIFY2(m.startsWith("cuda:0 TestGPU: its queued work has not finished within 0.3 s (--timeout)"), message.c_str());
-    QVERIFY2(m.contains("replica 1 step 3"), message.c_str());   // the one that stopped advancing
+    QVERIFY2(m.startsWith("cuda:0 TestGPU: its queued work has not finished within 0.3 s (--timeout)"),
+             message.c_str());
+    QVERIFY2(m.contains("replica 1 step 3"), message.c_str());  // the one that stopped advancing
     // Not released on a deadline: on a stuck device the release could block in the driver
     // before the failure is known (the engine releases its work when it is destroyed).
     QCOMPARE(released, 0);
@@ -250,12 +251,13 @@ class TestDeadlines : public QObject {
     std::vector<int> reported;
     int calls = 0;
     const auto t0 = Clock::now();
-    threads.join([&] { return failed.load(); }, 0.3, [&](const std::vector<int>& stuck) {
-      ++calls;
-      reported = stuck;
-      QVERIFY(since(t0) >= 0.3);
-      release = true;   // what a front end cannot do; the test lets the join finish
-    });
+    threads.join([&] { return failed.load(); }, 0.3,
+                 [&](const std::vector<int>& stuck) {
+                   ++calls;
+                   reported = stuck;
+                   QVERIFY(since(t0) >= 0.3);
+                   release = true;  // what a front end cannot do; the test lets the join finish
+                 });
     QCOMPARE(calls, 1);
     QCOMPARE(reported, std::vector<int>{1});
     QVERIFY(QString::fromStdString(stuck_threads_message({1}, 0.3)).contains("replica 1 did not end within"));
@@ -311,9 +313,10 @@ class TestDeadlines : public QObject {
         processes.emplace_back([&, p] {
           auto link = std::make_shared<DiagnosingLink>(links[std::size_t(p)]);
           MirroredTrainer t(config("cpu:1", timeout), data, link);
-          t.set_engine_factory([&](const DeviceSpec&, int) { return std::make_unique<GpuLikeEngine>(device, stuck, 0); });
+          t.set_engine_factory(
+              [&](const DeviceSpec&, int) { return std::make_unique<GpuLikeEngine>(device, stuck, 0); });
           records[std::size_t(p)] = t.run();
-          if (p == 0) stuck->release = true;   // the launcher would kill process 1 now
+          if (p == 0) stuck->release = true;  // the launcher would kill process 1 now
         });
       for (auto& th : processes) th.join();
     });

@@ -39,7 +39,8 @@ Outcome run_emulator(const Dataset& d, const std::vector<int32_t>& idx, const st
   return out;
 }
 
-Outcome run_reference(const Dataset& d, const std::vector<int32_t>& idx, const std::vector<float>& params, float scale) {
+Outcome run_reference(const Dataset& d, const std::vector<int32_t>& idx, const std::vector<float>& params,
+                      float scale) {
   const int n = int(idx.size());
   std::vector<float> images(std::size_t(n) * cnn::kImagePixels);
   std::vector<uint8_t> labels(static_cast<std::size_t>(n));
@@ -50,8 +51,8 @@ Outcome run_reference(const Dataset& d, const std::vector<int32_t>& idx, const s
   }
   ReferenceWorkspace ws;
   Outcome out;
-  const BatchStats s = reference_forward_backward(params.data(), images.data(), labels.data(), n, scale,
-                                                  out.grads.data(), ws);
+  const BatchStats s =
+      reference_forward_backward(params.data(), images.data(), labels.data(), n, scale, out.grads.data(), ws);
   out.loss_sum = s.loss_sum;
   out.correct = double(s.correct);
   return out;
@@ -95,7 +96,7 @@ class TestFusedPath : public QObject {
     const std::vector<float> params = ties ? test::with_biases_and_ties(init_) : init_;
     std::vector<int32_t> idx(static_cast<std::size_t>(n));
     for (int i = 0; i < n; ++i) idx[std::size_t(i)] = int32_t((i * 37 + 5) % data_.count);
-    const float scale = 1.0f / 128;   // a share of a larger global batch
+    const float scale = 1.0f / 128;  // a share of a larger global batch
     const Outcome f = run_emulator(data_, idx, params, scale, true);
     const Outcome r = run_reference(data_, idx, params, scale);
     QVERIFY2(within(f.loss_sum, r.loss_sum, {1e-4, 1e-4}),
@@ -112,7 +113,7 @@ class TestFusedPath : public QObject {
     std::iota(idx.begin(), idx.end(), 3);
     const Outcome eval = run_emulator(data_, idx, init_, 1.0f, false);
     const Outcome train = run_emulator(data_, idx, init_, 1.0f, true);
-    QCOMPARE(eval.loss_sum, train.loss_sum);   // the same forward, bit for bit
+    QCOMPARE(eval.loss_sum, train.loss_sum);  // the same forward, bit for bit
     QCOMPARE(eval.correct, train.correct);
     QVERIFY(std::all_of(eval.grads.begin(), eval.grads.end(), [](float g) { return g == 0.0f; }));
   }

@@ -40,7 +40,9 @@ std::vector<int> parse_list(std::string_view text) {
 }
 
 int usage(const char* why) {
-  std::fprintf(stderr, "cuda_lab: %s\nusage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]\n",
+  std::fprintf(stderr,
+               "cuda_lab: %s\nusage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] "
+               "[--json FILE]\n",
                why);
   return 2;
 }
@@ -81,8 +83,8 @@ int main(int argc, char** argv) {
     return 0;
   }
   std::printf("cuda_lab: %s, cc %d.%d; peaks of an %s: %.0f GB/s, %.1f TFLOP/s FP32, %.1f TFLOP/s TF32\n",
-              gpus[0].name.c_str(), gpus[0].cc_major, gpus[0].cc_minor, o.peak.name, o.peak.mem_gbs,
-              o.peak.fp32_tflops, o.peak.tf32_tflops);
+              gpus[0].name.c_str(), gpus[0].cc_major, gpus[0].cc_minor, o.peak.name, o.peak.mem_gbs, o.peak.fp32_tflops,
+              o.peak.tf32_tflops);
   std::vector<Result> all;
   bool error = false;
   try {
@@ -109,7 +111,8 @@ int main(int argc, char** argv) {
     checks += r.validated;
     failed += r.validated && !r.passed;
   }
-  std::printf("\ncuda_lab: %d of %d checks passed%s\n", checks - failed, checks, error ? " (then an error stopped it)" : "");
+  std::printf("\ncuda_lab: %d of %d checks passed%s\n", checks - failed, checks,
+              error ? " (then an error stopped it)" : "");
   if (!json.empty()) std::ofstream(json) << to_json(all);
   return failed || error ? 1 : 0;
 }

@@ -19,11 +19,17 @@ using namespace cnn;
 
 constexpr CaseTolerance kExact{0, 0, "the same float operations as the reference: bit-identical"};
 constexpr CaseTolerance kDoubleSum{1e-9, 1e-6, "a double sum in another order, rounded once to float"};
-constexpr CaseTolerance kAdam{1e-7, 1e-6, "each operation rounded as the reference's (no FMA): bit-identical but for the host compiler"};
-constexpr CaseTolerance kLibFp32{1e-4, 1e-3, "FP32 sums in the library's order against the reference's double ones"};
+constexpr CaseTolerance kAdam{
+    1e-7, 1e-6, "each operation rounded as the reference's (no FMA): bit-identical but for the host compiler"};
+constexpr CaseTolerance kLibFp32{5e-4, 5e-3,
+                                 "FP32 sums of up to 86,528 terms in the library's order against the reference's "
+                                 "double ones (the engine tests' tolerance)"};
 constexpr CaseTolerance kLibTf32{1e-2, 3e-2, "TF32 products (10-bit mantissas) against the reference's double ones"};
-constexpr CaseTolerance kFused{1e-5, 1e-4, "the emulator's own functions; FP32 sums in another order, FMA on the device"};
-constexpr CaseTolerance kStepFp32{5e-4, 5e-3, "a whole step's gradients, FP32 against double (the engine tests' tolerance)"};
+constexpr CaseTolerance kFused{
+    2e-4, 2e-3,
+    "the emulator's own functions (its sums in double); the device's FP32 partial sums and FMA contraction"};
+constexpr CaseTolerance kStepFp32{5e-4, 5e-3,
+                                  "a whole step's gradients, FP32 against double (the engine tests' tolerance)"};
 constexpr CaseTolerance kStepTf32{3e-2, 5e-2, "a whole step's gradients in TF32 (the engine tests' tolerance)"};
 
 // Glorot weights, then nonzero biases of both signs and conv1 channels 0-7 tied (zero weights,
@@ -92,11 +98,16 @@ double conv_flops(int n, int cin, int cout, int side_out) { return 2.0 * n * cou
 
 const char* to_string(Group g) {
   switch (g) {
-    case Group::OwnKernel: return "own kernel";
-    case Group::Cudnn: return "cuDNN";
-    case Group::Cublas: return "cuBLAS";
-    case Group::Fused: return "fused";
-    case Group::Step: return "train step";
+    case Group::OwnKernel:
+      return "own kernel";
+    case Group::Cudnn:
+      return "cuDNN";
+    case Group::Cublas:
+      return "cuBLAS";
+    case Group::Fused:
+      return "fused";
+    case Group::Step:
+      return "train step";
   }
   return "?";
 }
@@ -104,9 +115,10 @@ const char* to_string(Group g) {
 std::vector<int> lab_batches(bool quick) { return quick ? std::vector<int>{3, 64} : std::vector<int>{1, 3, 64, 128}; }
 
 std::vector<CaseSpec> lab_cases(int n, Precision precision) {
-  const double f = 4, u8 = 1;   // bytes per float, per byte
+  const double f = 4, u8 = 1;  // bytes per float, per byte
   const double x = double(n) * kImagePixels, c1 = double(n) * kConv1Out * kConv1Side * kConv1Side;
-  const double p1 = double(n) * kConv1Out * kPool1Side * kPool1Side, c2 = double(n) * kConv2Out * kConv2Side * kConv2Side;
+  const double p1 = double(n) * kConv1Out * kPool1Side * kPool1Side,
+               c2 = double(n) * kConv2Out * kConv2Side * kConv2Side;
   const double p2 = double(n) * kFlat, h = double(n) * kHidden, lg = double(n) * kClasses;
   const double w1 = 288, w2 = 18432, fw1 = double(kFlat) * kHidden, fw2 = double(kHidden) * kClasses;
   const bool tf32 = precision == Precision::Tf32;
@@ -177,7 +189,7 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
   MB_CHECK(n >= 1, Error, "lab batch {} < 1", n);
   CudnnStages s;
   s.n = n;
-  s.grad_scale = 1.0f / 128;   // a share of the reference batch
+  s.grad_scale = 1.0f / 128;  // a share of the reference batch
   const int samples = std::max(n, 256);
   SplitMix64 rng(seed);
   s.data.name = "lab";
@@ -202,7 +214,8 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
     s.labels[std::size_t(i)] = labels8[std::size_t(i)];
   }
   const std::vector<float> zeros(64, 0.0f);
-  const ref::ConvShape conv1{n, 1, kImageSide, kImageSide, kConv1Out, 3}, conv2{n, kConv1Out, kPool1Side, kPool1Side, kConv2Out, 3};
+  const ref::ConvShape conv1{n, 1, kImageSide, kImageSide, kConv1Out, 3},
+      conv2{n, kConv1Out, kPool1Side, kPool1Side, kConv2Out, 3};
   s.c1.resize(std::size_t(n) * kConv1Out * kConv1Side * kConv1Side);
   ref::conv2d_forward(conv1, s.x.data(), param(P, kConv1W), zeros.data(), s.c1.data());
   bias_relu_pool(s.c1, param(P, kConv1B), n, kConv1Out, kConv1Side, kConv1Side, s.p1, s.a1);
@@ -216,7 +229,7 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
   s.logits.resize(std::size_t(n) * kClasses);
   ref::dense_forward({n, kHidden, kClasses}, s.h.data(), param(P, kFc2W), zeros.data(), s.logits.data());
 
-  std::vector<float> z = s.logits;   // the softmax kernel adds the fc2 bias in float
+  std::vector<float> z = s.logits;  // the softmax kernel adds the fc2 bias in float
   for (std::size_t i = 0; i < z.size(); ++i) z[i] += param(P, kFc2B)[i % kClasses];
   const BatchStats st = ref::softmax_xent_forward(z.data(), labels8.data(), n, kClasses);
   s.loss_sum = st.loss_sum;
@@ -251,7 +264,7 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
 std::vector<float> CudnnStages::grads() const {
   std::vector<float> g(kParamCount);
   const std::vector<float>* parts[kNumParamTensors] = {&g_conv1w, &g_conv1b, &g_conv2w, &g_conv2b,
-                                                        &g_fc1w,   &g_fc1b,   &g_fc2w,   &g_fc2b};
+                                                       &g_fc1w,   &g_fc1b,   &g_fc2w,   &g_fc2b};
   for (int t = 0; t < kNumParamTensors; ++t) {
     MB_CHECK(parts[t]->size() == param_tensors()[std::size_t(t)].size, Error, "lab stage {} has {} values, not {}",
              param_tensors()[std::size_t(t)].name, parts[t]->size(), param_tensors()[std::size_t(t)].size);
@@ -261,11 +274,21 @@ std::vector<float> CudnnStages::grads() const {
 }
 
 FusedState::FusedState(const CudnnStages& s)
-    : n(s.n), grad_scale(s.grad_scale), data(&s.data), step_idx(s.idx), params(s.params), grads(kParamCount, 0.0f),
+    : n(s.n),
+      grad_scale(s.grad_scale),
+      data(&s.data),
+      step_idx(s.idx),
+      params(s.params),
+      grads(kParamCount, 0.0f),
       acts(s.n, kHidden) {}
 
 FusedState::FusedState(const FusedState& o)
-    : n(o.n), grad_scale(o.grad_scale), data(o.data), step_idx(o.step_idx), params(o.params), grads(o.grads),
+    : n(o.n),
+      grad_scale(o.grad_scale),
+      data(o.data),
+      step_idx(o.step_idx),
+      params(o.params),
+      grads(o.grads),
       acts(o.acts) {
   stats[0] = o.stats[0];
   stats[1] = o.stats[1];
@@ -288,19 +311,28 @@ std::vector<NamedFloats> fused_float_outputs(fused::FusedKernel k, const FusedSt
     return std::vector<float>(v.begin(), v.begin() + std::ptrdiff_t(per * std::size_t(s.n)));
   };
   switch (k) {
-    case FusedKernel::Conv1Fwd: return {{"p1", sized(a.p1, kConv1Out * kPool1Side * kPool1Side)}};
-    case FusedKernel::Conv2Fwd: return {{"p2", sized(a.p2, kFlat)}};
-    case FusedKernel::Fc1Fwd: return {{"h", sized(a.h, kHidden)}};
+    case FusedKernel::Conv1Fwd:
+      return {{"p1", sized(a.p1, kConv1Out * kPool1Side * kPool1Side)}};
+    case FusedKernel::Conv2Fwd:
+      return {{"p2", sized(a.p2, kFlat)}};
+    case FusedKernel::Fc1Fwd:
+      return {{"h", sized(a.h, kHidden)}};
     case FusedKernel::Head: {
       std::vector<float> stats = {float(s.stats[0]), float(s.stats[1])};
       return {{"dlogits", sized(a.dlogits, kClasses)}, {"dh", sized(a.dh, kHidden)}, {"loss, correct", stats}};
     }
     case FusedKernel::DenseBwd:
-      return {{"fc1.weight grad", tensor(kFc1W)}, {"fc1.bias grad", tensor(kFc1B)}, {"fc2.weight grad", tensor(kFc2W)},
-              {"fc2.bias grad", tensor(kFc2B)},   {"g2", sized(a.g2, kFlat)}};
-    case FusedKernel::Conv2Wgrad: return {{"conv2.weight grad", tensor(kConv2W)}, {"conv2.bias grad", tensor(kConv2B)}};
-    case FusedKernel::Conv2Dgrad: return {{"g1", sized(a.g1, kConv1Out * kPool1Side * kPool1Side)}};
-    case FusedKernel::Conv1Wgrad: return {{"conv1.weight grad", tensor(kConv1W)}, {"conv1.bias grad", tensor(kConv1B)}};
+      return {{"fc1.weight grad", tensor(kFc1W)},
+              {"fc1.bias grad", tensor(kFc1B)},
+              {"fc2.weight grad", tensor(kFc2W)},
+              {"fc2.bias grad", tensor(kFc2B)},
+              {"g2", sized(a.g2, kFlat)}};
+    case FusedKernel::Conv2Wgrad:
+      return {{"conv2.weight grad", tensor(kConv2W)}, {"conv2.bias grad", tensor(kConv2B)}};
+    case FusedKernel::Conv2Dgrad:
+      return {{"g1", sized(a.g1, kConv1Out * kPool1Side * kPool1Side)}};
+    case FusedKernel::Conv1Wgrad:
+      return {{"conv1.weight grad", tensor(kConv1W)}, {"conv1.bias grad", tensor(kConv1B)}};
   }
   return {};
 }

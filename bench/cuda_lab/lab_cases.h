@@ -39,12 +39,12 @@ struct CaseSpec {
   std::string name;
   Group group = Group::OwnKernel;
   CaseTolerance tol;
-  double flops = 0;   // per launch
-  double bytes = 0;   // per launch: each input read and each output written once
-  bool tensor_math = false;   // TF32 tensor cores (the share is of that peak)
+  double flops = 0;          // per launch
+  double bytes = 0;          // per launch: each input read and each output written once
+  bool tensor_math = false;  // TF32 tensor cores (the share is of that peak)
 };
 std::vector<CaseSpec> lab_cases(int n, Precision precision);
-const CaseSpec& find_case(const std::vector<CaseSpec>& cases, const std::string& name);   // throws
+const CaseSpec& find_case(const std::vector<CaseSpec>& cases, const std::string& name);  // throws
 
 // The shapes: the real ones (64, 128: the per-replica shares of the reference batch on 2 and
 // 1 replicas) and small ones that exercise partial tiles and single samples.
@@ -55,37 +55,37 @@ std::vector<int> lab_batches(bool quick);
 struct CudnnStages {
   int n = 0;
   float grad_scale = 0;
-  Dataset data;                         // the samples the indices point into
+  Dataset data;  // the samples the indices point into
   std::vector<int32_t> idx;
-  std::vector<float> params;            // Glorot weights, nonzero biases, tied conv1 channels
-  std::vector<float> x;                 // gather: [n][784]
-  std::vector<int32_t> labels;          // gathered labels
-  std::vector<float> c1, p1;            // conv1 (no bias), bias + ReLU + pool
+  std::vector<float> params;    // Glorot weights, nonzero biases, tied conv1 channels
+  std::vector<float> x;         // gather: [n][784]
+  std::vector<int32_t> labels;  // gathered labels
+  std::vector<float> c1, p1;    // conv1 (no bias), bias + ReLU + pool
   std::vector<uint8_t> a1;
   std::vector<float> c2, p2;
   std::vector<uint8_t> a2;
-  std::vector<float> h_gemm, h;         // fc1 GEMM, then bias + ReLU
-  std::vector<float> logits;            // fc2 GEMM (the softmax kernel adds the bias)
+  std::vector<float> h_gemm, h;  // fc1 GEMM, then bias + ReLU
+  std::vector<float> logits;     // fc2 GEMM (the softmax kernel adds the bias)
   double loss_sum = 0, correct = 0;
-  std::vector<float> dlogits;           // (softmax - onehot) * grad_scale
-  std::vector<float> g_fc2b, g_fc2w, dh_gemm;    // bias, weight gradient, input gradient GEMM
-  std::vector<float> dh, g_fc1b;        // ReLU mask applied, bias gradient
+  std::vector<float> dlogits;                  // (softmax - onehot) * grad_scale
+  std::vector<float> g_fc2b, g_fc2w, dh_gemm;  // bias, weight gradient, input gradient GEMM
+  std::vector<float> dh, g_fc1b;               // ReLU mask applied, bias gradient
   std::vector<float> g_fc1w, dp2;
-  std::vector<float> dc2, g_conv2b;     // pool + ReLU + bias backward
-  std::vector<float> g_conv2w, dp1;     // conv2 weight and input gradients
+  std::vector<float> dc2, g_conv2b;  // pool + ReLU + bias backward
+  std::vector<float> g_conv2w, dp1;  // conv2 weight and input gradients
   std::vector<float> dc1, g_conv1b;
   std::vector<float> g_conv1w;
-  std::vector<float> grads() const;     // the stages' gradients as the flat buffer
+  std::vector<float> grads() const;  // the stages' gradients as the flat buffer
 };
 CudnnStages make_cudnn_stages(int n, uint64_t seed);
 
 // The fused path's state (activations, parameters, gradients, statistics) before and after
 // each kernel, stepped on the host by the emulator.
 struct FusedState {
-  FusedState(const CudnnStages& s);     // the same samples and parameters
+  FusedState(const CudnnStages& s);  // the same samples and parameters
   FusedState(const FusedState& o);
   FusedState& operator=(const FusedState&) = delete;
-  fused::FusedArgs args();              // over this state's buffers
+  fused::FusedArgs args();  // over this state's buffers
   int n;
   float grad_scale;
   const Dataset* data;
@@ -107,10 +107,10 @@ std::vector<std::span<const int32_t>> fused_int_outputs(fused::FusedKernel k, co
 // The comparison of one output.
 struct Comparison {
   bool passed = false;
-  double worst_ratio = 0;     // of the allowed difference, at the worst element
+  double worst_ratio = 0;  // of the allowed difference, at the worst element
   std::size_t worst_index = 0;
   double got = 0, want = 0;
-  std::size_t mismatches = 0; // elements beyond the tolerance (bytes: unequal)
+  std::size_t mismatches = 0;  // elements beyond the tolerance (bytes: unequal)
 };
 Comparison compare(std::span<const float> got, std::span<const float> want, const CaseTolerance& tol);
 Comparison compare_bytes(std::span<const uint8_t> got, std::span<const uint8_t> want, std::size_t allowed);
@@ -122,13 +122,13 @@ struct Result {
   Group group = Group::OwnKernel;
   int n = 0;
   bool validated = false, passed = false;
-  std::string detail;         // the worst element, or why it failed
-  double time_us = -1;        // median of the timed launches; -1: not timed
-  double gflops = 0, gbs = 0, peak_share = 0;   // achieved, and the larger share of a peak
+  std::string detail;                          // the worst element, or why it failed
+  double time_us = -1;                         // median of the timed launches; -1: not timed
+  double gflops = 0, gbs = 0, peak_share = 0;  // achieved, and the larger share of a peak
 };
 // Fills gflops, gbs and peak_share from the case's work and time_us.
 void add_rates(Result& r, const CaseSpec& c, const Peak& peak);
-std::string format_table(const std::vector<Result>& results);   // one aligned line per result
-std::string to_json(const std::vector<Result>& results);        // a JSON array
+std::string format_table(const std::vector<Result>& results);  // one aligned line per result
+std::string to_json(const std::vector<Result>& results);       // a JSON array
 
 }  // namespace mb::lab

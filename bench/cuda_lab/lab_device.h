@@ -15,22 +15,24 @@ namespace mb::lab {
 
 struct LabOptions {
   std::vector<int> batches;
-  int reps = 20;            // timed launches per case (the median is reported)
-  int steps = 200;          // timed training steps per path
+  int reps = 20;    // timed launches per case (the median is reported)
+  int steps = 200;  // timed training steps per path
   Peak peak;
 };
 
 template <typename T>
 cuda::DeviceBuffer<T> to_device(const std::vector<T>& host, cudaStream_t s) {
   cuda::DeviceBuffer<T> d(std::max<std::size_t>(1, host.size()));
-  if (!host.empty()) CUDA_CHECK(cudaMemcpyAsync(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  if (!host.empty())
+    CUDA_CHECK(cudaMemcpyAsync(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
   return d;
 }
 
 template <typename T>
 void upload(cuda::DeviceBuffer<T>& d, const std::vector<T>& host, cudaStream_t s) {
   if (d.size() < host.size()) d.allocate(host.size());
-  if (!host.empty()) CUDA_CHECK(cudaMemcpyAsync(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
+  if (!host.empty())
+    CUDA_CHECK(cudaMemcpyAsync(d.get(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice, s));
 }
 
 template <typename T>

@@ -36,7 +36,8 @@ struct DeviceFused {
     upload(params, s.params, st);
     upload(grads, s.grads, st);
     upload(p1, a.p1, st), upload(a1, a.a1, st), upload(p2, a.p2, st), upload(a2, a.a2, st);
-    upload(h, a.h, st), upload(dlogits, a.dlogits, st), upload(dh, a.dh, st), upload(g2, a.g2, st), upload(g1, a.g1, st);
+    upload(h, a.h, st), upload(dlogits, a.dlogits, st), upload(dh, a.dh, st), upload(g2, a.g2, st),
+        upload(g1, a.g1, st);
     upload(sample_stats, a.sample_stats, st);
     upload(stats, std::vector<double>{s.stats[0], s.stats[1]}, st);
   }
@@ -88,13 +89,13 @@ std::vector<Result> run_fused_kernels(const CudnnStages& stages, const LabOption
     const FusedArgs da = dev.args(host);
     cuda::launch_fused(kernel, da, st);
     const FusedState got = dev.download(host, st);
-    fused::emulate_kernel(kernel, host.args());   // host becomes the state after this kernel
+    fused::emulate_kernel(kernel, host.args());  // host becomes the state after this kernel
     std::vector<std::pair<std::string, Comparison>> checks;
     const auto want_f = fused_float_outputs(kernel, host), got_f = fused_float_outputs(kernel, got);
     for (std::size_t i = 0; i < want_f.size(); ++i)
       checks.push_back({want_f[i].name, compare(got_f[i].values, want_f[i].values, spec.tol)});
     const auto want_b = fused_byte_outputs(kernel, host), got_b = fused_byte_outputs(kernel, got);
-    for (std::size_t i = 0; i < want_b.size(); ++i)   // near-ties may break otherwise under FMA
+    for (std::size_t i = 0; i < want_b.size(); ++i)  // near-ties may break otherwise under FMA
       checks.push_back({"argmax", compare_bytes(got_b[i], want_b[i], want_b[i].size() / 10000)});
     const auto want_i = fused_int_outputs(kernel, host), got_i = fused_int_outputs(kernel, got);
     for (std::size_t i = 0; i < want_i.size(); ++i) checks.push_back({"indices", compare_ints(got_i[i], want_i[i])});

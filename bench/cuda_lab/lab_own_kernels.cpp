@@ -17,13 +17,14 @@ using cuda::DeviceBuffer;
 
 std::vector<float> host_tensor(const CudnnStages& s, ParamId id) {
   const auto& t = param_tensors()[id];
-  return std::vector<float>(s.params.begin() + std::ptrdiff_t(t.offset), s.params.begin() + std::ptrdiff_t(t.offset + t.size));
+  return std::vector<float>(s.params.begin() + std::ptrdiff_t(t.offset),
+                            s.params.begin() + std::ptrdiff_t(t.offset + t.size));
 }
 
 }  // namespace
 
-Result finish_case(const CaseSpec& spec, int n, const std::vector<std::pair<std::string, Comparison>>& checks, double us,
-                   const Peak& peak) {
+Result finish_case(const CaseSpec& spec, int n, const std::vector<std::pair<std::string, Comparison>>& checks,
+                   double us, const Peak& peak) {
   Result r;
   r.name = spec.name;
   r.group = spec.group;
@@ -45,15 +46,30 @@ Result finish_case(const CaseSpec& spec, int n, const std::vector<std::pair<std:
   return r;
 }
 
-std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, cudaStream_t st) {
-  const int n = s.n;
-  const auto cases = lab_cases(n, Precision::Fp32);
-  auto spec = [&](const char* name) { return find_case(cases, name); };
-  std::vector<Result> out;
-  auto pixels = to_device(s.data.pixels, st);
-  auto labels8 = to_device(s.data.labels, st);
-  auto idx = to_device(s.idx, st);
+namespace {
 
+// The cases of one batch share their inputs and the report; each function below runs one
+// group of kernels.
+struct OwnKernels {
+  OwnKernels(const CudnnStages& stages, const LabOptions& options, cudaStream_t stream)
+      : s(stages), o(options), st(stream) {}
+  const CudnnStages& s;
+  const LabOptions& o;
+  cudaStream_t st;
+  std::vector<CaseSpec> cases = lab_cases(s.n, Precision::Fp32);
+  std::vector<Result> out;
+  DeviceBuffer<uint8_t> pixels = to_device(s.data.pixels, st), labels8 = to_device(s.data.labels, st);
+  DeviceBuffer<int32_t> idx = to_device(s.idx, st);
+
+  CaseSpec spec(const char* name) const { return find_case(cases, name); }
+  void forward();
+  void loss();
+  void backward();
+  void optimizer();
+};
+
+void OwnKernels::forward() {
+  const int n = s.n;
   {  // gather + normalise
     DeviceBuffer<float> x(s.x.size());
     DeviceBuffer<int32_t> lab(static_cast<std::size_t>(n));
@@ -93,6 +109,10 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
     const double us = time_us(st, o.reps, [&] { cuda::launch_bias_relu(y.get(), b.get(), n, kHidden, st); });
     out.push_back(finish_case(c, n, {{"h", compare(got, s.h, c.tol)}}, us, o.peak));
   }
+}
+
+void OwnKernels::loss() {
+  const int n = s.n;
   {  // softmax cross-entropy, training (dlogits) and evaluation (statistics only)
     auto logits = to_device(s.logits, st);
     auto b = to_device(host_tensor(s, kFc2B), st);
@@ -103,8 +123,9 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
     CUDA_CHECK(cudaMemsetAsync(counter.get(), 0, counter.bytes(), st));
     for (bool train : {true, false}) {
       CUDA_CHECK(cudaMemsetAsync(stats.get(), 0, stats.bytes(), st));
-      const cuda::SoftmaxArgs a{logits.get(), b.get(), lab.get(), n, kClasses, s.grad_scale, train ? dl.get() : nullptr,
-                                partials.get(), counter.get(), stats.get()};
+      const cuda::SoftmaxArgs a{
+          logits.get(),   b.get(),       lab.get(),  n, kClasses, s.grad_scale, train ? dl.get() : nullptr,
+          partials.get(), counter.get(), stats.get()};
       cuda::launch_softmax_xent(a, st);
       const auto c = spec(train ? "softmax cross-entropy (train)" : "softmax cross-entropy (eval)");
       const auto got_stats = to_host(stats.get(), 2, st);
@@ -115,14 +136,19 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
       out.push_back(finish_case(c, n, checks, time_us(st, o.reps, [&] { cuda::launch_softmax_xent(a, st); }), o.peak));
     }
   }
+}
+
+void OwnKernels::backward() {
+  const int n = s.n;
   {  // dense bias gradients: fc2 (no mask), fc1 (ReLU mask in place)
     auto dl = to_device(s.dlogits, st);
     DeviceBuffer<float> db2(kClasses);
     cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st);
     const auto c2 = spec("fc2 bias gradient");
-    out.push_back(finish_case(c2, n, {{"fc2.bias grad", compare(to_host(db2.get(), kClasses, st), s.g_fc2b, c2.tol)}},
-                              time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st); }),
-                              o.peak));
+    out.push_back(finish_case(
+        c2, n, {{"fc2.bias grad", compare(to_host(db2.get(), kClasses, st), s.g_fc2b, c2.tol)}},
+        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st); }),
+        o.peak));
     auto dh = to_device(s.dh_gemm, st);
     auto h = to_device(s.h, st);
     DeviceBuffer<float> db1(kHidden);
@@ -130,9 +156,10 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
     const auto c1 = spec("fc1 ReLU mask + bias gradient");
     const auto got_dh = to_host(dh.get(), s.dh.size(), st);
     const auto got_db = to_host(db1.get(), kHidden, st);
-    out.push_back(finish_case(c1, n, {{"dh", compare(got_dh, s.dh, c1.tol)}, {"fc1.bias grad", compare(got_db, s.g_fc1b, c1.tol)}},
-                              time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kHidden, db1.get(), st); }),
-                              o.peak));
+    out.push_back(finish_case(
+        c1, n, {{"dh", compare(got_dh, s.dh, c1.tol)}, {"fc1.bias grad", compare(got_db, s.g_fc1b, c1.tol)}},
+        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kHidden, db1.get(), st); }),
+        o.peak));
   }
   // pool + ReLU + bias backward, both convolutions
   auto pool_back = [&](const char* name, const std::vector<float>& dp_ref, const std::vector<float>& p_ref,
@@ -146,8 +173,8 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
     DeviceBuffer<unsigned> counter(1);
     CUDA_CHECK(cudaMemsetAsync(counter.get(), 0, counter.bytes(), st));
     auto run = [&] {
-      cuda::launch_pool_relu_bias_backward(dp.get(), p.get(), a.get(), dy.get(), db.get(), partials.get(), counter.get(),
-                                           n, ch, side, side, st);
+      cuda::launch_pool_relu_bias_backward(dp.get(), p.get(), a.get(), dy.get(), db.get(), partials.get(),
+                                           counter.get(), n, ch, side, side, st);
     };
     run();
     const auto c = spec(name);
@@ -158,26 +185,32 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
   };
   pool_back("conv2 pool + ReLU + bias backward", s.dp2, s.p2, s.a2, kConv2Out, kConv2Side, s.dc2, s.g_conv2b);
   pool_back("conv1 pool + ReLU + bias backward", s.dp1, s.p1, s.a1, kConv1Out, kConv1Side, s.dc1, s.g_conv1b);
+}
 
+void OwnKernels::optimizer() {
+  const int n = s.n;
   {  // Adam on the whole parameter buffer, against adam_update_reference (in place: first launch)
     std::vector<float> w = s.params, g = s.grads(), m(kParamCount, 0.01f), v(kParamCount, 1e-4f);
     auto dw = to_device(w, st), dg = to_device(g, st), dm = to_device(m, st), dv = to_device(v, st);
     AdamConfig cfg;
     const float lr_t = adam_step_size(cfg, 3);
-    const cuda::AdamArgs a{dw.get(), dg.get(), dm.get(), dv.get(), int(kParamCount), lr_t, cfg.beta1, cfg.beta2, cfg.epsilon};
+    const cuda::AdamArgs a{dw.get(), dg.get(),  dm.get(),  dv.get(),   int(kParamCount),
+                           lr_t,     cfg.beta1, cfg.beta2, cfg.epsilon};
     cuda::launch_adam(a, st);
     adam_update_reference(cfg, 3, w, g, m, v);
     const auto c = spec("Adam (fused)");
-    out.push_back(finish_case(c, n, {{"weights", compare(to_host(dw.get(), kParamCount, st), w, c.tol)},
-                                     {"m", compare(to_host(dm.get(), kParamCount, st), m, c.tol)},
-                                     {"v", compare(to_host(dv.get(), kParamCount, st), v, c.tol)}},
+    out.push_back(finish_case(c, n,
+                              {{"weights", compare(to_host(dw.get(), kParamCount, st), w, c.tol)},
+                               {"m", compare(to_host(dm.get(), kParamCount, st), m, c.tol)},
+                               {"v", compare(to_host(dv.get(), kParamCount, st), v, c.tol)}},
                               time_us(st, o.reps, [&] { cuda::launch_adam(a, st); }), o.peak));
   }
   {  // the in-GPU all-reduce of 3 buffers of integers (exact sums in any order)
     std::vector<std::vector<float>> host(3, std::vector<float>(kParamCount));
     std::vector<float> want(kParamCount, 0.0f);
     for (int r = 0; r < 3; ++r)
-      for (std::size_t i = 0; i < kParamCount; ++i) want[i] += host[std::size_t(r)][i] = float((i * 31 + std::size_t(r) * 7) % 1024);
+      for (std::size_t i = 0; i < kParamCount; ++i)
+        want[i] += host[std::size_t(r)][i] = float((i * 31 + std::size_t(r) * 7) % 1024);
     std::vector<DeviceBuffer<float>> bufs;
     cuda::BufferSet set{};
     for (int r = 0; r < 3; ++r) bufs.push_back(to_device(host[std::size_t(r)], st)), set.ptr[r] = bufs.back().get();
@@ -186,10 +219,20 @@ std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, c
     std::vector<std::pair<std::string, Comparison>> checks;
     for (int r = 0; r < 3; ++r)
       checks.push_back({fmt::format("rank {}", r), compare(to_host(set.ptr[r], kParamCount, st), want, c.tol)});
-    out.push_back(finish_case(c, n, checks, time_us(st, o.reps, [&] { cuda::launch_sum_buffers(set, 3, kParamCount, st); }),
-                              o.peak));
+    out.push_back(finish_case(c, n, checks,
+                              time_us(st, o.reps, [&] { cuda::launch_sum_buffers(set, 3, kParamCount, st); }), o.peak));
   }
-  return out;
+}
+
+}  // namespace
+
+std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, cudaStream_t st) {
+  OwnKernels k(s, o, st);
+  k.forward();
+  k.loss();
+  k.backward();
+  k.optimizer();
+  return k.out;
 }
 
 }  // namespace mb::lab

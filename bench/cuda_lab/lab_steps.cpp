@@ -26,8 +26,10 @@ class ScopedEnv {
     setenv(name, value, 1);
   }
   ~ScopedEnv() {
-    if (had_) setenv(name_, old_.c_str(), 1);
-    else unsetenv(name_);
+    if (had_)
+      setenv(name_, old_.c_str(), 1);
+    else
+      unsetenv(name_);
   }
 
  private:
@@ -51,8 +53,9 @@ std::vector<Result> run_steps(const CudnnStages& s, const LabOptions& o, std::ve
   Dataset val = s.data;
   for (const PathRun& run : runs) {
     const auto cases = lab_cases(n, run.precision);
-    const CaseSpec& spec = find_case(cases, std::string(run.path) == "fused" ? "train step, fused path"
-                                                                            : "train step, cudnn path, " + to_string(run.precision));
+    const CaseSpec& spec =
+        find_case(cases, std::string(run.path) == "fused" ? "train step, fused path"
+                                                          : "train step, cudnn path, " + to_string(run.precision));
     auto comms = cuda::make_nccl_communicators({0}, make_thread_communicators(1));
     comms[0]->connect();
     std::unique_ptr<ReplicaEngine> engine;
@@ -106,7 +109,7 @@ std::vector<Result> run_steps(const CudnnStages& s, const LabOptions& o, std::ve
                             report.graph_batches.size(), report.graph_batches.size() + report.eager_batches.size(),
                             report.nodes.total(), report.nodes.kernel, 469 * us / 1000);
     out.push_back(r);
-    engine.reset();   // engines before communicators
+    engine.reset();  // engines before communicators
   }
   return out;
 }

@@ -28,13 +28,13 @@ T typed(const json& j, const char* key, const std::string& where) {
 }
 
 json nodes_to_json(const GraphNodes& n) {
-  return json{{"kernel", n.kernel}, {"memset", n.memset}, {"memcpy", n.memcpy}, {"other", n.other}, {"total", n.total()}};
+  return json{
+      {"kernel", n.kernel}, {"memset", n.memset}, {"memcpy", n.memcpy}, {"other", n.other}, {"total", n.total()}};
 }
 
 json conv_to_json(const ConvChoice& c) {
-  return json{{"pass", c.pass},           {"batch", c.batch},
-              {"algo", c.algo},           {"algo_name", c.algo_name},
-              {"math", c.math},           {"workspace_bytes", c.workspace_bytes},
+  return json{{"pass", c.pass},           {"batch", c.batch},        {"algo", c.algo},
+              {"algo_name", c.algo_name}, {"math", c.math},          {"workspace_bytes", c.workspace_bytes},
               {"time_us", c.time_us},     {"chosen_by", c.chosen_by}};
 }
 
@@ -77,7 +77,8 @@ EngineReport engine_report_from_json(const json& j) {
   r.nodes.other = typed<int>(n, "other", wn);
   const json& conv = member(j, "conv", w);
   if (!conv.is_array()) throw DataError(fmt::format("field 'engine.conv' is {}, expected an array", conv.type_name()));
-  for (std::size_t i = 0; i < conv.size(); ++i) r.conv.push_back(conv_from_json(conv[i], fmt::format("engine.conv[{}]", i)));
+  for (std::size_t i = 0; i < conv.size(); ++i)
+    r.conv.push_back(conv_from_json(conv[i], fmt::format("engine.conv[{}]", i)));
   return r;
 }
 

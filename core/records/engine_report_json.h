@@ -7,6 +7,6 @@
 namespace mb {
 
 nlohmann::json to_json(const EngineReport& report);
-EngineReport engine_report_from_json(const nlohmann::json& j);   // throws DataError naming the field
+EngineReport engine_report_from_json(const nlohmann::json& j);  // throws DataError naming the field
 
 }  // namespace mb

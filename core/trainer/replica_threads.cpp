@@ -8,7 +8,8 @@
 namespace mb {
 
 ReplicaThreads::ReplicaThreads(int count)
-    : threads_(static_cast<std::size_t>(count)), started_(static_cast<std::size_t>(count), 0),
+    : threads_(static_cast<std::size_t>(count)),
+      started_(static_cast<std::size_t>(count), 0),
       done_(static_cast<std::size_t>(count), 0) {}
 
 ReplicaThreads::~ReplicaThreads() {
@@ -71,9 +72,10 @@ void ReplicaThreads::join(const std::function<bool()>& failed, double grace_s,
 std::string stuck_threads_message(const std::vector<int>& ranks, double grace_s) {
   std::string who;
   for (int r : ranks) who += fmt::format("{}{}", who.empty() ? "" : ", ", r);
-  return fmt::format("replica{} {} did not end within {:g} s after the run failed: stuck inside the device driver "
-                     "(or a library call), which cannot be interrupted; the process must be restarted",
-                     ranks.size() == 1 ? "" : "s", who, grace_s);
+  return fmt::format(
+      "replica{} {} did not end within {:g} s after the run failed: stuck inside the device driver "
+      "(or a library call), which cannot be interrupted; the process must be restarted",
+      ranks.size() == 1 ? "" : "s", who, grace_s);
 }
 
 }  // namespace mb

@@ -18,7 +18,7 @@ namespace mb {
 class ReplicaThreads {
  public:
   explicit ReplicaThreads(int count);
-  ~ReplicaThreads();   // joins whatever was started (never destroys a joinable thread)
+  ~ReplicaThreads();  // joins whatever was started (never destroys a joinable thread)
   ReplicaThreads(const ReplicaThreads&) = delete;
   ReplicaThreads& operator=(const ReplicaThreads&) = delete;
 
@@ -35,7 +35,7 @@ class ReplicaThreads {
   std::mutex mutex_;
   std::condition_variable ended_;
   std::vector<std::thread> threads_;
-  std::vector<char> started_, done_;   // per index, under mutex_
+  std::vector<char> started_, done_;  // per index, under mutex_
 };
 
 // "replica 1 did not end within 120 s after the run failed: it is stuck inside the device

@@ -39,7 +39,7 @@ class Deadline {
   bool finite() const { return at_ != Clock::time_point::max(); }
   bool passed() const { return finite() && Clock::now() >= at_; }
   Clock::time_point at() const { return at_; }
-  double seconds() const { return seconds_; }   // the timeout it was made with
+  double seconds() const { return seconds_; }  // the timeout it was made with
 
  private:
   Clock::time_point at_ = Clock::time_point::max();

@@ -12,10 +12,14 @@ namespace mb {
 
 std::string to_string(MathKind m) {
   switch (m) {
-    case MathKind::Default: return "default";
-    case MathKind::Fma: return "fma";
-    case MathKind::TensorOp: return "tensor-op";
-    case MathKind::TensorOpAllowConversion: return "tensor-op-allow-conversion";
+    case MathKind::Default:
+      return "default";
+    case MathKind::Fma:
+      return "fma";
+    case MathKind::TensorOp:
+      return "tensor-op";
+    case MathKind::TensorOpAllowConversion:
+      return "tensor-op-allow-conversion";
   }
   return "unknown";
 }
@@ -34,7 +38,7 @@ std::vector<AlgoInfo> allowed_candidates(std::span<const AlgoInfo> ranking, Prec
       if (!a.supported || !math_allowed(precision, a.math) || a.workspace_bytes > max_workspace) continue;
       if (a.algo < 0 || a.algo >= kMaxConvAlgos) continue;
       if (a.deterministic != (pass == 0)) continue;
-      bool seen = false;   // the heuristic lists an algorithm once per math type it may use
+      bool seen = false;  // the heuristic lists an algorithm once per math type it may use
       for (const AlgoInfo& o : out) seen = seen || o.algo == a.algo;
       if (!seen) out.push_back(a);
     }
@@ -64,7 +68,9 @@ AgreedAlgo choose_pass(const std::vector<const PassTimings*>& ranks, std::size_t
            "differ too much)",
            pass);
   const PassTimings& first = *ranks.front();
-  auto order = [&](int a) { return first.rank_order[std::size_t(a)] < 0 ? kMaxConvAlgos : first.rank_order[std::size_t(a)]; };
+  auto order = [&](int a) {
+    return first.rank_order[std::size_t(a)] < 0 ? kMaxConvAlgos : first.rank_order[std::size_t(a)];
+  };
   AgreedAlgo best;
   for (int a : common) {
     bool all_measured = true;
@@ -74,9 +80,9 @@ AgreedAlgo choose_pass(const std::vector<const PassTimings*>& ranks, std::size_t
       if (measured(*t, a)) worst = std::max(worst, t->us[std::size_t(a)]);
     }
     if (!all_measured) continue;
-    const bool better = !best.measured || worst < best.worst_us ||
-                        (worst == best.worst_us && (order(a) < order(best.algo) ||
-                                                    (order(a) == order(best.algo) && a < best.algo)));
+    const bool better =
+        !best.measured || worst < best.worst_us ||
+        (worst == best.worst_us && (order(a) < order(best.algo) || (order(a) == order(best.algo) && a < best.algo)));
     if (better) best = AgreedAlgo{a, true, worst};
   }
   if (best.measured) return best;

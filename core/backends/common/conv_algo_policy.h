@@ -18,15 +18,15 @@ namespace mb {
 
 // The math a candidate runs with (cuDNN's cudnnMathType_t, by meaning).
 enum class MathKind { Default, Fma, TensorOp, TensorOpAllowConversion };
-std::string to_string(MathKind m);   // "default", "fma", "tensor-op", "tensor-op-allow-conversion"
+std::string to_string(MathKind m);  // "default", "fma", "tensor-op", "tensor-op-allow-conversion"
 
 // FP32 runs stay comparable with the CPU reference: no tensor-op (TF32) math. TF32 runs may
 // take anything.
 bool math_allowed(Precision precision, MathKind math);
 
-struct AlgoInfo {                 // one entry of the library's heuristic ranking, in its order
+struct AlgoInfo {  // one entry of the library's heuristic ranking, in its order
   int algo = -1;
-  bool supported = false;         // the library reported success for it
+  bool supported = false;  // the library reported success for it
   bool deterministic = false;
   MathKind math = MathKind::Default;
   std::size_t workspace_bytes = 0;
@@ -41,17 +41,17 @@ std::vector<AlgoInfo> allowed_candidates(std::span<const AlgoInfo> ranking, Prec
 // One rank's view of one pass, indexed by the algorithm's enum value.
 inline constexpr int kMaxConvAlgos = 12;
 struct PassTimings {
-  std::array<float, kMaxConvAlgos> us;            // +inf: not a candidate here; NaN: candidate, not
-                                                  // measured (deadline); else the measured median
-  std::array<int8_t, kMaxConvAlgos> rank_order;   // position in this rank's candidate list, -1: none
-  int32_t participates = 0;                       // 0: this rank has no plan for the pass (no samples)
+  std::array<float, kMaxConvAlgos> us;           // +inf: not a candidate here; NaN: candidate, not
+                                                 // measured (deadline); else the measured median
+  std::array<int8_t, kMaxConvAlgos> rank_order;  // position in this rank's candidate list, -1: none
+  int32_t participates = 0;                      // 0: this rank has no plan for the pass (no samples)
   PassTimings();
 };
 
 struct AgreedAlgo {
   int algo = -1;
-  bool measured = false;          // chosen by the gathered timings (else by rank 0's ranking)
-  float worst_us = -1;            // the slowest rank's time for it, when measured
+  bool measured = false;  // chosen by the gathered timings (else by rank 0's ranking)
+  float worst_us = -1;    // the slowest rank's time for it, when measured
 };
 
 // Collective: every rank calls it with the same number of passes, in the same order. Per

@@ -37,17 +37,22 @@ FaultPlan parse_fault_plan(std::string_view text) {
   FaultPlan f;
   if (text.empty() || text == "none") return f;
   auto bad = [&] {
-    return ConfigError(fmt::format("MB_INJECT_FAULT='{}': use stall:STEP, hang:STEP or abort:STEP, optionally "
-                                   ":RANK (STEP >= 1 counts the run's training steps)",
-                                   text));
+    return ConfigError(
+        fmt::format("MB_INJECT_FAULT='{}': use stall:STEP, hang:STEP or abort:STEP, optionally "
+                    ":RANK (STEP >= 1 counts the run's training steps)",
+                    text));
   };
   const auto c1 = text.find(':');
   if (c1 == std::string_view::npos) throw bad();
   const std::string_view kind = text.substr(0, c1), rest = text.substr(c1 + 1);
-  if (kind == "stall") f.kind = FaultKind::Stall;
-  else if (kind == "hang") f.kind = FaultKind::Hang;
-  else if (kind == "abort") f.kind = FaultKind::Abort;
-  else throw bad();
+  if (kind == "stall")
+    f.kind = FaultKind::Stall;
+  else if (kind == "hang")
+    f.kind = FaultKind::Hang;
+  else if (kind == "abort")
+    f.kind = FaultKind::Abort;
+  else
+    throw bad();
   const auto c2 = rest.find(':');
   if (!parse_number(rest.substr(0, c2), f.step) || f.step < 1) throw bad();
   if (c2 != std::string_view::npos && (!parse_number(rest.substr(c2 + 1), f.rank) || f.rank < 0)) throw bad();
@@ -56,10 +61,14 @@ FaultPlan parse_fault_plan(std::string_view text) {
 
 std::string to_string(const FaultPlan& f) {
   switch (f.kind) {
-    case FaultKind::None: return "none";
-    case FaultKind::Stall: return fmt::format("stall:{}:{}", f.step, f.rank);
-    case FaultKind::Hang: return fmt::format("hang:{}:{}", f.step, f.rank);
-    case FaultKind::Abort: return fmt::format("abort:{}:{}", f.step, f.rank);
+    case FaultKind::None:
+      return "none";
+    case FaultKind::Stall:
+      return fmt::format("stall:{}:{}", f.step, f.rank);
+    case FaultKind::Hang:
+      return fmt::format("hang:{}:{}", f.step, f.rank);
+    case FaultKind::Abort:
+      return fmt::format("abort:{}:{}", f.step, f.rank);
   }
   return "none";
 }

@@ -22,19 +22,19 @@
 namespace mb {
 
 enum class CudaPath { Cudnn, Fused };
-std::string to_string(CudaPath p);   // "cudnn", "fused"
-CudaPath parse_cuda_path(std::string_view text);   // throws ConfigError naming MB_CUDA_PATH
+std::string to_string(CudaPath p);                // "cudnn", "fused"
+CudaPath parse_cuda_path(std::string_view text);  // throws ConfigError naming MB_CUDA_PATH
 
 enum class FaultKind { None, Stall, Hang, Abort };
 struct FaultPlan {
   FaultKind kind = FaultKind::None;
-  int64_t step = 0;   // the run's training step, from 1
+  int64_t step = 0;  // the run's training step, from 1
   int rank = 0;
   bool active() const { return kind != FaultKind::None; }
   bool hits(int64_t at_step, int at_rank) const { return active() && at_step == step && at_rank == rank; }
 };
-FaultPlan parse_fault_plan(std::string_view text);   // "" = none; throws ConfigError naming MB_INJECT_FAULT
-std::string to_string(const FaultPlan& f);           // "stall:30:0", "none"
+FaultPlan parse_fault_plan(std::string_view text);  // "" = none; throws ConfigError naming MB_INJECT_FAULT
+std::string to_string(const FaultPlan& f);          // "stall:30:0", "none"
 
 // How long a hang fault keeps the device busy at most: bounds the damage if everything else fails.
 inline constexpr double kHangCapS = 120;

@@ -56,7 +56,7 @@ namespace {
 
 using namespace cnn;
 
-constexpr std::size_t kCublasWorkspace = std::size_t(32) << 20;   // NVIDIA's recommendation for Hopper
+constexpr std::size_t kCublasWorkspace = std::size_t(32) << 20;  // NVIDIA's recommendation for Hopper
 constexpr std::size_t kMinWorkspace = std::size_t(64) << 20;
 // Statistics are read every this many steps (and at the end of each epoch): 469 steps of an
 // epoch at batch 128 make 8 reports, each a short stall while the host reads 16 bytes.
@@ -112,7 +112,7 @@ class CudaEngine final : public ReplicaEngine {
   void check_indices(std::span<const int32_t> indices, const DeviceData& data) const;
   const int32_t* stage_indices(std::span<const int32_t> indices, const DeviceData& data);
   const int32_t* step_indices(const TrainStep& st);
-  void prepare(int n);   // the path's plans for batch n, and a workspace they fit in
+  void prepare(int n);  // the path's plans for batch n, and a workspace they fit in
   void upload(const Dataset& d, DeviceData& out, const char* role);
   Communicator* reducer(Communicator& comm) const;
 
@@ -125,8 +125,8 @@ class CudaEngine final : public ReplicaEngine {
     return StepInputs{n, data.pixels.get(), data.labels.get(), idx, grad_scale, stats};
   }
   AdamArgs adam_args(float lr_t, const AdamConfig& cfg) const {
-    return AdamArgs{params_.get(), grads_.get(), m_.get(), v_.get(), static_cast<int>(kParamCount), lr_t,
-                    cfg.beta1,     cfg.beta2,    cfg.epsilon};
+    return AdamArgs{params_.get(), grads_.get(), m_.get(),  v_.get(),   static_cast<int>(kParamCount),
+                    lr_t,          cfg.beta1,    cfg.beta2, cfg.epsilon};
   }
   // Enqueue only (no host waits): usable eagerly and under stream capture.
   void enqueue_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm, StepCapture* capture,
@@ -159,34 +159,33 @@ class CudaEngine final : public ReplicaEngine {
   Event comm_done_, sync_, time_begin_, time_end_;
 
   DeviceBuffer<float> cublas_workspace_, workspace_;
-  std::vector<DeviceBuffer<float>> retired_workspaces_;   // still referenced by captured graphs
+  std::vector<DeviceBuffer<float>> retired_workspaces_;  // still referenced by captured graphs
   DeviceBuffer<float> params_, grads_, m_, v_;
-  DeviceBuffer<float> backup_;                            // params, m, v across warm_up
-  DeviceBuffer<float> grad_sum_;                          // forward_backward beyond max_batch only
-  DeviceBuffer<float> profile_buffer_;                    // the bare all-reduce of the profile
-  mutable PinnedBuffer<float> params_host_;               // get_params/get_grads staging
-  DeviceBuffer<double> train_stats_, call_stats_, warm_stats_;   // loss sum, correct count
+  DeviceBuffer<float> backup_;                                  // params, m, v across warm_up
+  DeviceBuffer<float> grad_sum_;                                // forward_backward beyond max_batch only
+  DeviceBuffer<float> profile_buffer_;                          // the bare all-reduce of the profile
+  mutable PinnedBuffer<float> params_host_;                     // get_params/get_grads staging
+  DeviceBuffer<double> train_stats_, call_stats_, warm_stats_;  // loss sum, correct count
   PinnedBuffer<double> stats_host_;
   DeviceBuffer<int32_t> order_dev_, stage_idx_, warm_idx_, eval_idx_;
   DeviceData train_, val_;
-  std::vector<int32_t> order_host_;                       // this epoch's order, as uploaded
-  std::unique_ptr<MappedFlag> stall_release_;             // fault injection only
+  std::vector<int32_t> order_host_;            // this epoch's order, as uploaded
+  std::unique_ptr<MappedFlag> stall_release_;  // fault injection only
 
   std::unique_ptr<StepPath> path_;
-  std::set<int> prepared_;                                // batches the path has plans for
-  mutable std::map<int64_t, CapturedStep> graphs_;        // by global batch, agreed in warm_up
-  mutable const Communicator* graph_comm_ = nullptr;      // the communicator they captured
-  mutable Communicator* comm_ = nullptr;                  // of the last step or warm-up (outlives us)
-  mutable bool failed_ = false;                           // device work was cancelled
-  int64_t pending_samples_ = 0;                           // in train_stats_
+  std::set<int> prepared_;                            // batches the path has plans for
+  mutable std::map<int64_t, CapturedStep> graphs_;    // by global batch, agreed in warm_up
+  mutable const Communicator* graph_comm_ = nullptr;  // the communicator they captured
+  mutable Communicator* comm_ = nullptr;              // of the last step or warm-up (outlives us)
+  mutable bool failed_ = false;                       // device work was cancelled
+  int64_t pending_samples_ = 0;                       // in train_stats_
   CommProfile profile_;
   EngineReport report_;
 };
 
 CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const CudaOptions& options)
     : device_(device), max_batch_(max_batch), precision_(precision), options_(options) {
-  MB_CHECK(max_batch >= 1, ConfigError, "cuda:{}: the batch per replica must be at least 1, got {}", device,
-           max_batch);
+  MB_CHECK(max_batch >= 1, ConfigError, "cuda:{}: the batch per replica must be at least 1, got {}", device, max_batch);
   select_device(device);
   try {
     cudaDeviceProp prop{};
@@ -223,14 +222,13 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Cud
     stage_idx_.allocate(std::size_t(max_batch));
     if (options_.fault.active()) stall_release_ = std::make_unique<MappedFlag>();
 
-    for (auto* buf : {&params_, &grads_, &m_, &v_})
-      CUDA_CHECK(cudaMemsetAsync(buf->get(), 0, buf->bytes(), s()));
+    for (auto* buf : {&params_, &grads_, &m_, &v_}) CUDA_CHECK(cudaMemsetAsync(buf->get(), 0, buf->bytes(), s()));
     for (auto* st : {&train_stats_, &call_stats_, &warm_stats_})
       CUDA_CHECK(cudaMemsetAsync(st->get(), 0, st->bytes(), s()));
 
     const PathContext ctx{s(), max_batch, kHidden, precision, params_.get(), grads_.get()};
     path_ = options_.path == CudaPath::Fused ? make_fused_path(ctx) : make_cudnn_path(ctx, cudnn_.get(), cublas_.get());
-    CUDA_CHECK(cudaStreamSynchronize(s()));   // nothing else exists yet that could fail
+    CUDA_CHECK(cudaStreamSynchronize(s()));  // nothing else exists yet that could fail
   } catch (const DeviceError& e) {
     throw DeviceError(fmt::format("cuda:{}: {}", device, e.what()));
   }
@@ -272,11 +270,12 @@ void CudaEngine::drop_graphs() const {
 }
 
 void CudaEngine::release_after_failure() const {
-  // Graphs first: NCCL's abort waits for the graphs that captured its collectives. An
-  // injected stall is released so the queue can drain (a hang is not: that is its point).
+  // An injected stall is released first, so that nothing below can wait behind it (a hang is
+  // not: that is its point). Then graphs: NCCL's abort waits for the graphs that captured its
+  // collectives.
+  if (stall_release_ && options_.fault.kind == FaultKind::Stall) stall_release_->set();
   drop_graphs();
   failed_ = true;
-  if (stall_release_ && options_.fault.kind == FaultKind::Stall) stall_release_->set();
   if (comm_) comm_->cancel_device_work();
 }
 
@@ -290,7 +289,7 @@ void CudaEngine::synchronize() { wait_device(); }
 
 Communicator* CudaEngine::reducer(Communicator& comm) const {
   const bool device = comm.memory_space() == MemorySpace::CudaDevice && comm.stream() != nullptr;
-  if (comm.size() == 1 && !device) return nullptr;   // a host communicator of one: nothing to sum
+  if (comm.size() == 1 && !device) return nullptr;  // a host communicator of one: nothing to sum
   MB_CHECK(device, ConfigError, "{}: the '{}' communicator reduces host memory; CUDA replicas need 'nccl' or 'in-gpu'",
            name_, comm.name());
   return &comm;
@@ -301,11 +300,10 @@ void CudaEngine::upload(const Dataset& d, DeviceData& out, const char* role) {
   out.name = d.name;
   if (d.count == 0) return;
   MB_CHECK(d.rows == kImageSide && d.cols == kImageSide, DataError,
-           "{} ({} set) has {}x{} images, the model takes {}x{}", d.name, role, d.rows, d.cols, kImageSide,
-           kImageSide);
-  MB_CHECK(d.pixels.size() == std::size_t(d.count) * kImagePixels && d.labels.size() == std::size_t(d.count),
-           DataError, "{} ({} set): {} images but {} pixel bytes and {} labels", d.name, role, d.count,
-           d.pixels.size(), d.labels.size());
+           "{} ({} set) has {}x{} images, the model takes {}x{}", d.name, role, d.rows, d.cols, kImageSide, kImageSide);
+  MB_CHECK(d.pixels.size() == std::size_t(d.count) * kImagePixels && d.labels.size() == std::size_t(d.count), DataError,
+           "{} ({} set): {} images but {} pixel bytes and {} labels", d.name, role, d.count, d.pixels.size(),
+           d.labels.size());
   // The reference refuses such a label with DataError; on the device it would index past
   // its sample's logits instead.
   const auto bad = std::find_if(d.labels.begin(), d.labels.end(), [](uint8_t l) { return l >= kClasses; });
@@ -329,8 +327,8 @@ void CudaEngine::bind_data(const Dataset& train, const Dataset& val) {
 }
 
 void CudaEngine::set_params(std::span<const float> params) {
-  MB_CHECK(params.size() == kParamCount, Error, "{}: set_params got {} floats, the model has {}", name_,
-           params.size(), kParamCount);
+  MB_CHECK(params.size() == kParamCount, Error, "{}: set_params got {} floats, the model has {}", name_, params.size(),
+           kParamCount);
   CUDA_CHECK(cudaSetDevice(device_));
   CUDA_CHECK(cudaMemcpyAsync(params_.get(), params.data(), params_.bytes(), cudaMemcpyHostToDevice, s()));
   CUDA_CHECK(cudaMemsetAsync(m_.get(), 0, m_.bytes(), s()));
@@ -395,9 +393,9 @@ const int32_t* CudaEngine::step_indices(const TrainStep& st) {
 
 void CudaEngine::begin_epoch(std::span<const int32_t> order) {
   CUDA_CHECK(cudaSetDevice(device_));
-  check_indices(order, train_);   // once per epoch instead of every step
+  check_indices(order, train_);  // once per epoch instead of every step
   if (order_dev_.size() < order.size()) {
-    wait_device();   // the old buffer may still be read by queued steps
+    wait_device();  // the old buffer may still be read by queued steps
     order_dev_.allocate(order.size());
   }
   order_host_.assign(order.begin(), order.end());
@@ -479,7 +477,7 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
   comm_ = &comm;
   comm.note_progress(st.adam_step);
   try {
-    comm.check();   // a failed peer: do not queue more work behind its collective
+    comm.check();  // a failed peer: do not queue more work behind its collective
   } catch (...) {
     release_after_failure();
     throw;
@@ -496,8 +494,8 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
   // all ranks make the same captured-or-eager choice for the step's collectives.
   auto it = graph_comm_ == &comm && !fault_step ? graphs_.find(st.global_batch) : graphs_.end();
   if (it != graphs_.end()) {
-    MB_CHECK(it->second.n == n, Error, "{}: a step of global batch {} with {} samples here, warm_up prepared {}",
-             name_, st.global_batch, n, it->second.n);
+    MB_CHECK(it->second.n == n, Error, "{}: a step of global batch {} with {} samples here, warm_up prepared {}", name_,
+             st.global_batch, n, it->second.n);
     launch_graph(it->second, in, adam);
   } else {
     prepare(n);
@@ -539,7 +537,7 @@ double CudaEngine::time_steps(int steps, const std::function<void()>& step) {
 // Collective. The step with its all-reduces against the same step without them (nccl-tests'
 // and DDP's "exposed communication"), then the bare all-reduce of the whole gradient.
 void CudaEngine::profile_communication(const StepShape& shape, Communicator& comm) {
-  const int n = train_.count > 0 ? static_cast<int>(shape.share) : 0;   // collective even without data
+  const int n = train_.count > 0 ? static_cast<int>(shape.share) : 0;  // collective even without data
   const StepInputs in = inputs(n, train_, warm_idx_.get(), 1.0f / float(shape.global_batch), warm_stats_.get());
   const AdamArgs adam = adam_args(0.0f, AdamConfig{});
   auto it = graph_comm_ == &comm ? graphs_.find(shape.global_batch) : graphs_.end();
@@ -556,12 +554,16 @@ void CudaEngine::profile_communication(const StepShape& shape, Communicator& com
   }
   comm.barrier();
   const double t_with = time_steps(kProfileSteps, [&] {
-    if (with) launch_graph(*with, in, adam);
-    else enqueue_step(in, adam, &comm, nullptr);
+    if (with)
+      launch_graph(*with, in, adam);
+    else
+      enqueue_step(in, adam, &comm, nullptr);
   });
   const double t_without = time_steps(kProfileSteps, [&] {
-    if (without.exec) launch_graph(without, in, adam);
-    else enqueue_step(in, adam, nullptr, nullptr);
+    if (without.exec)
+      launch_graph(without, in, adam);
+    else
+      enqueue_step(in, adam, nullptr, nullptr);
   });
   without = CapturedStep{};
 
@@ -589,10 +591,11 @@ void CudaEngine::profile_communication(const StepShape& shape, Communicator& com
   p.step_s = t_with / kProfileSteps;
   p.step_no_comm_s = t_without / kProfileSteps;
   p.exposed_s = std::max(0.0, p.step_s - p.step_no_comm_s);
-  spdlog::debug("{}: all-reduce of {} bytes {:.1f} us (algbw {:.1f} GB/s, busbw {:.1f} GB/s); step {:.1f} us, "
-                "{:.1f} us without communication: {:.1f} us exposed",
-                name_, p.bytes, p.allreduce_s * 1e6, p.algbw_gbs, p.busbw_gbs, p.step_s * 1e6, p.step_no_comm_s * 1e6,
-                p.exposed_s * 1e6);
+  spdlog::debug(
+      "{}: all-reduce of {} bytes {:.1f} us (algbw {:.1f} GB/s, busbw {:.1f} GB/s); step {:.1f} us, "
+      "{:.1f} us without communication: {:.1f} us exposed",
+      name_, p.bytes, p.allreduce_s * 1e6, p.algbw_gbs, p.busbw_gbs, p.step_s * 1e6, p.step_no_comm_s * 1e6,
+      p.exposed_s * 1e6);
 }
 
 // Collective: every rank measures the candidates of its training plans (within the tuning
@@ -634,10 +637,11 @@ void CudaEngine::fill_report(std::span<const StepShape> shapes, const std::set<i
     if (it != graphs_.end()) report_.nodes = it->second.counts;
   }
   report_.conv = path_->choices(batches);
-  spdlog::debug("{}: path {}: {} step shape(s) as CUDA graphs, {} eager; the standard step's graph has {} nodes ({} "
-                "kernels, {} memsets, {} copies, {} others)",
-                name_, report_.path, report_.graph_batches.size(), report_.eager_batches.size(), report_.nodes.total(),
-                report_.nodes.kernel, report_.nodes.memset, report_.nodes.memcpy, report_.nodes.other);
+  spdlog::debug(
+      "{}: path {}: {} step shape(s) as CUDA graphs, {} eager; the standard step's graph has {} nodes ({} "
+      "kernels, {} memsets, {} copies, {} others)",
+      name_, report_.path, report_.graph_batches.size(), report_.eager_batches.size(), report_.nodes.total(),
+      report_.nodes.kernel, report_.nodes.memset, report_.nodes.memcpy, report_.nodes.other);
   for (const ConvChoice& c : report_.conv)
     spdlog::debug("{}: {} at batch {}: {} ({} math, {} B workspace), {}{}", name_, c.pass, c.batch, c.algo_name, c.math,
                   c.workspace_bytes, c.chosen_by, c.time_us >= 0 ? fmt::format(", {:.1f} us", c.time_us) : "");
@@ -743,7 +747,8 @@ BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float 
         CUDA_CHECK(cudaMemcpyAsync(grad_sum_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToDevice, s()));
       } else {
         constexpr float kOne = 1.0f;
-        CUBLAS_CHECK(cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
+        CUBLAS_CHECK(
+            cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
       }
     }
   }
@@ -764,7 +769,7 @@ BatchStats CudaEngine::evaluate_on(const DeviceData& data, std::span<const int32
   const std::size_t total = indices.size();
   if (total == 0) return {};
   if (eval_idx_.size() < total) {
-    wait_device();   // queued evaluations may still read the old buffer
+    wait_device();  // queued evaluations may still read the old buffer
     eval_idx_.allocate(total);
   }
   CUDA_CHECK(cudaMemcpyAsync(eval_idx_.get(), indices.data(), total * sizeof(int32_t), cudaMemcpyHostToDevice, s()));

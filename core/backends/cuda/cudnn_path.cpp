@@ -23,7 +23,7 @@ namespace {
 using namespace cnn;
 
 constexpr float kOne = 1.0f, kZero = 0.0f;
-constexpr int kTimedRuns = 3;   // per candidate, after one untimed run
+constexpr int kTimedRuns = 3;  // per candidate, after one untimed run
 
 class CudnnPath final : public StepPath {
  public:
@@ -51,8 +51,16 @@ class CudnnPath final : public StepPath {
     return GatherArgs{in.pixels, in.labels, in.idx, in.n, x_.get(), labels_.get()};
   }
   SoftmaxArgs softmax_args(const StepInputs& in, bool backward) const {
-    return SoftmaxArgs{logits_.get(), param(kFc2B),  labels_.get(),          in.n,      kClasses, in.grad_scale,
-                       backward ? dlogits_.get() : nullptr, softmax_partials_.get(), counters_.get(), in.stats};
+    return SoftmaxArgs{logits_.get(),
+                       param(kFc2B),
+                       labels_.get(),
+                       in.n,
+                       kClasses,
+                       in.grad_scale,
+                       backward ? dlogits_.get() : nullptr,
+                       softmax_partials_.get(),
+                       counters_.get(),
+                       in.stats};
   }
   void forward(int n, const ConvPlan& plan);
   void backward(int n, const ConvPlan& plan, const std::function<void(int)>& ready);
@@ -72,13 +80,13 @@ class CudnnPath final : public StepPath {
   void* workspace_ = nullptr;
   std::size_t workspace_size_ = 0;
   Event t0_, t1_;
-  DeviceBuffer<unsigned char> measure_workspace_;   // the measurement's, freed afterwards
+  DeviceBuffer<unsigned char> measure_workspace_;  // the measurement's, freed afterwards
 
   DeviceBuffer<double> softmax_partials_, bias1_partials_, bias2_partials_;
-  DeviceBuffer<unsigned> counters_;                       // softmax, bias1, bias2 (zero between launches)
+  DeviceBuffer<unsigned> counters_;  // softmax, bias1, bias2 (zero between launches)
   DeviceBuffer<int32_t> labels_;
-  DeviceBuffer<float> x_, c1_, p1_, c2_, p2_, h_, logits_;   // forward (c*: conv output, then its gradient)
-  DeviceBuffer<uint8_t> arg1_, arg2_;                         // pooling argmax
+  DeviceBuffer<float> x_, c1_, p1_, c2_, p2_, h_, logits_;  // forward (c*: conv output, then its gradient)
+  DeviceBuffer<uint8_t> arg1_, arg2_;                       // pooling argmax
   DeviceBuffer<float> dlogits_, dh_, dp2_, dp1_;
 };
 
@@ -183,8 +191,8 @@ void CudnnPath::forward(int n, const ConvPlan& p) {
   conv_forward(p.x.get(), x_.get(), shapes_.w1.get(), param(kConv1W), p.fwd(kFwd1), p.a1.get(), c1_.get(), workspace_,
                workspace_size_);
   launch_bias_relu_pool(c1_.get(), param(kConv1B), p1_.get(), arg1_.get(), n, kConv1Out, kConv1Side, kConv1Side, s());
-  conv_forward(p.p1.get(), p1_.get(), shapes_.w2.get(), param(kConv2W), p.fwd(kFwd2), p.a2.get(), c2_.get(),
-               workspace_, workspace_size_);
+  conv_forward(p.p1.get(), p1_.get(), shapes_.w2.get(), param(kConv2W), p.fwd(kFwd2), p.a2.get(), c2_.get(), workspace_,
+               workspace_size_);
   launch_bias_relu_pool(c2_.get(), param(kConv2B), p2_.get(), arg2_.get(), n, kConv2Out, kConv2Side, kConv2Side, s());
   // NCHW pooled output is already flatten's C,H,W order.
   dense_forward(p2_.get(), param(kFc1W), h_.get(), n, kFlat, ctx_.hidden);
@@ -258,13 +266,13 @@ ConvTuning CudnnPath::measure(int n, const Deadline& deadline, const std::functi
       const int a = cands[i].algo;
       pt.rank_order[std::size_t(a)] = static_cast<int8_t>(i);
       if (deadline.passed()) {
-        pt.us[std::size_t(a)] = std::numeric_limits<float>::quiet_NaN();   // a candidate, not measured
+        pt.us[std::size_t(a)] = std::numeric_limits<float>::quiet_NaN();  // a candidate, not measured
         continue;
       }
       void* ws = measure_workspace_.get();
       const std::size_t bytes = measure_workspace_.bytes();
       try {
-        run_pass(p, pass, a, ws, bytes);   // untimed: lazy loading, caches
+        run_pass(p, pass, a, ws, bytes);  // untimed: lazy loading, caches
         CUDA_CHECK(cudaEventRecord(t0_.get(), s()));
         for (int r = 0; r < kTimedRuns; ++r) run_pass(p, pass, a, ws, bytes);
         CUDA_CHECK(cudaEventRecord(t1_.get(), s()));
@@ -273,7 +281,7 @@ ConvTuning CudnnPath::measure(int n, const Deadline& deadline, const std::functi
         CUDA_CHECK(cudaEventElapsedTime(&ms, t0_.get(), t1_.get()));
         pt.us[std::size_t(a)] = ms * 1000.0f / kTimedRuns;
       } catch (const StallError&) {
-        throw;   // the device itself is stuck: nothing to choose between
+        throw;  // the device itself is stuck: nothing to choose between
       } catch (const DeviceError& e) {
         // The library refused this candidate at run time: not a candidate here after all.
         spdlog::debug("cuDNN {} at batch {}: {} failed when measured: {}", conv_pass_name(pass), n,

@@ -40,7 +40,7 @@ std::vector<AlgoInfo> forward_ranking(cudnnHandle_t h, const ConvShapes& s, cudn
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, s.conv.get(), y, static_cast<int>(perfs.size()),
-                                                      &returned, perfs.data()));
+                                                     &returned, perfs.data()));
   return ranking(perfs, returned, [&](cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
     return cudnnGetConvolutionForwardWorkspaceSize(h, x, w, s.conv.get(), y, a, bytes);
   });
@@ -52,8 +52,8 @@ std::vector<AlgoInfo> backward_filter_ranking(cudnnHandle_t h, const ConvShapes&
   CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count));
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, s.conv.get(), dw,
-                                                             static_cast<int>(perfs.size()), &returned, perfs.data()));
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, s.conv.get(), dw, static_cast<int>(perfs.size()),
+                                                            &returned, perfs.data()));
   return ranking(perfs, returned, [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* bytes) {
     return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x, dy, s.conv.get(), dw, a, bytes);
   });
@@ -66,7 +66,7 @@ std::vector<AlgoInfo> backward_data_ranking(cudnnHandle_t h, const ConvShapes& s
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, dy, s.conv.get(), dx, static_cast<int>(perfs.size()),
-                                                           &returned, perfs.data()));
+                                                          &returned, perfs.data()));
   return ranking(perfs, returned, [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
     return cudnnGetConvolutionBackwardDataWorkspaceSize(h, w, dy, s.conv.get(), dx, a, bytes);
   });
@@ -76,28 +76,37 @@ std::vector<AlgoInfo> backward_data_ranking(cudnnHandle_t h, const ConvShapes& s
 
 MathKind math_kind(cudnnMathType_t m) {
   switch (m) {
-    case CUDNN_FMA_MATH: return MathKind::Fma;
-    case CUDNN_TENSOR_OP_MATH: return MathKind::TensorOp;
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return MathKind::TensorOpAllowConversion;
-    default: return MathKind::Default;
+    case CUDNN_FMA_MATH:
+      return MathKind::Fma;
+    case CUDNN_TENSOR_OP_MATH:
+      return MathKind::TensorOp;
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return MathKind::TensorOpAllowConversion;
+    default:
+      return MathKind::Default;
   }
 }
 
 const char* conv_pass_name(int pass) {
   switch (pass) {
-    case kFwd1: return "conv1 forward";
-    case kFwd2: return "conv2 forward";
-    case kBwdFilter1: return "conv1 weight gradient";
-    case kBwdFilter2: return "conv2 weight gradient";
-    case kBwdData2: return "conv2 input gradient";
+    case kFwd1:
+      return "conv1 forward";
+    case kFwd2:
+      return "conv2 forward";
+    case kBwdFilter1:
+      return "conv1 weight gradient";
+    case kBwdFilter2:
+      return "conv2 weight gradient";
+    case kBwdData2:
+      return "conv2 input gradient";
   }
   return "?";
 }
 
 std::string conv_algo_name(int pass, int algo) {
-  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT",
-                                    "FFT",           "FFT_TILING",            "WINOGRAD", "WINOGRAD_NONFUSED"};
-  static const char* const filter[] = {"ALGO_0", "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+                                    "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static const char* const filter[] = {"ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
                                        "FFT_TILING"};
   static const char* const data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
   auto pick = [&](const char* const* names, int count) -> std::string {
@@ -173,13 +182,13 @@ ConvPlan make_conv_plan(cudnnHandle_t h, const ConvShapes& s, int n) {
   // cuDNN must agree with the spec's shapes (valid 3x3 convolutions); the pooled shapes
   // (floor: 26 -> 13, 11 -> 5) are the own pooling kernel's, fixed by cnn_spec.
   int dims[4] = {0, 0, 0, 0};
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.x.get(), s.w1.get(), &dims[0], &dims[1],
-                                                    &dims[2], &dims[3]));
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.x.get(), s.w1.get(), &dims[0], &dims[1], &dims[2],
+                                                    &dims[3]));
   MB_CHECK(dims[0] == n && dims[1] == kConv1Out && dims[2] == kConv1Side && dims[3] == kConv1Side, DeviceError,
            "cuDNN computes conv1's output as {}x{}x{}x{}, the model needs {}x{}x{}x{}", dims[0], dims[1], dims[2],
            dims[3], n, kConv1Out, kConv1Side, kConv1Side);
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.p1.get(), s.w2.get(), &dims[0], &dims[1],
-                                                    &dims[2], &dims[3]));
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.p1.get(), s.w2.get(), &dims[0], &dims[1], &dims[2],
+                                                    &dims[3]));
   MB_CHECK(dims[0] == n && dims[1] == kConv2Out && dims[2] == kConv2Side && dims[3] == kConv2Side, DeviceError,
            "cuDNN computes conv2's output as {}x{}x{}x{}, the model needs {}x{}x{}x{}", dims[0], dims[1], dims[2],
            dims[3], n, kConv2Out, kConv2Side, kConv2Side);

@@ -18,26 +18,26 @@ namespace mb::cuda {
 
 // The batch-independent descriptors, shared by every plan of one engine.
 struct ConvShapes {
-  FilterDesc w1, w2;     // conv1 32x1x3x3, conv2 64x32x3x3 (OIHW = cuDNN's KCRS, NCHW format)
-  ConvDesc conv;         // 3x3 valid, stride 1, cross-correlation (PyTorch's conv)
-  Precision precision = Precision::Fp32;   // fp32: FMA math only; tf32: tensor-op math allowed
+  FilterDesc w1, w2;                      // conv1 32x1x3x3, conv2 64x32x3x3 (OIHW = cuDNN's KCRS, NCHW format)
+  ConvDesc conv;                          // 3x3 valid, stride 1, cross-correlation (PyTorch's conv)
+  Precision precision = Precision::Fp32;  // fp32: FMA math only; tf32: tensor-op math allowed
   static ConvShapes make(Precision precision);
 };
 
 // The five library convolution passes of a step (conv1 needs no input gradient).
 enum ConvPass : int { kFwd1, kFwd2, kBwdFilter1, kBwdFilter2, kBwdData2, kConvPasses };
-const char* conv_pass_name(int pass);          // "conv1 forward", ...
-std::string conv_algo_name(int pass, int algo);   // "IMPLICIT_PRECOMP_GEMM", ...
+const char* conv_pass_name(int pass);            // "conv1 forward", ...
+std::string conv_algo_name(int pass, int algo);  // "IMPLICIT_PRECOMP_GEMM", ...
 
 struct ConvPlan {
   int n = 0;
-  TensorDesc x, a1, p1, a2, p2;     // 1x28x28, 32x26x26, 32x13x13, 64x11x11, 64x5x5
-  std::array<std::vector<AlgoInfo>, kConvPasses> candidates;   // allowed, heuristic order
-  std::array<int, kConvPasses> algo{};                          // the chosen, per pass
-  std::array<std::string, kConvPasses> chosen_by;               // "heuristic" | "measured"
-  std::array<float, kConvPasses> time_us{};                      // measured, or -1
-  std::size_t workspace_bytes = 0;       // what the chosen algorithms need (the largest)
-  std::size_t candidate_workspace = 0;   // what any candidate needs (the measurement's)
+  TensorDesc x, a1, p1, a2, p2;                               // 1x28x28, 32x26x26, 32x13x13, 64x11x11, 64x5x5
+  std::array<std::vector<AlgoInfo>, kConvPasses> candidates;  // allowed, heuristic order
+  std::array<int, kConvPasses> algo{};                        // the chosen, per pass
+  std::array<std::string, kConvPasses> chosen_by;             // "heuristic" | "measured"
+  std::array<float, kConvPasses> time_us{};                   // measured, or -1
+  std::size_t workspace_bytes = 0;                            // what the chosen algorithms need (the largest)
+  std::size_t candidate_workspace = 0;                        // what any candidate needs (the measurement's)
 
   // Takes candidate `algo` for `pass` (it must be a candidate) and updates workspace_bytes.
   void choose(int pass, int algo, const char* by, float time_us);

@@ -12,7 +12,7 @@ namespace {
 using namespace mb::fused;
 
 constexpr int kElementThreads = 256;
-constexpr int kMaxBlocks = 8192;   // grid-stride beyond this
+constexpr int kMaxBlocks = 8192;  // grid-stride beyond this
 
 int element_blocks(int elements) {
   const int b = (elements + kElementThreads - 1) / kElementThreads;
@@ -54,7 +54,7 @@ __device__ void reduce_tile(const FusedArgs& a, int tile) {
     for (int w = 0; w < kWarps; ++w) s += partial[w][j];
     K::finish(a, tile, j, s);
   }
-  __syncthreads();   // partial[] is reused by the block's next tile
+  __syncthreads();  // partial[] is reused by the block's next tile
 }
 
 template <typename K, int kThreads>
@@ -109,7 +109,8 @@ constexpr int kFc1Threads = 128, kConv2WgradThreads = 128, kConv1WgradThreads = 
 template <typename K, int kThreads>
 void launch_reduce(const FusedArgs& a, cudaStream_t s) {
   const int tiles = K::tiles(a);
-  reduce_kernel<K, kThreads><<<tiles < kMaxBlocks ? tiles : kMaxBlocks, kThreads, 0, s>>>(a);
+  const int blocks = tiles < kMaxBlocks ? tiles : kMaxBlocks;
+  reduce_kernel<K, kThreads><<<blocks, kThreads, 0, s>>>(a);
 }
 
 template <typename K>
@@ -130,18 +131,32 @@ void launch_fused(FusedKernel k, const FusedArgs& a, cudaStream_t s) {
   if (a.n <= 0) return;
   check_args(a);
   switch (k) {
-    case FusedKernel::Conv1Fwd: launch_elements<Conv1Fwd>(a, s); break;
-    case FusedKernel::Conv2Fwd: launch_elements<Conv2Fwd>(a, s); break;
-    case FusedKernel::Fc1Fwd: launch_reduce<Fc1Fwd, kFc1Threads>(a, s); break;
-    case FusedKernel::Head: head_kernel<<<(a.n + 127) / 128, 128, 0, s>>>(a); break;
+    case FusedKernel::Conv1Fwd:
+      launch_elements<Conv1Fwd>(a, s);
+      break;
+    case FusedKernel::Conv2Fwd:
+      launch_elements<Conv2Fwd>(a, s);
+      break;
+    case FusedKernel::Fc1Fwd:
+      launch_reduce<Fc1Fwd, kFc1Threads>(a, s);
+      break;
+    case FusedKernel::Head:
+      head_kernel<<<(a.n + 127) / 128, 128, 0, s>>>(a);
+      break;
     case FusedKernel::DenseBwd: {
       const int blocks = Fc1Wgrad::tiles(a) + Fc2Wgrad::tiles(a) + kDenseItemBlocks;
       dense_backward_kernel<<<blocks, kDenseThreads, 0, s>>>(a);
       break;
     }
-    case FusedKernel::Conv2Wgrad: launch_reduce<Conv2Wgrad, kConv2WgradThreads>(a, s); break;
-    case FusedKernel::Conv2Dgrad: launch_elements<Conv2Dgrad>(a, s); break;
-    case FusedKernel::Conv1Wgrad: launch_reduce<Conv1Wgrad, kConv1WgradThreads>(a, s); break;
+    case FusedKernel::Conv2Wgrad:
+      launch_reduce<Conv2Wgrad, kConv2WgradThreads>(a, s);
+      break;
+    case FusedKernel::Conv2Dgrad:
+      launch_elements<Conv2Dgrad>(a, s);
+      break;
+    case FusedKernel::Conv1Wgrad:
+      launch_reduce<Conv1Wgrad, kConv1WgradThreads>(a, s);
+      break;
   }
   CUDA_CHECK_LAUNCH();
 }

@@ -55,7 +55,7 @@ class FusedPath final : public StepPath {
     if (mid_step) mid_step();
     launch(FusedKernel::DenseBwd, a);
     launch(FusedKernel::Conv2Wgrad, a);
-    bucket_ready(0);   // conv2 and the dense layers are final
+    bucket_ready(0);  // conv2 and the dense layers are final
     launch(FusedKernel::Conv2Dgrad, a);
     launch(FusedKernel::Conv1Wgrad, a);
     bucket_ready(1);

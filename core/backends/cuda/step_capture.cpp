@@ -12,9 +12,12 @@ namespace {
 
 const char* node_name(StepNode n) {
   switch (n) {
-    case StepNode::Input: return "input (sample indices)";
-    case StepNode::Loss: return "loss (1/global batch, statistics)";
-    case StepNode::Adam: return "Adam";
+    case StepNode::Input:
+      return "input (sample indices)";
+    case StepNode::Loss:
+      return "loss (1/global batch, statistics)";
+    case StepNode::Adam:
+      return "Adam";
   }
   return "?";
 }
@@ -32,7 +35,7 @@ StepCapture::~StepCapture() {
   cudaGraph_t raw = nullptr;
   cudaStreamEndCapture(stream_, &raw);
   if (raw) cudaGraphDestroy(raw);
-  cudaGetLastError();   // an invalidated capture leaves an error behind
+  cudaGetLastError();  // an invalidated capture leaves an error behind
 }
 
 void StepCapture::mark(StepNode which) {
@@ -40,8 +43,8 @@ void StepCapture::mark(StepNode which) {
   const cudaGraphNode_t* deps = nullptr;
   std::size_t count = 0;
   CUDA_CHECK(cudaStreamGetCaptureInfo(stream_, &status, nullptr, nullptr, &deps, nullptr, &count));
-  MB_CHECK(status == cudaStreamCaptureStatusActive, DeviceError, "the capture of the step is not active at its {} kernel",
-           node_name(which));
+  MB_CHECK(status == cudaStreamCaptureStatusActive, DeviceError,
+           "the capture of the step is not active at its {} kernel", node_name(which));
   MB_CHECK(count == 1 && deps != nullptr, DeviceError,
            "the captured step's {} kernel is not the stream's only dependency ({} nodes)", node_name(which), count);
   UpdatableNode n;
@@ -84,10 +87,18 @@ GraphNodes count_nodes(cudaGraph_t graph) {
     cudaGraphNodeType type{};
     CUDA_CHECK(cudaGraphNodeGetType(node, &type));
     switch (type) {
-      case cudaGraphNodeTypeKernel: ++out.kernel; break;
-      case cudaGraphNodeTypeMemset: ++out.memset; break;
-      case cudaGraphNodeTypeMemcpy: ++out.memcpy; break;
-      default: ++out.other; break;
+      case cudaGraphNodeTypeKernel:
+        ++out.kernel;
+        break;
+      case cudaGraphNodeTypeMemset:
+        ++out.memset;
+        break;
+      case cudaGraphNodeTypeMemcpy:
+        ++out.memcpy;
+        break;
+      default:
+        ++out.other;
+        break;
     }
   }
   return out;

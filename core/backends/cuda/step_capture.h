@@ -21,7 +21,7 @@ inline constexpr std::size_t kStepNodes = 3;
 
 struct UpdatableNode {
   cudaGraphNode_t node = nullptr;
-  cudaKernelNodeParams params{};   // as captured; kernelParams are replaced at each update
+  cudaKernelNodeParams params{};  // as captured; kernelParams are replaced at each update
   bool found() const { return node != nullptr; }
 };
 
@@ -29,7 +29,7 @@ struct UpdatableNode {
 struct CapturedStep {
   Graph graph;
   GraphExec exec;
-  int n = 0;                                   // this replica's samples
+  int n = 0;  // this replica's samples
   std::array<UpdatableNode, kStepNodes> nodes;
   GraphNodes counts;
 };
@@ -37,8 +37,8 @@ struct CapturedStep {
 // Marks nodes while a step is being captured on one stream. Eager steps pass no capture.
 class StepCapture {
  public:
-  explicit StepCapture(cudaStream_t stream);   // begins a thread-local capture
-  ~StepCapture();                              // an unfinished capture is ended and discarded
+  explicit StepCapture(cudaStream_t stream);  // begins a thread-local capture
+  ~StepCapture();                             // an unfinished capture is ended and discarded
   StepCapture(const StepCapture&) = delete;
   StepCapture& operator=(const StepCapture&) = delete;
 

@@ -27,20 +27,20 @@ namespace mb::cuda {
 struct PathContext {
   cudaStream_t stream = nullptr;
   int max_batch = 0;
-  int hidden = 0;                 // the dense layer's width (cnn::kHidden today; a run-time value here)
+  int hidden = 0;  // the dense layer's width (cnn::kHidden today; a run-time value here)
   Precision precision = Precision::Fp32;
-  float* params = nullptr;        // flat, cnn_spec layout
-  float* grads = nullptr;         // flat, overwritten by every backward
+  float* params = nullptr;  // flat, cnn_spec layout
+  float* grads = nullptr;   // flat, overwritten by every backward
 };
 
 // One step's (or evaluation chunk's) samples and per-step values.
 struct StepInputs {
   int n = 0;
-  const uint8_t* pixels = nullptr;   // the bound data set on the device
+  const uint8_t* pixels = nullptr;  // the bound data set on the device
   const uint8_t* labels = nullptr;
-  const int32_t* idx = nullptr;      // n sample indices on the device
-  float grad_scale = 1.0f;           // 1 / global batch
-  double* stats = nullptr;           // += loss sum, correct count
+  const int32_t* idx = nullptr;  // n sample indices on the device
+  float grad_scale = 1.0f;       // 1 / global batch
+  double* stats = nullptr;       // += loss sum, correct count
 };
 
 // The gradient buckets in the order backward completes them: everything but conv1 (as soon

@@ -6,10 +6,18 @@
 namespace mb::fused {
 
 HostActivations::HostActivations(int capacity, int hidden_width)
-    : idx(std::size_t(capacity)), p1(std::size_t(capacity) * kC1 * kP1Plane), p2(std::size_t(capacity) * kFlat),
-      h(std::size_t(capacity) * hidden_width), dlogits(std::size_t(capacity) * kClasses),
-      dh(std::size_t(capacity) * hidden_width), g2(p2.size()), g1(p1.size()), a1(p1.size()), a2(p2.size()),
-      sample_stats(std::size_t(capacity) * 2), hidden(hidden_width) {}
+    : idx(std::size_t(capacity)),
+      p1(std::size_t(capacity) * kC1 * kP1Plane),
+      p2(std::size_t(capacity) * kFlat),
+      h(std::size_t(capacity) * hidden_width),
+      dlogits(std::size_t(capacity) * kClasses),
+      dh(std::size_t(capacity) * hidden_width),
+      g2(p2.size()),
+      g1(p1.size()),
+      a1(p1.size()),
+      a2(p2.size()),
+      sample_stats(std::size_t(capacity) * 2),
+      hidden(hidden_width) {}
 
 ParamOffsets param_offsets(int hidden) {
   ParamOffsets o{};
@@ -34,9 +42,8 @@ void bind_params(FusedArgs& a, const float* p, float* g) {
   a.gfw1 = g + o.fw1, a.gfb1 = g + o.fb1, a.gfw2 = g + o.fw2, a.gfb2 = g + o.fb2;
 }
 
-FusedArgs HostActivations::args(int n, const int32_t* step_idx, float grad_scale, double* stats,
-                                const uint8_t* pixels, const uint8_t* labels, const float* params, float* grads,
-                                bool backward) {
+FusedArgs HostActivations::args(int n, const int32_t* step_idx, float grad_scale, double* stats, const uint8_t* pixels,
+                                const uint8_t* labels, const float* params, float* grads, bool backward) {
   FusedArgs a;
   a.n = n;
   a.hidden = hidden;
@@ -56,9 +63,12 @@ FusedArgs HostActivations::args(int n, const int32_t* step_idx, float grad_scale
 
 void emulate_kernel(FusedKernel k, const FusedArgs& a) {
   switch (k) {
-    case FusedKernel::Conv1Fwd: return emulate_elements<Conv1Fwd>(a);
-    case FusedKernel::Conv2Fwd: return emulate_elements<Conv2Fwd>(a);
-    case FusedKernel::Fc1Fwd: return emulate_reduction<Fc1Fwd>(a);
+    case FusedKernel::Conv1Fwd:
+      return emulate_elements<Conv1Fwd>(a);
+    case FusedKernel::Conv2Fwd:
+      return emulate_elements<Conv2Fwd>(a);
+    case FusedKernel::Fc1Fwd:
+      return emulate_reduction<Fc1Fwd>(a);
     case FusedKernel::Head:
       emulate_elements<Head>(a);
       return Head::add_stats(a);
@@ -66,9 +76,12 @@ void emulate_kernel(FusedKernel k, const FusedArgs& a) {
       emulate_reduction<Fc1Wgrad>(a);
       emulate_reduction<Fc2Wgrad>(a);
       return emulate_elements<Fc1Dgrad>(a);
-    case FusedKernel::Conv2Wgrad: return emulate_reduction<Conv2Wgrad>(a);
-    case FusedKernel::Conv2Dgrad: return emulate_elements<Conv2Dgrad>(a);
-    case FusedKernel::Conv1Wgrad: return emulate_reduction<Conv1Wgrad>(a);
+    case FusedKernel::Conv2Wgrad:
+      return emulate_reduction<Conv2Wgrad>(a);
+    case FusedKernel::Conv2Dgrad:
+      return emulate_elements<Conv2Dgrad>(a);
+    case FusedKernel::Conv1Wgrad:
+      return emulate_reduction<Conv1Wgrad>(a);
   }
 }
 

@@ -37,14 +37,21 @@ void emulate_elements(const FusedArgs& a) {
   for (int e = 0; e < count; ++e) K::run(a, e);
 }
 
+// Each term's contributions are formed in float as the device forms them, and summed in
+// double: the emulator is the device's reference, so its own sums should not be the larger
+// error (the device adds its partials in float, in a fixed tree).
 template <typename K>
 void emulate_reduction(const FusedArgs& a) {
   const int tiles = K::tiles(a);
   for (int t = 0; t < tiles; ++t) {
-    float acc[K::kOut] = {};
+    double total[K::kOut] = {};
     const int terms = K::terms(a, t);
-    for (int term = 0; term < terms; ++term) K::accumulate(a, t, term, acc);
-    for (int j = 0; j < K::kOut; ++j) K::finish(a, t, j, acc[j]);
+    for (int term = 0; term < terms; ++term) {
+      float one[K::kOut] = {};
+      K::accumulate(a, t, term, one);
+      for (int j = 0; j < K::kOut; ++j) total[j] += one[j];
+    }
+    for (int j = 0; j < K::kOut; ++j) K::finish(a, t, j, static_cast<float>(total[j]));
   }
 }
 

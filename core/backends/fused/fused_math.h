@@ -38,9 +38,9 @@
 namespace mb::fused {
 
 inline constexpr int kSide = 28, kPixels = 784;
-inline constexpr int kC1 = 32, kP1 = 13, kP1Plane = 169;     // conv1 26x26 pooled to 13x13
-inline constexpr int kC2 = 64, kP2 = 5, kP2Plane = 25;       // conv2 11x11 pooled to 5x5
-inline constexpr int kFlat = kC2 * kP2Plane;                 // 1600
+inline constexpr int kC1 = 32, kP1 = 13, kP1Plane = 169;  // conv1 26x26 pooled to 13x13
+inline constexpr int kC2 = 64, kP2 = 5, kP2Plane = 25;    // conv2 11x11 pooled to 5x5
+inline constexpr int kFlat = kC2 * kP2Plane;              // 1600
 inline constexpr int kClasses = 10;
 
 // Everything a fused kernel reads or writes; one pack for all kernels, so a captured graph's
@@ -48,11 +48,11 @@ inline constexpr int kClasses = 10;
 struct FusedArgs {
   int n = 0, hidden = 0;
   // per step
-  const int32_t* step_idx = nullptr;   // the step's sample indices (read by Conv1Fwd only)
-  float grad_scale = 1.0f;             // 1 / global batch (Head)
-  double* stats = nullptr;             // += loss sum, correct count (Head)
+  const int32_t* step_idx = nullptr;  // the step's sample indices (read by Conv1Fwd only)
+  float grad_scale = 1.0f;            // 1 / global batch (Head)
+  double* stats = nullptr;            // += loss sum, correct count (Head)
   // data
-  const uint8_t* pixels = nullptr;     // [samples][784]
+  const uint8_t* pixels = nullptr;  // [samples][784]
   const uint8_t* labels = nullptr;
   // parameters and gradients (cnn_spec layout: conv OIHW, dense [out, in])
   const float *w1 = nullptr, *b1 = nullptr, *w2 = nullptr, *b2 = nullptr;
@@ -60,43 +60,51 @@ struct FusedArgs {
   float *gw1 = nullptr, *gb1 = nullptr, *gw2 = nullptr, *gb2 = nullptr;
   float *gfw1 = nullptr, *gfb1 = nullptr, *gfw2 = nullptr, *gfb2 = nullptr;
   // activations, [n][...]
-  int32_t* idx = nullptr;              // the step's indices, copied by Conv1Fwd
-  float* p1 = nullptr;                 // [n][32][13][13]
+  int32_t* idx = nullptr;  // the step's indices, copied by Conv1Fwd
+  float* p1 = nullptr;     // [n][32][13][13]
   uint8_t* a1 = nullptr;
-  float* p2 = nullptr;                 // [n][1600] (= flatten's C,H,W order)
+  float* p2 = nullptr;  // [n][1600] (= flatten's C,H,W order)
   uint8_t* a2 = nullptr;
-  float* h = nullptr;                  // [n][H]
-  float* dlogits = nullptr;            // [n][10]; nullptr: forward only (evaluation)
-  float* dh = nullptr;                 // [n][H]
-  float* g2 = nullptr;                 // [n][1600]: dL/dp2 where p2 > 0, else 0
-  float* g1 = nullptr;                 // [n][32][13][13]: dL/dp1 where p1 > 0, else 0
-  double* sample_stats = nullptr;      // [n][2]: loss, correct
-  unsigned* counter = nullptr;         // the device's cross-block sum of Head (zero, left zero)
+  float* h = nullptr;              // [n][H]
+  float* dlogits = nullptr;        // [n][10]; nullptr: forward only (evaluation)
+  float* dh = nullptr;             // [n][H]
+  float* g2 = nullptr;             // [n][1600]: dL/dp2 where p2 > 0, else 0
+  float* g1 = nullptr;             // [n][32][13][13]: dL/dp1 where p1 > 0, else 0
+  double* sample_stats = nullptr;  // [n][2]: loss, correct
+  unsigned* counter = nullptr;     // the device's cross-block sum of Head (zero, left zero)
 };
 
 // The fused step's kernels, in launch order.
 enum class FusedKernel {
-  Conv1Fwd,     // gather + conv1 + bias + ReLU + pool        (the step's Input node)
-  Conv2Fwd,     // conv2 + bias + ReLU + pool
-  Fc1Fwd,       // fc1 + bias + ReLU
-  Head,         // fc2, softmax cross-entropy, dlogits, dh     (the step's Loss node)
-  DenseBwd,     // fc1/fc2 weight and bias gradients, g2
-  Conv2Wgrad,   // conv2 weight and bias gradients
-  Conv2Dgrad,   // conv2 input gradient -> g1
-  Conv1Wgrad,   // conv1 weight and bias gradients
+  Conv1Fwd,    // gather + conv1 + bias + ReLU + pool        (the step's Input node)
+  Conv2Fwd,    // conv2 + bias + ReLU + pool
+  Fc1Fwd,      // fc1 + bias + ReLU
+  Head,        // fc2, softmax cross-entropy, dlogits, dh     (the step's Loss node)
+  DenseBwd,    // fc1/fc2 weight and bias gradients, g2
+  Conv2Wgrad,  // conv2 weight and bias gradients
+  Conv2Dgrad,  // conv2 input gradient -> g1
+  Conv1Wgrad,  // conv1 weight and bias gradients
 };
 inline constexpr int kFusedKernels = 8;
-inline constexpr int kFusedForwardKernels = 4;   // evaluation runs the first four
+inline constexpr int kFusedForwardKernels = 4;  // evaluation runs the first four
 inline const char* fused_kernel_name(FusedKernel k) {
   switch (k) {
-    case FusedKernel::Conv1Fwd: return "fused conv1 forward (gather, bias, ReLU, pool)";
-    case FusedKernel::Conv2Fwd: return "fused conv2 forward (bias, ReLU, pool)";
-    case FusedKernel::Fc1Fwd: return "fused fc1 forward (bias, ReLU)";
-    case FusedKernel::Head: return "fused head (fc2, softmax cross-entropy, dlogits, dh)";
-    case FusedKernel::DenseBwd: return "fused dense backward (fc1/fc2 gradients, g2)";
-    case FusedKernel::Conv2Wgrad: return "fused conv2 weight gradient";
-    case FusedKernel::Conv2Dgrad: return "fused conv2 input gradient (g1)";
-    case FusedKernel::Conv1Wgrad: return "fused conv1 weight gradient";
+    case FusedKernel::Conv1Fwd:
+      return "fused conv1 forward (gather, bias, ReLU, pool)";
+    case FusedKernel::Conv2Fwd:
+      return "fused conv2 forward (bias, ReLU, pool)";
+    case FusedKernel::Fc1Fwd:
+      return "fused fc1 forward (bias, ReLU)";
+    case FusedKernel::Head:
+      return "fused head (fc2, softmax cross-entropy, dlogits, dh)";
+    case FusedKernel::DenseBwd:
+      return "fused dense backward (fc1/fc2 gradients, g2)";
+    case FusedKernel::Conv2Wgrad:
+      return "fused conv2 weight gradient";
+    case FusedKernel::Conv2Dgrad:
+      return "fused conv2 input gradient (g1)";
+    case FusedKernel::Conv1Wgrad:
+      return "fused conv1 weight gradient";
   }
   return "?";
 }
@@ -192,7 +200,7 @@ struct Fc1Fwd {
   MB_HD static void accumulate(const FusedArgs& a, int tile, int k, float* acc) {
     const int it = tile / out_tiles(a), ot = tile % out_tiles(a);
     for (int s = 0; s < 4; ++s) {
-      const int i = min_int(it * 4 + s, a.n - 1);   // clamped: the extra results are discarded
+      const int i = min_int(it * 4 + s, a.n - 1);  // clamped: the extra results are discarded
       const float x = a.p2[i * kFlat + k];
       for (int o = 0; o < 4; ++o) {
         const int oo = min_int(ot * 4 + o, a.hidden - 1);
@@ -253,7 +261,7 @@ struct Head {
 // ---- DenseBwd, role W1: reduction, tile = 4 outputs x 4 inputs of fc1, terms = samples ----
 struct Fc1Wgrad {
   static constexpr int kOut = 16;
-  static constexpr int kInTiles = kFlat / 4;   // 400
+  static constexpr int kInTiles = kFlat / 4;  // 400
   MB_HD static int tiles(const FusedArgs& a) { return ceil_div(a.hidden, 4) * kInTiles; }
   MB_HD static int terms(const FusedArgs& a, int) { return a.n; }
   MB_HD static void accumulate(const FusedArgs& a, int tile, int i, float* acc) {
@@ -292,8 +300,10 @@ struct Fc2Wgrad {
     }
     const int o = ot * 8 + j;
     if (o >= a.hidden) return;
-    if (c < kClasses) a.gfw2[c * a.hidden + o] = sum;
-    else a.gfb1[o] = sum;
+    if (c < kClasses)
+      a.gfw2[c * a.hidden + o] = sum;
+    else
+      a.gfb1[o] = sum;
   }
 };
 
@@ -319,8 +329,8 @@ struct Fc1Dgrad {
 // (sample, pooled position); the bias rides along in the group-0 tiles ----
 struct Conv2Wgrad {
   static constexpr int kGroup = 4;
-  static constexpr int kGroups = kC1 / kGroup;   // 8
-  static constexpr int kOut = kGroup * 9 + 1;    // 37
+  static constexpr int kGroups = kC1 / kGroup;  // 8
+  static constexpr int kOut = kGroup * 9 + 1;   // 37
   MB_HD static int tiles(const FusedArgs&) { return kC2 * kGroups; }
   MB_HD static int terms(const FusedArgs& a, int) { return a.n * kP2Plane; }
   MB_HD static void accumulate(const FusedArgs& a, int tile, int term, float* acc) {
@@ -381,7 +391,7 @@ struct Conv2Dgrad {
 
 // ---- Conv1Wgrad: reduction, tile = output channel, terms = (sample, pooled position) ----
 struct Conv1Wgrad {
-  static constexpr int kOut = 10;   // 9 weights and the bias
+  static constexpr int kOut = 10;  // 9 weights and the bias
   MB_HD static int tiles(const FusedArgs&) { return kC1; }
   MB_HD static int terms(const FusedArgs& a, int) { return a.n * kP1Plane; }
   MB_HD static void accumulate(const FusedArgs& a, int co, int term, float* acc) {
@@ -397,8 +407,10 @@ struct Conv1Wgrad {
     acc[9] += g;
   }
   MB_HD static void finish(const FusedArgs& a, int co, int j, float sum) {
-    if (j < 9) a.gw1[co * 9 + j] = sum;
-    else a.gb1[co] = sum;
+    if (j < 9)
+      a.gw1[co * 9 + j] = sum;
+    else
+      a.gb1[co] = sum;
   }
 };
 
