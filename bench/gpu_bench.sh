@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# GPU benchmark with a local CUDA build, side by side in ONE run: Fashion-MNIST at global
-# batch 128 with mirrorbench-cli on cuda:0 in FP32 and TF32 and with the same model in PyTorch
-# eager (bench/torch_gpu.py, data resident on the GPU, same Adam hyperparameters, warm-up
-# excluded the same way), then two simulated replicas on cuda:0 (cuda:0,cuda:0, in-GPU
-# all-reduce). bench/gpu_summary.py prints steady-state epoch times (the median of epochs
-# 2..n; warm-up apart), achieved TFLOP/s (cnn::train_flops_per_image's count) and the ratios.
+# GPU benchmark with a local CUDA build, side by side in ONE run: the kernel lab (cuda_lab,
+# beside the CLI), Fashion-MNIST at global batch 128 with mirrorbench-cli on cuda:0 in FP32,
+# TF32 and on the fused path (MB_CUDA_PATH=fused), and the same model in PyTorch
+# (bench/torch_gpu.py: fused Adam, cudnn.benchmark, eager and CUDA-graph modes, data resident
+# on the GPU, same Adam hyperparameters, warm-up excluded the same way), then two simulated
+# replicas on cuda:0 (cuda:0,cuda:0, in-GPU all-reduce). bench/gpu_summary.py prints the lab's
+# verdict, steady-state epoch times (the median of epochs 2..n; warm-up apart), achieved TFLOP/s
+# (cnn::train_flops_per_image's count) and every PyTorch column beside ours.
 # For the project's GPU check machine (no Qt/oneDNN/MPI there) use bench/gpu_carry.sh and
 # bench/gpu_check.sh instead. Results (run records, logs, summary.txt, results.json) go to
 # $OUT when set, else to a temporary folder that is printed at the end.
@@ -59,13 +61,20 @@ run_mb() {  # tag devices [options...]
     tail -n 20 "$out/mb-$tag.log" "$out/mb-$tag.out"
   fi
 }
+lab=$(dirname "$cli")/cuda_lab
+if [ -x "$lab" ]; then
+  echo "== the kernel lab: $lab"
+  "$lab" --json "$out/lab.json" > "$out/lab.log" 2>&1 || echo "cuda_lab: some check FAILED (see lab.log)"
+  tail -n 1 "$out/lab.log"
+fi
 run_mb fp32 cuda:0
 run_mb tf32 cuda:0 --precision tf32
+MB_CUDA_PATH=fused run_mb fused cuda:0
 run_mb cuda0x2 cuda:0,cuda:0
 
 if "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> "$out/torch-probe.log"; then
   for p in fp32 tf32; do
-    echo "== PyTorch eager on cuda:0, $p"
+    echo "== PyTorch (fused Adam, cudnn.benchmark; eager and CUDA graphs) on cuda:0, $p"
     flag=()
     [ "$p" = tf32 ] && flag=(--tf32)
     "$python" bench/torch_gpu.py --data "$data" --batch 128 --epochs "$epochs" "${flag[@]}" > "$out/torch-$p.jsonl" \

@@ -2,12 +2,13 @@
 # Prepares the GPU check on a machine WITHOUT a GPU: builds mirrorbench here (CUDA required,
 # no GUI) and assembles a carry folder for a GPU machine that has CUDA 13, cuDNN 9 and NCCL
 # only as Python wheels and no Qt, spdlog, oneDNN or MPI (the project's GPU check machine):
-#   bin/          mirrorbench-cli and test_cuda, stripped
+#   bin/          mirrorbench-cli, test_cuda and cuda_lab (the kernel lab), stripped
 #   libs.tar.xz   lib/: every non-CUDA shared library they need (ldd), except the C/C++
 #                 runtime, which the GPU machine's newer glibc/libstdc++ provide (Debian 12
 #                 builds run on them); ompi/: Open MPI's mpirun, orted, plug-ins, PMIx and help
 #                 files, relocated with OPAL_PREFIX, for the `mpirun -np 1 ... --devices
 #                 cuda:local` part of the check. Compressed: oneDNN and ICU alone are 70 MB.
+#                 bench/gpu_check.sh unpacks it with xz, or python3's lzma where xz is missing.
 #   data/         Fashion-MNIST's four .gz files (30 MB; xz would save only 4 MB)
 # The CUDA libraries (cudart, cuBLAS, cuDNN, NCCL) are NOT carried: bench/gpu_check.sh finds
 # the wheels' copies on the GPU machine. The whole folder must stay under 64 MiB (the
@@ -31,9 +32,9 @@ if [ "${SKIP_BUILD:-0}" != 1 ]; then
   launcher=()
   command -v ccache > /dev/null && launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DMB_WITH_GUI=OFF -DMB_WITH_CUDA=REQUIRE "${launcher[@]}"
-  cmake --build "$build" -j"$jobs" --target mirrorbench-cli test_cuda
+  cmake --build "$build" -j"$jobs" --target mirrorbench-cli test_cuda cuda_lab
 fi
-for b in mirrorbench-cli test_cuda; do
+for b in mirrorbench-cli test_cuda cuda_lab; do
   [ -x "$build/bin/$b" ] || { echo "gpu_carry.sh: $build/bin/$b was not built" >&2; exit 1; }
 done
 "$build/bin/mirrorbench-cli" --version | grep -q cuDNN || {
@@ -45,7 +46,7 @@ carry=$(cd "$carry" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib" "$stage/ompi"
-for b in mirrorbench-cli test_cuda; do
+for b in mirrorbench-cli test_cuda cuda_lab; do
   cp "$build/bin/$b" "$carry/bin/"
   strip --strip-unneeded "$carry/bin/$b"
 done
@@ -59,7 +60,7 @@ copy_deps() {  # files...: copies their ldd closure (minus $provided) into lib/
     [ -e "$stage/lib/$name" ] || cp -L "$path" "$stage/lib/$name"
   done
 }
-copy_deps "$carry/bin/mirrorbench-cli" "$carry/bin/test_cuda"
+copy_deps "$carry/bin/mirrorbench-cli" "$carry/bin/test_cuda" "$carry/bin/cuda_lab"
 
 # Open MPI, relocated: OPAL_PREFIX=<unpacked>/ompi makes every install folder relative to it
 # (ompi_info --path all: Pkglibdir is <prefix>/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 on
@@ -106,6 +107,8 @@ for f in train-images-idx3-ubyte train-labels-idx1-ubyte t10k-images-idx3-ubyte 
 done
 
 tar -C "$stage" -cf - lib ompi | xz -9 -T"$jobs" > "$carry/libs.tar.xz"
+# The GPU machine may unpack it with python3 (no xz there): the archive must read with lzma.
+python3 -c "import sys, tarfile; tarfile.open(sys.argv[1], 'r:xz').getmembers()" "$carry/libs.tar.xz"
 
 {
   echo "built $(date -u +%FT%TZ) at commit $(git -C "$root" rev-parse --short HEAD)$(git -C "$root" diff --quiet || echo '+changes') on $(hostname)"

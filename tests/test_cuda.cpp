@@ -9,8 +9,12 @@
 // device all-reduces with exactly representable values, check that 2 replicas on one GPU
 // match 1 replica on the same global batch (including steps where one replica has no
 // samples), and that an injected failure ends a multi-replica GPU run without a hang (the
-// NCCL variant needs two GPUs). The decision logic itself is tested GPU-free in
-// test_gpu_policy.
+// NCCL variant needs two GPUs), that the warm-up's measured cuDNN choices never use tensor
+// cores in FP32, that the standard step shape runs as a CUDA graph (nodes found from the
+// capture itself; at most 12 on the fused path, MB_CUDA_PATH=fused, which is compared with
+// the reference too), and that injected faults (MB_INJECT_FAULT: a device stall, an abort
+// mid-step) end a run in bounded time. One NCCL rank is a real NCCL communicator. The decision
+// logic itself is tested GPU-free in test_gpu_policy and test_deadlines.
 #include <QtTest>
 
 #include <algorithm>
@@ -26,6 +30,8 @@
 
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
+#include "util/engine_report.h"
+#include "cnn_fixtures.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
 #include "util/error.h"
@@ -52,17 +58,8 @@ double max_abs(std::span<const float> v) {
 // Every parameter tensor of the flat buffers within atol (relative to the tensor's scale) + rtol.
 void verify_tensors(const std::vector<float>& got, const std::vector<float>& want, double atol_scale, double rtol,
                     const char* what) {
-  for (const auto& t : cnn::param_tensors()) {
-    std::span<const float> g(got.data() + t.offset, t.size), w(want.data() + t.offset, t.size);
-    const double atol = atol_scale * std::max(1e-12, max_abs(w));
-    const WorstElement worst = worst_element(g, w, {atol, rtol});
-    QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("%1 %2[%3]: cuda %4 vs reference %5 (%6x the tolerance)")
-                                                .arg(what, QString::fromUtf8(t.name.data(), int(t.name.size())))
-                                                .arg(worst.index)
-                                                .arg(worst.x, 0, 'g', 9)
-                                                .arg(worst.ref, 0, 'g', 9)
-                                                .arg(worst.ratio, 0, 'g', 3)));
-  }
+  const std::string bad = test::tensor_mismatch(got, want, atol_scale, rtol, what);
+  QVERIFY2(bad.empty(), bad.c_str());
 }
 
 // NCCL communicators for distinct GPUs of this process, over in-process host communicators.
@@ -105,27 +102,7 @@ void run_ranks(int ranks, Fn fn) {
     if (e) std::rethrow_exception(e);
 }
 
-// Glorot weights with nonzero biases of both signs (zero biases, the Keras initial state,
-// would hide a bias added with the wrong channel index), and conv1 channels 0-7 with zero
-// weights and a positive bias: every element of those channels is exactly the bias in any
-// convolution algorithm, so every 2x2 pooling window there is a 4-way tie. Which element gets
-// the gradient decides which image patch enters d(conv1.weight) of those channels, so the
-// gradient check below tests the reference's tie rule (the first maximum in scan order).
-std::vector<float> with_biases_and_ties(std::vector<float> params) {
-  for (const auto& t : cnn::param_tensors()) {
-    if (t.rank != 1) continue;
-    for (std::size_t i = 0; i < t.size; ++i)
-      params[t.offset + i] = 0.02f * float(1 + i % 5) * (i % 3 == 0 ? -1.0f : 1.0f);
-  }
-  const auto& w1 = cnn::param_tensors()[cnn::kConv1W];
-  const auto& b1 = cnn::param_tensors()[cnn::kConv1B];
-  const std::size_t per_channel = w1.size / cnn::kConv1Out;
-  for (std::size_t c = 0; c < 8; ++c) {
-    std::fill_n(params.begin() + std::ptrdiff_t(w1.offset + c * per_channel), per_channel, 0.0f);
-    params[b1.offset + c] = 0.05f;
-  }
-  return params;
-}
+using test::with_biases_and_ties;
 
 // A real engine whose replica `rank` throws in train_step number `step` before enqueueing
 // anything (the injected failure); otherwise every call goes to the engine.
@@ -152,6 +129,7 @@ class FailingEngine final : public ReplicaEngine {
   }
   BatchStats take_train_stats() override { return inner_->take_train_stats(); }
   CommProfile comm_profile() const override { return inner_->comm_profile(); }
+  EngineReport engine_report() const override { return inner_->engine_report(); }
   int steps_per_report() const override { return inner_->steps_per_report(); }
   BatchStats evaluate(std::span<const int32_t> i) override { return inner_->evaluate(i); }
   BatchStats evaluate_train(std::span<const int32_t> i) override { return inner_->evaluate_train(i); }
@@ -166,8 +144,9 @@ class FailingEngine final : public ReplicaEngine {
 // Sets an environment variable for the lifetime of the guard (read by engines at construction).
 class EnvGuard {
  public:
-  EnvGuard(const char* name, bool set) : name_(name) {
-    if (set) qputenv(name, "1");
+  EnvGuard(const char* name, bool set) : EnvGuard(name, set ? "1" : "") {}
+  EnvGuard(const char* name, const char* value) : name_(name) {
+    if (value && *value) qputenv(name, value);
     else qunsetenv(name);
   }
   ~EnvGuard() { qunsetenv(name_); }
@@ -333,8 +312,11 @@ class TestCuda : public QObject {
 
   void forward_backward_matches_reference_data() {
     QTest::addColumn<bool>("ties");
-    QTest::newRow("noise images, Keras init") << false;
-    QTest::newRow("nonzero biases, tied conv1 channels") << true;
+    QTest::addColumn<QString>("path");   // MB_CUDA_PATH
+    QTest::newRow("noise images, Keras init") << false << "cudnn";
+    QTest::newRow("nonzero biases, tied conv1 channels") << true << "cudnn";
+    QTest::newRow("fused path, Keras init") << false << "fused";
+    QTest::newRow("fused path, nonzero biases, tied conv1 channels") << true << "fused";
   }
   void forward_backward_matches_reference() {
 #ifndef MB_HAVE_CUDA
@@ -342,10 +324,15 @@ class TestCuda : public QObject {
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
     QFETCH(bool, ties);
+    QFETCH(QString, path);
     const Dataset& train = train_;
     const Dataset& val = val_;
     const std::vector<float> params = ties ? with_biases_and_ties(init_) : init_;
-    auto gpu = cuda::make_cuda_engine(0, 64);
+    std::unique_ptr<ReplicaEngine> gpu;
+    {
+      EnvGuard env("MB_CUDA_PATH", path.toUtf8().constData());
+      gpu = cuda::make_cuda_engine(0, 64);
+    }
     auto ref = make_reference_engine(64);
     QVERIFY(QString::fromStdString(gpu->device_name()).startsWith("cuda:0 "));
     for (auto* e : {gpu.get(), ref.get()}) {
@@ -467,9 +454,12 @@ class TestCuda : public QObject {
   void train_step_matches_reference_data() {
     QTest::addColumn<bool>("graphs");
     QTest::addColumn<bool>("epoch_order");   // indices from begin_epoch's order on the device
-    QTest::newRow("cuda graphs, staged indices") << true << false;
-    QTest::newRow("cuda graphs, epoch order on the device") << true << true;
-    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false << true;
+    QTest::addColumn<QString>("path");       // MB_CUDA_PATH
+    QTest::newRow("cuda graphs, staged indices") << true << false << "cudnn";
+    QTest::newRow("cuda graphs, epoch order on the device") << true << true << "cudnn";
+    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false << true << "cudnn";
+    QTest::newRow("fused path, cuda graphs, epoch order") << true << true << "fused";
+    QTest::newRow("fused path, eager") << false << false << "fused";
   }
   void train_step_matches_reference() {
 #ifndef MB_HAVE_CUDA
@@ -478,10 +468,13 @@ class TestCuda : public QObject {
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
     QFETCH(bool, graphs);
     QFETCH(bool, epoch_order);
+    QFETCH(QString, path);
     auto comm = nccl_comms({0});   // before the engine: it must outlive it
+    comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many
     std::unique_ptr<ReplicaEngine> gpu;
     {
       EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
+      EnvGuard env_path("MB_CUDA_PATH", path.toUtf8().constData());
       gpu = cuda::make_cuda_engine(0, 32);
     }
     auto ref = make_reference_engine(32);
@@ -497,8 +490,23 @@ class TestCuda : public QObject {
     QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kParamCount * sizeof(float)) == 0,
              "warm_up changed the parameters");
     QCOMPARE(gpu->take_train_stats().samples, int64_t(0));
-    QVERIFY(!gpu->comm_profile().measured());   // one rank: nothing to measure
+    // One NCCL rank is a real communicator: its all-reduce was measured like any other.
+    QVERIFY(gpu->comm_profile().measured());
+    QCOMPARE(gpu->comm_profile().replicas, 1);
     QVERIFY(gpu->steps_per_report() > 1);       // the GPU runs ahead of the host
+    // Graphs proven: the standard shape (and the partial one) replay captured graphs, found
+    // by the capture itself; eager when disabled. The record would say the same.
+    const EngineReport report = gpu->engine_report();
+    QCOMPARE(QString::fromStdString(report.path), path);
+    if (graphs) {
+      QCOMPARE(report.graph_batches, (std::vector<int64_t>{32, 20}));
+      QVERIFY(report.eager_batches.empty());
+      QVERIFY(report.nodes.kernel > 0);
+      if (path == "fused") QVERIFY2(report.nodes.total() <= 12, qPrintable(QString::number(report.nodes.total())));
+    } else {
+      QVERIFY(report.graph_batches.empty());
+      QCOMPARE(report.eager_batches, (std::vector<int64_t>{32, 20}));
+    }
     AdamConfig cfg;
     PhaseTimes timing;
     // Batch 32 three times (replays of the first graph), batch 20 twice (the second), and 32
@@ -565,6 +573,72 @@ class TestCuda : public QObject {
     gpu->get_grads(gg);
     ref->get_grads(rg);
     verify_tensors(gg, rg, 3e-2, 5e-2, "tf32 gradient");
+#endif
+  }
+
+  void fp32_algorithms_never_use_tensor_ops_data() {
+    QTest::addColumn<bool>("tf32");
+    QTest::newRow("fp32") << false;
+    QTest::newRow("tf32") << true;
+  }
+  void fp32_algorithms_never_use_tensor_ops() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(bool, tf32);
+    // The warm-up measures every pass's candidates and records the choice; in FP32 no
+    // choice may run on tensor cores (TF32 would leave the reference's tolerance).
+    auto comm = nccl_comms({0});
+    comm[0]->connect();
+    auto gpu = cuda::make_cuda_engine(0, 64, tf32 ? Precision::Tf32 : Precision::Fp32);
+    gpu->bind_data(train_, val_);
+    gpu->set_params(init_);
+    const ReplicaEngine::StepShape shape[] = {{64, 64}};
+    gpu->warm_up(shape, *comm[0]);
+    const EngineReport report = gpu->engine_report();
+    QCOMPARE(report.conv.size(), std::size_t(5));   // five library passes at batch 64
+    for (const ConvChoice& c : report.conv) {
+      qInfo("%s: %s, %s math, %lld B workspace, %s, %.1f us", c.pass.c_str(), c.algo_name.c_str(), c.math.c_str(),
+            static_cast<long long>(c.workspace_bytes), c.chosen_by.c_str(), c.time_us);
+      QCOMPARE(c.batch, int64_t(64));
+      QVERIFY2(c.chosen_by == "measured", c.chosen_by.c_str());
+      if (!tf32) QVERIFY2(c.math == "fma" || c.math == "default", c.math.c_str());
+    }
+    gpu.reset();
+#endif
+  }
+
+  void injected_faults_end_a_run_data() {
+    QTest::addColumn<QString>("fault");     // MB_INJECT_FAULT
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("device stall, one NCCL rank") << "stall:5" << "cuda:0" << "has not finished within";
+    QTest::newRow("abort mid-step, one NCCL rank") << "abort:5" << "cuda:0" << "injected abort";
+    QTest::newRow("abort on replica 1, in-gpu") << "abort:5:1" << "cuda:0,cuda:0" << "injected abort";
+  }
+  void injected_faults_end_a_run() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(QString, fault);
+    QFETCH(QString, devices);
+    QFETCH(QString, expected);
+    // A stalled device ends the run at --timeout (2 s here) through the polled wait, then
+    // drains (the stall is released); an abort in the middle of a step ends it at once.
+    EnvGuard env("MB_INJECT_FAULT", fault.toUtf8().constData());
+    auto data = test::make_synthetic_split(1024, 64);
+    TrainConfig c;
+    c.devices = parse_devices(devices.toStdString());
+    c.batch = 64;
+    c.epochs = 2;
+    c.timeout_s = 2;
+    MirroredTrainer t(c, data);
+    RunRecord r;
+    test::finishes_within(30, [&] { r = t.run(); });
+    QCOMPARE(r.status, RunStatus::Failed);
+    QVERIFY2(QString::fromStdString(r.error).contains(expected), r.error.c_str());
 #endif
   }
 
@@ -650,6 +724,7 @@ class TestCuda : public QObject {
     const int ranks = 2, global = 64;
     auto comm = cuda::make_in_gpu_communicators(0, make_thread_communicators(ranks));
     auto one = nccl_comms({0});
+    one[0]->connect();
     std::vector<std::unique_ptr<ReplicaEngine>> replicas;
     for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks));
     auto single = cuda::make_cuda_engine(0, global);

@@ -4,12 +4,15 @@
 // MirroredTrainer::set_engine_factory): an injected failure while the other replicas' devices
 // are stuck in a collective ends the run with the failing replica's message, the warm-up is
 // untimed and sees every step shape, statistics are read every steps_per_report() steps, and
-// --precision tf32 is refused for CPU replicas.
+// --precision tf32 is refused for CPU replicas. Also the convolution algorithm policy (FP32
+// never takes a tensor-op algorithm; the ranks' measured timings pick one algorithm per pass
+// by one rule) and the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT).
 #include <QtTest>
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +22,8 @@
 #include <thread>
 #include <vector>
 
+#include "backends/common/conv_algo_policy.h"
+#include "backends/common/cuda_options.h"
 #include "backends/common/device_wait.h"
 #include "config/precision.h"
 #include "config/train_options.h"
@@ -376,6 +381,106 @@ class TestGpuPolicy : public QObject {
     auto data = test::make_synthetic_split(64, 8);
     MirroredTrainer t(fake_config("cpu:1", 64, 1), data);
     QCOMPARE(t.run_config().precision, Precision::Fp32);
+  }
+
+  // --- convolution algorithms ------------------------------------------------------------
+
+  void fp32_never_takes_a_tensor_op_algorithm() {
+    // The heuristic ranks a TF32 algorithm first (as cuDNN does on Hopper for tensor-op math).
+    const AlgoInfo ranking[] = {
+        {1, true, true, MathKind::TensorOp, 0},   {0, true, true, MathKind::Fma, 1024},
+        {2, true, true, MathKind::Default, 0},    {5, true, true, MathKind::TensorOpAllowConversion, 0},
+        {6, false, true, MathKind::Fma, 0},       // not supported
+        {7, true, true, MathKind::Fma, 1u << 30},  // workspace beyond the limit
+    };
+    auto algos = [](const std::vector<AlgoInfo>& v) {
+      std::vector<int> out;
+      for (const auto& a : v) out.push_back(a.algo);
+      return out;
+    };
+    const auto fp32 = allowed_candidates(ranking, Precision::Fp32, 256u << 20, false);
+    QCOMPARE(algos(fp32), (std::vector<int>{0, 2}));
+    for (const auto& a : fp32) QVERIFY(math_allowed(Precision::Fp32, a.math));
+    QCOMPARE(algos(allowed_candidates(ranking, Precision::Tf32, 256u << 20, false)), (std::vector<int>{1, 0, 2, 5}));
+    QVERIFY(!math_allowed(Precision::Fp32, MathKind::TensorOp));
+    QVERIFY(!math_allowed(Precision::Fp32, MathKind::TensorOpAllowConversion));
+    QVERIFY(math_allowed(Precision::Tf32, MathKind::TensorOp));
+    // Measured fastest, the TF32 algorithm still never becomes an FP32 choice: only
+    // candidates are measured, and the agreement picks among them.
+    PassTimings t;
+    t.participates = 1;
+    for (std::size_t i = 0; i < fp32.size(); ++i) {
+      t.us[std::size_t(fp32[i].algo)] = 50.0f + float(i);
+      t.rank_order[std::size_t(fp32[i].algo)] = int8_t(i);
+    }
+    const auto agreed = choose_algorithms({{t}});
+    QCOMPARE(agreed.front().algo, 0);
+    QVERIFY(agreed.front().measured);
+  }
+
+  void nondeterministic_algorithms_only_when_asked() {
+    const AlgoInfo ranking[] = {{3, true, false, MathKind::Fma, 0}, {0, true, true, MathKind::Fma, 0}};
+    QCOMPARE(allowed_candidates(ranking, Precision::Fp32, 1u << 20, false).size(), std::size_t(1));
+    const auto both = allowed_candidates(ranking, Precision::Fp32, 1u << 20, true);
+    QCOMPARE(both.size(), std::size_t(2));
+    QCOMPARE(both.front().algo, 0);   // deterministic first
+  }
+
+  void ranks_agree_on_the_fastest_for_the_slowest_rank() {
+    auto timings = [](std::initializer_list<std::pair<int, float>> entries) {
+      PassTimings t;
+      t.participates = 1;
+      int8_t order = 0;
+      for (auto [a, us] : entries) t.us[std::size_t(a)] = us, t.rank_order[std::size_t(a)] = order++;
+      return t;
+    };
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    // Algorithm 1 is fastest on rank 0 but slow on rank 1; 2 is good on both; 3 is not a
+    // candidate on rank 1.
+    std::vector<std::vector<PassTimings>> all = {{timings({{1, 10}, {2, 20}, {3, 5}})},
+                                                 {timings({{1, 90}, {2, 25}})}};
+    auto agreed = choose_algorithms(all);
+    QCOMPARE(agreed.front().algo, 2);
+    QCOMPARE(agreed.front().worst_us, 25.0f);
+    // Rank 1 ran out of time before measuring anything: rank 0's ranking decides.
+    all[1] = {timings({{2, nan}, {1, nan}})};
+    agreed = choose_algorithms(all);
+    QCOMPARE(agreed.front().algo, 1);
+    QVERIFY(!agreed.front().measured);
+    // A rank without samples has no opinion.
+    PassTimings idle;
+    all[1] = {idle};
+    QCOMPARE(choose_algorithms(all).front().algo, 3);
+    // Nothing in common: an error, not a guess.
+    all = {{timings({{1, 10}})}, {timings({{2, 10}})}};
+    QVERIFY_THROWS_EXCEPTION(DeviceError, choose_algorithms(all));
+    // Collective: every rank gets the same answer from its own timings.
+    auto comms = make_thread_communicators(2);
+    std::vector<int> got(2);
+    on_ranks(2, [&](int r) {
+      const PassTimings mine[] = {r == 0 ? timings({{1, 10}, {2, 20}}) : timings({{1, 90}, {2, 25}})};
+      got[std::size_t(r)] = agree_on_algorithms(mine, *comms[std::size_t(r)]).front().algo;
+    });
+    QCOMPARE(got, (std::vector<int>{2, 2}));
+  }
+
+  // --- the CUDA engine's environment switches ---------------------------------------------
+
+  void cuda_options_parse() {
+    QVERIFY(parse_cuda_path("") == CudaPath::Cudnn);
+    QVERIFY(parse_cuda_path("fused") == CudaPath::Fused);
+    QCOMPARE(to_string(CudaPath::Fused), std::string("fused"));
+    QVERIFY(test::expect_error<ConfigError>([] { parse_cuda_path("fast"); }, "MB_CUDA_PATH"));
+    const FaultPlan none = parse_fault_plan("");
+    QVERIFY(!none.active() && !none.hits(1, 0));
+    const FaultPlan stall = parse_fault_plan("stall:30");
+    QVERIFY(stall.kind == FaultKind::Stall && stall.step == 30 && stall.rank == 0);
+    QVERIFY(stall.hits(30, 0) && !stall.hits(30, 1) && !stall.hits(29, 0));
+    const FaultPlan abort = parse_fault_plan("abort:5:1");
+    QVERIFY(abort.kind == FaultKind::Abort && abort.rank == 1);
+    QCOMPARE(to_string(parse_fault_plan("hang:7")), std::string("hang:7:0"));
+    for (const char* bad : {"stall", "stall:0", "stall:x", "melt:3", "abort:3:-1", "abort:3:1:2"})
+      QVERIFY2(test::expect_error<ConfigError>([&] { parse_fault_plan(bad); }, "MB_INJECT_FAULT"), bad);
   }
 };
 

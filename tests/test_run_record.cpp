@@ -83,6 +83,12 @@ RunRecord full_record() {
   r.comm.step_s = 6.1e-5;
   r.comm.step_no_comm_s = 5.9e-5;
   r.comm.exposed_s = r.comm.step_s - r.comm.step_no_comm_s;
+  r.engine.path = "cudnn";
+  r.engine.graph_batches = {128};
+  r.engine.eager_batches = {96};
+  r.engine.nodes = {21, 1, 0, 2};
+  r.engine.conv.push_back({"conv1 weight gradient", 128, 1, "ALGO_1", "fma", 4096, 35.25, "measured"});
+  r.engine.conv.push_back({"conv2 forward", 128, 6, "WINOGRAD", "default", 0, -1, "heuristic"});
   r.replicas_in_sync = false;
   r.status = RunStatus::Failed;
   r.error = "CUDA error: out of memory";
@@ -147,6 +153,23 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
                       {a.comm.busbw_gbs, b.comm.busbw_gbs}, {a.comm.step_s, b.comm.step_s},
                       {a.comm.step_no_comm_s, b.comm.step_no_comm_s}, {a.comm.exposed_s, b.comm.exposed_s}})
     QVERIFY(same_bits(u, v));
+  QCOMPARE(a.engine.path, b.engine.path);
+  QCOMPARE(a.engine.graph_batches, b.engine.graph_batches);
+  QCOMPARE(a.engine.eager_batches, b.engine.eager_batches);
+  QCOMPARE(a.engine.nodes.total(), b.engine.nodes.total());
+  QCOMPARE(a.engine.nodes.kernel, b.engine.nodes.kernel);
+  QCOMPARE(a.engine.conv.size(), b.engine.conv.size());
+  for (std::size_t i = 0; i < a.engine.conv.size(); ++i) {
+    const ConvChoice &u = a.engine.conv[i], &v = b.engine.conv[i];
+    QCOMPARE(u.pass, v.pass);
+    QCOMPARE(u.batch, v.batch);
+    QCOMPARE(u.algo, v.algo);
+    QCOMPARE(u.algo_name, v.algo_name);
+    QCOMPARE(u.math, v.math);
+    QCOMPARE(u.workspace_bytes, v.workspace_bytes);
+    QVERIFY(same_bits(u.time_us, v.time_us));
+    QCOMPARE(u.chosen_by, v.chosen_by);
+  }
   QCOMPARE(a.replicas_in_sync, b.replicas_in_sync);
   QCOMPARE(a.status, b.status);
   QCOMPARE(a.error, b.error);
@@ -243,6 +266,10 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("schema_version").get<int>(), 3);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
+  QCOMPARE(j.at("engine").size(), std::size_t(5));    // path, graph and eager batches, nodes, conv
+  QCOMPARE(j.at("engine").at("conv").at(0).size(), std::size_t(8));
+  QCOMPARE(j.at("engine").at("graph_nodes").at("total").get<int>(), 24);
+  QVERIFY(!to_json(RunRecord{}).contains("engine"));   // CPU runs: no engine object (records stay as they were)
   check_equal(run_record_from_json(j), r);
   // Through text too: parsing the dump must keep every double's bits.
   check_equal(run_record_from_json(json::parse(j.dump())), r);
@@ -306,6 +333,8 @@ void TestRunRecord::bad_field_data() {
   QTest::addColumn<QString>("replacement");   // JSON text; empty: remove
   QTest::addColumn<QString>("field");
   QTest::newRow("missing id") << "/id" << "" << "'id'";
+  QTest::newRow("engine without a path") << "/engine/path" << "" << "engine.path";
+  QTest::newRow("engine algorithm not a number") << "/engine/conv/0/algo" << "\"fast\"" << "engine.conv[0].algo";
   QTest::newRow("missing config") << "/config" << "" << "'config'";
   QTest::newRow("missing global_batch") << "/config/global_batch" << "" << "config.global_batch";
   QTest::newRow("missing val_acc") << "/epochs/1/val_acc" << "" << "epochs[1].val_acc";

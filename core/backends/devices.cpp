@@ -31,11 +31,11 @@ std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend bac
 }
 
 std::vector<std::unique_ptr<Communicator>> make_communicators(const DeviceList& devices,
-                                                              std::shared_ptr<ProcessLink> link) {
+                                                              std::shared_ptr<ProcessLink> link, double timeout_s) {
   MB_CHECK(!devices.empty(), ConfigError, "no devices given");
   // Every kind needs the host communicator: CPU replicas sum their gradients with it, GPU
   // replicas exchange their control-plane data (statistics, digests, NCCL's unique id) over it.
-  auto host = make_process_communicators(static_cast<int>(devices.size()), std::move(link));
+  auto host = make_process_communicators(static_cast<int>(devices.size()), std::move(link), timeout_s);
   if (devices.front().kind == DeviceKind::Cpu) return host;
   const bool one_gpu = std::all_of(devices.begin(), devices.end(), [&](const DeviceSpec& d) {
     return d.index == devices.front().index;

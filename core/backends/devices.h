@@ -39,8 +39,10 @@ std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend bac
 // The communicators of this process's replicas (one per entry of `devices`, in order): the
 // hierarchical host communicator for CPU replicas (threads, plus `link` to the other
 // processes when there are some), NCCL for distinct GPUs (across processes too), in-GPU
-// reduction for replicas sharing one GPU. Collective over the link.
+// reduction for replicas sharing one GPU. Collective over the link. Every wait of theirs
+// ends after timeout_s (--timeout) with a StallError naming who did not arrive.
 std::vector<std::unique_ptr<Communicator>> make_communicators(const DeviceList& devices,
-                                                              std::shared_ptr<ProcessLink> link);
+                                                              std::shared_ptr<ProcessLink> link,
+                                                              double timeout_s = kDefaultTimeoutS);
 
 }  // namespace mb

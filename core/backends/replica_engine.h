@@ -14,6 +14,7 @@
 #include "data/dataset.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
+#include "util/engine_report.h"
 #include "util/phase_times.h"
 
 namespace mb {
@@ -115,6 +116,10 @@ class ReplicaEngine {
 
   // What warm_up measured of the gradient all-reduce (CommProfile), for the run record.
   virtual CommProfile comm_profile() const { return {}; }
+
+  // What the engine chose and ran (path, graphs, algorithms), for the run record; device
+  // engines fill it in warm_up. Empty for the CPU engines.
+  virtual EngineReport engine_report() const { return {}; }
 
   // Steps between the trainer's statistics exchanges, for every replica of this kind: 1 where
   // a step ends on the host anyway (CPU); more where reading statistics would stall a device

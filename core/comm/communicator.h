@@ -12,12 +12,15 @@
 // Every collective is called by every rank, each from its own thread, in the same order.
 #pragma once
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <span>
 #include <string>
 #include <type_traits>
 #include <vector>
+
+#include "util/deadline.h"
 
 namespace mb {
 
@@ -75,6 +78,18 @@ class Communicator {
 
   virtual CollectiveTimes take_times() { return {}; }
 
+  // ---- deadlines (--timeout) ----
+  // How long any wait of this rank on the others, or on its own device, may last before the
+  // run fails as stuck (StallError naming who did not arrive or finish).
+  virtual double timeout_s() const { return kDefaultTimeoutS; }
+  // This rank started training step `step` (counting over the run): engines that run ahead
+  // of the host say so, so that a stall can be traced to the rank that stopped advancing.
+  virtual void note_progress(int64_t step) { (void)step; }
+  // After a wait outlived timeout_s(): what is known about the ranks and processes that stopped
+  // making progress ("replica 1 last started step 3, the others step 64"; a process that
+  // died, is stopped or does not answer), or empty. May take a few seconds (pings).
+  virtual std::string describe_stall() { return {}; }
+
   // Typed helpers over the control plane (trivially copyable values only).
   template <typename T>
   std::vector<T> all_gather(const T& mine) {
@@ -91,6 +106,6 @@ class Communicator {
 };
 
 // In-process communicators for `ranks` CPU replicas, one handle per rank (rank r at [r]).
-std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks);
+std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks, double timeout_s = kDefaultTimeoutS);
 
 }  // namespace mb

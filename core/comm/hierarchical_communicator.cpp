@@ -16,7 +16,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <atomic>
 #include <mutex>
+#include <string>
 #include <utility>
 
 #include <fmt/format.h>
@@ -58,8 +60,9 @@ void sum_in_order(const std::vector<const float*>& in, int n, std::size_t begin,
 // What the local ranks of one process share. Every field but the abort reason is touched
 // only between barriers (or inside a barrier's completion), which orders the accesses.
 struct LocalGroup {
-  LocalGroup(int local_ranks, std::shared_ptr<ProcessLink> link)
-      : ranks(local_ranks), link(std::move(link)), barrier(local_ranks), in(local_ranks), out(local_ranks) {}
+  LocalGroup(int local_ranks, std::shared_ptr<ProcessLink> link, double timeout_s)
+      : ranks(local_ranks), link(std::move(link)), timeout_s(timeout_s), barrier(local_ranks, timeout_s),
+        in(local_ranks), out(local_ranks), entered(std::size_t(local_ranks)), progress(std::size_t(local_ranks)) {}
 
   bool linked() const { return link && link->info().processes > 1; }
   int processes() const { return link ? link->info().processes : 1; }
@@ -67,12 +70,17 @@ struct LocalGroup {
 
   const int ranks;
   std::shared_ptr<ProcessLink> link;
+  const double timeout_s;
   SpinBarrier barrier;
   std::vector<const void*> in;     // per local rank: its input for the current collective
   std::vector<void*> out;          // per local rank: its output
   std::vector<float> partial;      // the process's partial gradient sum (linked only)
   std::vector<unsigned char> staging;
   double link_wait_s = 0;          // the leader's wait for the other processes, this collective
+  // Per local rank, written by that rank, read by whoever reports a stall: collectives it
+  // entered, and the last training step it started (note_progress; 0: none yet).
+  std::vector<std::atomic<uint64_t>> entered;
+  std::vector<std::atomic<int64_t>> progress;
 
   std::mutex abort_mutex;
   std::string abort_reason;
@@ -93,19 +101,19 @@ class HierarchicalCommunicator final : public Communicator {
     const auto t0 = Clock::now();
     g_->in[local_] = data;
     if (!g_->linked()) {
-      arrive([] {});
+      arrive(kAllReduce, [] {});
       const auto t1 = Clock::now();
       std::vector<const float*> bufs(g_->ranks);
       for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
       const auto [begin, end] = chunk_of(count, g_->ranks, local_);
       sum_in_order(bufs, g_->ranks, begin, end, data);
-      arrive([] {});   // every chunk reduced
+      arrive(kAllReduce, [] {});   // every chunk reduced
       for (int r = 0; r < g_->ranks; ++r) {
         if (r == local_) continue;
         const auto [b, e] = chunk_of(count, g_->ranks, r);
         if (e > b) std::memcpy(data + b, static_cast<const float*>(g_->in[r]) + b, (e - b) * sizeof(float));
       }
-      arrive([] {});   // nobody reads our buffer any more: safe to return
+      arrive(kAllReduce, [] {});   // nobody reads our buffer any more: safe to return
       times_.wait_s += seconds(t0, t1);
       times_.transfer_s += seconds(t1, Clock::now());
       return;
@@ -113,7 +121,7 @@ class HierarchicalCommunicator final : public Communicator {
 
     // With one replica per process the buffer is the partial sum already.
     const bool solo = g_->ranks == 1;
-    arrive([&] {
+    arrive(kAllReduce, [&] {
       if (!solo && g_->partial.size() < count) g_->partial.resize(count);
     });
     const auto t1 = Clock::now();
@@ -126,9 +134,9 @@ class HierarchicalCommunicator final : public Communicator {
     }
     // The leader (the last local rank to arrive runs the completion, whichever it is: the
     // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
-    arrive([&] { leader_link_call([&] { g_->link->all_reduce_sum(partial, count); }); });
+    arrive(kAllReduce, [&] { leader_link_call([&] { g_->link->all_reduce_sum(partial, count); }); });
     if (!solo) std::memcpy(data, partial, count * sizeof(float));
-    if (!solo) arrive([] {});   // the partial is not reused before everyone copied it
+    if (!solo) arrive(kAllReduce, [] {});   // the partial is not reused before everyone copied it
     account(t0, t1);
   }
 
@@ -143,9 +151,9 @@ class HierarchicalCommunicator final : public Communicator {
     // The source every local rank copies from: the root's buffer in the root's process, the
     // leader's (local 0's) buffer after it received the link broadcast elsewhere.
     const bool via_link = g_->linked();
-    arrive([] {});
+    arrive(kBroadcast, [] {});
     const auto t1 = Clock::now();
-    arrive([&] {
+    arrive(kBroadcast, [&] {
       if (!via_link) return;
       leader_link_call([&] {
         void* lead = g_->out[0];
@@ -155,7 +163,7 @@ class HierarchicalCommunicator final : public Communicator {
     });
     const void* src = via_link ? g_->out[0] : g_->in[root_local];
     if (src != data) std::memcpy(data, src, bytes);
-    arrive([] {});   // the source stays valid until everyone copied it
+    arrive(kBroadcast, [] {});   // the source stays valid until everyone copied it
     account(t0, t1);
   }
 
@@ -168,11 +176,11 @@ class HierarchicalCommunicator final : public Communicator {
     const auto t0 = Clock::now();
     g_->in[local_] = mine;
     g_->out[local_] = all;
-    arrive([] {});
+    arrive(kAllGather, [] {});
     const auto t1 = Clock::now();
     // One thread assembles the process's block (rank order) into local 0's output, then
     // exchanges the blocks over the link (process order = rank order).
-    arrive([&] {
+    arrive(kAllGather, [&] {
       const std::size_t block = bytes * std::size_t(g_->ranks);
       auto* lead = static_cast<unsigned char*>(g_->out[0]);
       unsigned char* local_block = lead;
@@ -184,14 +192,14 @@ class HierarchicalCommunicator final : public Communicator {
       if (g_->linked()) leader_link_call([&] { g_->link->all_gather(local_block, block, lead); });
     });
     if (local_ != 0) std::memcpy(all, g_->out[0], bytes * std::size_t(size_));
-    arrive([] {});   // local 0's buffer stays valid until everyone copied it
+    arrive(kAllGather, [] {});   // local 0's buffer stays valid until everyone copied it
     account(t0, t1);
   }
 
   void barrier() override {
     if (size_ == 1) return;
     const auto t0 = Clock::now();
-    arrive([&] {
+    arrive(kBarrier, [&] {
       if (g_->linked()) leader_link_call([&] { g_->link->barrier(); });
     });
     times_.wait_s += seconds(t0, Clock::now());
@@ -216,10 +224,60 @@ class HierarchicalCommunicator final : public Communicator {
 
   CollectiveTimes take_times() override { return std::exchange(times_, CollectiveTimes{}); }
 
+  double timeout_s() const override { return g_->timeout_s; }
+  void note_progress(int64_t step) override { g_->progress[std::size_t(local_)].store(step, std::memory_order_relaxed); }
+
+  std::string describe_stall() override {
+    std::string out = progress_text();
+    if (g_->linked()) {
+      const std::string peers = g_->link->diagnose_peers();
+      if (!peers.empty()) out += (out.empty() ? "" : "; ") + peers;
+    }
+    return out;
+  }
+
  private:
+  static constexpr const char* kAllReduce = "the gradient all-reduce";
+  static constexpr const char* kBroadcast = "a broadcast";
+  static constexpr const char* kAllGather = "an all-gather (step statistics or digests)";
+  static constexpr const char* kBarrier = "a barrier";
+
+  // The local ranks' last training steps, when they differ ("replica 1 last started step 3,
+  // replica 0 step 64"): the rank that stopped advancing stands out.
+  std::string progress_text() const {
+    std::vector<int64_t> steps(std::size_t(g_->ranks));
+    for (int r = 0; r < g_->ranks; ++r) steps[std::size_t(r)] = g_->progress[std::size_t(r)].load(std::memory_order_relaxed);
+    if (std::all_of(steps.begin(), steps.end(), [&](int64_t s) { return s == steps.front(); })) return {};
+    std::string out = "last training step started:";
+    for (int r = 0; r < g_->ranks; ++r)
+      out += fmt::format("{} replica {} step {}", r == 0 ? "" : ",", global_rank(r), steps[std::size_t(r)]);
+    return out;
+  }
+
+  int global_rank(int local) const { return g_->process() * g_->ranks + local; }
+
+  // A wait that outlived --timeout: the local ranks that entered fewer collectives than this
+  // one are the ones it waited for.
+  [[noreturn]] void throw_late(const char* what, uint64_t mine, double seconds) const {
+    std::string late;
+    for (int r = 0; r < g_->ranks; ++r)
+      if (g_->entered[std::size_t(r)].load(std::memory_order_relaxed) < mine)
+        late += fmt::format("{}replica {}", late.empty() ? "" : ", ", global_rank(r));
+    if (late.empty()) late = "another replica";
+    const std::string progress = progress_text();
+    throw StallError(fmt::format("replica {} waited {:g} s (--timeout) in {} for {}, which did not arrive: stuck, "
+                                 "not failed{}",
+                                 rank_, seconds, what, late, progress.empty() ? "" : " (" + progress + ")"));
+  }
+
   template <typename F>
-  void arrive(F&& on_complete) {
-    g_->barrier.arrive_and_wait(std::function<void()>(std::forward<F>(on_complete)));
+  void arrive(const char* what, F&& on_complete) {
+    const uint64_t mine = g_->entered[std::size_t(local_)].fetch_add(1, std::memory_order_relaxed) + 1;
+    try {
+      g_->barrier.arrive_and_wait(std::function<void()>(std::forward<F>(on_complete)));
+    } catch (const BarrierTimeout& t) {
+      throw_late(what, mine, t.seconds());
+    }
   }
 
   // A link collective, preceded by a link barrier whose duration is "waiting for the slowest
@@ -249,8 +307,10 @@ class HierarchicalCommunicator final : public Communicator {
 }  // namespace
 
 std::vector<std::unique_ptr<Communicator>> make_process_communicators(int local_ranks,
-                                                                      std::shared_ptr<ProcessLink> link) {
+                                                                      std::shared_ptr<ProcessLink> link,
+                                                                      double timeout_s) {
   MB_CHECK(local_ranks >= 1, ConfigError, "a communicator needs at least one rank, got {}", local_ranks);
+  MB_CHECK(timeout_s > 0, ConfigError, "--timeout must be positive (got {})", timeout_s);
   if (link && link->info().processes > 1) {
     // Ranks are numbered process * local_ranks + local: every process must run as many.
     const int processes = link->info().processes;
@@ -263,14 +323,14 @@ std::vector<std::unique_ptr<Communicator>> make_process_communicators(int local_
                "--devices",
                p, counts[p], link->info().process, link->info().host, mine);
   }
-  auto group = std::make_shared<LocalGroup>(local_ranks, std::move(link));
+  auto group = std::make_shared<LocalGroup>(local_ranks, std::move(link), timeout_s);
   std::vector<std::unique_ptr<Communicator>> out;
   for (int l = 0; l < local_ranks; ++l) out.push_back(std::make_unique<HierarchicalCommunicator>(group, l));
   return out;
 }
 
-std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks) {
-  return make_process_communicators(ranks, nullptr);
+std::vector<std::unique_ptr<Communicator>> make_thread_communicators(int ranks, double timeout_s) {
+  return make_process_communicators(ranks, nullptr, timeout_s);
 }
 
 }  // namespace mb

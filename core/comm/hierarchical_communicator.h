@@ -14,8 +14,10 @@ namespace mb {
 // One handle per local replica, local replica l at [l]; its global rank is
 // process * local_ranks + l. Every process must pass the same local_ranks (checked over the
 // link; a mismatch is a ConfigError naming the hosts). Called by one thread per process
-// (collective over the link when there is one).
+// (collective over the link when there is one). Every wait for the other local ranks ends
+// after timeout_s with a StallError naming the ones that did not arrive (the link has its own).
 std::vector<std::unique_ptr<Communicator>> make_process_communicators(int local_ranks,
-                                                                      std::shared_ptr<ProcessLink> link);
+                                                                      std::shared_ptr<ProcessLink> link,
+                                                                      double timeout_s = kDefaultTimeoutS);
 
 }  // namespace mb

@@ -50,6 +50,11 @@ class ProcessLink {
   // Cheap (one probe); any thread.
   virtual void check() {}
 
+  // Which other processes died, are stopped or do not answer (pings; may take seconds), or
+  // empty when that cannot be told: for a rank whose device wait outlived --timeout while
+  // it waited on the others through device collectives. Any thread.
+  virtual std::string diagnose_peers() { return {}; }
+
   // This process failed: tell the other processes (so they fail with this reason instead of
   // timing out) and make collectives in progress here give up. Any thread, idempotent.
   virtual void request_abort(const std::string& reason) = 0;

@@ -9,6 +9,7 @@
 #include "config/backend.h"
 #include "config/device_list.h"
 #include "config/precision.h"
+#include "util/deadline.h"
 
 namespace mb {
 
@@ -25,7 +26,8 @@ struct TrainConfig {
   int64_t limit_val = 0;                      // 0: whole validation set
   BackendChoice backend;                      // nullopt: auto, the fastest for the device kind
   Precision precision = Precision::Fp32;      // tf32: GPU replicas only (TF32 tensor cores)
-  double timeout_s = 60;                      // runs across processes: how long a peer may stay silent
+  double timeout_s = kDefaultTimeoutS;        // the longest any wait on another replica, process or
+                                              // device may last before the run fails naming it
 
   // Insight and demonstration.
   bool time_phases = true;                    // the per-replica breakdown (off only to measure its cost)

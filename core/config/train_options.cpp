@@ -187,8 +187,8 @@ const TrainOption kOptions[] = {
     {.key = "trace", .help = "keep sampled per-step phase events for a Chrome trace", .kind = OptionKind::Flag,
      .member = &TrainConfig::trace, .agree = true, .example = "true"},
     {.key = "timeout", .flag = "--timeout", .value_name = "S",
-     .help = "runs across processes (mpirun, srun): seconds a process may wait for the others before the run "
-             "fails naming the ones that did not answer",
+     .help = "seconds any wait for another replica, another process (mpirun, srun) or a GPU may last before the "
+             "run fails naming the ones that did not answer or finish",
      .kind = OptionKind::Real, .member = &TrainConfig::timeout_s, .lo = 0, .hi = 86400, .lo_open = true,
      .example = "5"},
 };

@@ -116,6 +116,7 @@ RunRecord PlanExecutor::train_one(int index, const PlannedRun& planned, RunTrain
   };
   callbacks.train.on_epoch = observer.on_epoch;
   callbacks.train.on_log = observer.on_log;
+  callbacks.train.on_stuck = observer.on_stuck;
   callbacks.status = observer.on_status;
   {
     std::lock_guard lock(mutex_);

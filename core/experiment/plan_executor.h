@@ -74,6 +74,8 @@ struct PlanObserver {
   // Saved (save_error empty) or not; pinned when a completed baseline.
   std::function<void(int index, const RunRecord& record, const std::string& save_error)> on_run_finished;
   std::function<void(int index, const std::string& why)> on_run_rejected;   // no record: the plan ends
+  // A replica is stuck inside a device driver (TrainObserver::on_stuck): the plan cannot end.
+  std::function<void(const RunRecord& failed)> on_stuck;
 };
 
 struct PlanOutcome {

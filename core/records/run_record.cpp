@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "records/engine_report_json.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -433,6 +434,7 @@ nlohmann::json to_json(const RunRecord& r) {
          {"status", to_string(r.status)},
          {"error", r.error}};
   if (r.comm.measured()) j["comm"] = comm_to_json(r.comm);
+  if (r.engine.reported()) j["engine"] = to_json(r.engine);
   return j;
 }
 
@@ -455,6 +457,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   if (has(j, "comm")) r.comm = comm_from_json(j.at("comm"));
+  if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"));
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
   const std::string status = get_string(j, "status", w);
   const std::optional<RunStatus> parsed = parse_run_status(status);

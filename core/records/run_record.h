@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "config/run_config.h"
+#include "util/engine_report.h"
 #include "util/phase_times.h"
 
 namespace mb {
@@ -42,6 +43,7 @@ struct RunRecord {
   std::vector<EpochMetrics> epochs;
   double warmup_s = 0;                   // untimed preparation before epoch 1 (plans, graphs)
   CommProfile comm;                      // the gradient all-reduce, measured in the warm-up (GPUs)
+  EngineReport engine;                   // what the device engine chose and ran (GPUs; empty on CPUs)
   bool replicas_in_sync = true;
   RunStatus status = RunStatus::Completed;
   std::string error;                     // for RunStatus::Failed

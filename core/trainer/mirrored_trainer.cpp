@@ -3,13 +3,13 @@
 #include "trainer/mirrored_trainer.h"
 
 #include <algorithm>
-#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
 #include "config/train_options.h"
 #include "trainer/process_handshake.h"
+#include "trainer/replica_threads.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
 #include "util/system_info.h"
@@ -74,7 +74,9 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    comms = make_communicators(run_.devices, link_);   // collective over the link
+    // Collective over the link. A simulated straggler makes the others wait `slow_factor` times
+    // as long for it, on purpose: the deadline stretches with it.
+    comms = make_communicators(run_.devices, link_, run_.timeout_s * std::max(1.0, rc.slow_factor));
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
@@ -97,15 +99,26 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the
   // caller's thread, which may be a GUI worker or the CLI's main thread.
-  std::vector<std::thread> threads;
+  ReplicaThreads threads(local);
+  int started = 0;
   try {
-    for (int l = 0; l < local; ++l) threads.emplace_back(run_replica, std::ref(shared), l);
+    for (; started < local; ++started) threads.start(started, [&shared, started] { run_replica(shared, started); });
   } catch (const std::exception& e) {
-    // The replicas already started wait in their first collective: release them, then join
-    // (destroying a joinable std::thread is std::terminate).
-    shared.fail(fmt::format("cannot start a thread for replica {}: {}", threads.size(), e.what()));
+    // The replicas already started wait in their first collective: release them, then join.
+    shared.fail(fmt::format("cannot start a thread for replica {}: {}", started, e.what()));
   }
-  for (auto& t : threads) t.join();
+  // Bounded once the run failed: a thread stuck in a driver call is reported, not waited for
+  // in silence (replica_threads.h).
+  const double grace_s = 2 * run_.timeout_s;
+  threads.join([&] { return shared.failed(); }, grace_s, [&](const std::vector<int>& stuck) {
+    std::vector<int> ranks;
+    for (int l : stuck) ranks.push_back(comms[std::size_t(l)]->rank());
+    RunRecord failed = record;
+    failed.status = RunStatus::Failed;
+    failed.error = shared.error() + "; " + stuck_threads_message(ranks, grace_s);
+    log_line(observer, LogLevel::Error, "run failed: " + failed.error);
+    if (observer.on_stuck) observer.on_stuck(failed);
+  });
   // Engines before communicators: a captured CUDA graph holds NCCL collectives, and NCCL
   // will not destroy a communicator such a graph still uses.
   engines.clear();

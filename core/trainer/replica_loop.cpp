@@ -119,6 +119,7 @@ class ReplicaLoop {
     if (rank_ == 0) {
       s_.record.warmup_s = seconds_since(warm_start);
       s_.record.comm = engine_->comm_profile();
+      s_.record.engine = engine_->engine_report();
     }
     run_start_ = Clock::now();   // the traces' common zero: everyone just left the barrier
 
@@ -285,6 +286,16 @@ void ReplicaShared::fail(const std::string& what) {
   for (auto& c : comms) c->abort(what);
 }
 
+bool ReplicaShared::failed() {
+  std::lock_guard lock(mutex);
+  return !first_error.empty();
+}
+
+std::string ReplicaShared::error() {
+  std::lock_guard lock(mutex);
+  return first_error;
+}
+
 void run_replica(ReplicaShared& shared, int local) {
   ReplicaLoop loop(shared, local);
   try {
@@ -299,6 +310,9 @@ void run_replica(ReplicaShared& shared, int local) {
     // Anything escaping a std::thread's function is std::terminate.
     shared.fail(fmt::format("{}: unknown exception", loop.who()));
   }
+  // On this thread, after any failure is known: a destructor stuck in the driver (a device
+  // that never finishes) is then a stuck replica the bounded join reports (replica_threads.h).
+  shared.engines[std::size_t(local)].reset();
 }
 
 }  // namespace mb

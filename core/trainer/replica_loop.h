@@ -55,6 +55,8 @@ struct ReplicaShared {
   // The first failure wins; every communicator of this process is aborted, so replicas waiting
   // in a collective (here and, through the link, in the other processes) give up.
   void fail(const std::string& what);
+  bool failed();              // any thread
+  std::string error();        // the first failure (any thread)
 };
 
 // Runs local replica `local` to the end; never throws (a failure goes to shared.fail).

@@ -61,6 +61,11 @@ struct TrainObserver {
   std::function<void(const StepProgress&)> on_step;
   std::function<void(const EpochMetrics&)> on_epoch;
   std::function<void(LogLevel, const std::string&)> on_log;
+  // A replica thread is stuck inside a device driver after the run failed (replica_threads.h):
+  // the record as it would be returned (status failed). run() cannot return while that thread
+  // may still touch its state, so a front end ends the process here (the CLI writes its
+  // outputs and exits) or tells the user to restart; without it the trainer logs that.
+  std::function<void(const RunRecord&)> on_stuck;
 };
 
 // One log line to spdlog and to the observer.

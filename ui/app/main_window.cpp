@@ -139,6 +139,13 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(controller_, &RunController::run_finished, this, &MainWindow::on_run_finished);
   connect(controller_, &RunController::run_rejected, this, &MainWindow::on_run_rejected);
   connect(controller_, &RunController::plan_finished, this, &MainWindow::on_plan_finished);
+  connect(controller_, &RunController::device_stuck, this, [this](const QString& why) {
+    const QString text = tr("A device stopped answering and its thread cannot be ended: %1\n\nRestart mirrorbench to "
+                            "use the devices again.").arg(why);
+    setup_->show_error(text);
+    spdlog::error("{}", text.toStdString());
+    if (!scripted_) QMessageBox::critical(this, tr("Restart mirrorbench"), text);
+  });
   connect(controller_, &RunController::status, this, [this](const QString& s) {
     progress_->show_message(s);
     statusBar()->showMessage(s, 5000);

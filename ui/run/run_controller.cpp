@@ -43,6 +43,7 @@ void RunController::start(Plan plan) {
     emit run_finished(i, r, QString::fromStdString(e));
   };
   o.on_run_rejected = [this](int i, const std::string& why) { emit run_rejected(i, QString::fromStdString(why)); };
+  o.on_stuck = [this](const RunRecord& r) { emit device_stuck(QString::fromStdString(r.error)); };
   thread_ = QThread::create([this, o] {
     const PlanOutcome outcome = executor_->run(plan_, o);
     emit plan_finished(outcome.kind, outcome.ok, outcome.stopped);

@@ -56,6 +56,9 @@ class RunController : public QObject {
   void run_rejected(int index, const QString& message);
   // ok: every run completed; stopped: the user stopped the plan.
   void plan_finished(mb::PlanKind kind, bool ok, bool stopped);
+  // A replica is stuck inside a device driver after the run failed: the plan cannot end, and
+  // only a restart of the workbench frees the device (trainer/replica_threads.h).
+  void device_stuck(const QString& message);
   void status(const QString& message);
 
  private:

@@ -3,6 +3,8 @@
 // step with every output still written. Started by mpirun or srun, it is one process of a
 // run across processes: process 0 prints and writes; a failure anywhere ends every process.
 #include <csignal>
+#include <cstdio>
+#include <cstdlib>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -79,7 +81,7 @@ void finish_primary(const Options& o, const MirroredTrainer& trainer, const RunR
   if (failed_outputs > 0) exit_code = 1;
 }
 
-int train(const Options& o, const Launch& launch) {
+int train(const Options& o, Launch& launch) {
   TrainConfig config = o.train;
   config.trace = !o.trace_out.empty();
   // Argument mistakes before seconds of data loading (the machine is checked by the trainer).
@@ -107,6 +109,17 @@ int train(const Options& o, const Launch& launch) {
   // The guard stays up while the outputs are written: a signal then does not cut them short
   // (only a second one ends the process).
   StopOnSignals stop([](void* t) { static_cast<MirroredTrainer*>(t)->request_stop(); }, &trainer);
+  // A replica thread stuck inside a driver after a failure: run() cannot return, so the
+  // outputs are written here and the process ends (every process, under a launcher).
+  observer.on_stuck = [&](const RunRecord& failed) {
+    int code = 1;
+    if (trainer.is_primary()) finish_primary(o, trainer, failed, stop.received(), code);
+    fmt::print(stderr, "mirrorbench-cli: {}training failed: {}\n", launch.primary() ? "" : launch.describe() + ": ",
+               failed.error);
+    std::fflush(nullptr);
+    if (launch.multi_process()) launch.finish(1);
+    std::_Exit(1);   // no destructors, no atexit handlers: they would wait for the stuck thread
+  };
   const RunRecord record = trainer.run(observer);
   int exit_code = record.status == RunStatus::Failed ? 1 : 0;
   if (trainer.is_primary()) finish_primary(o, trainer, record, stop.received(), exit_code);

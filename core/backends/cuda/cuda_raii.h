@@ -151,3 +151,36 @@ inline FilterDesc make_filter_desc(int k, int c, int h, int w) {
 }
 
 }  // namespace mb::cuda
+
+namespace mb::cuda {
+
+// One int in page-locked host memory that kernels read through its device alias while the
+// host writes it: a release flag for a kernel that waits on purpose (fault injection).
+class MappedFlag {
+ public:
+  MappedFlag() {
+    void* p = nullptr;
+    CUDA_CHECK(cudaHostAlloc(&p, sizeof(int), cudaHostAllocMapped));
+    host_ = static_cast<volatile int*>(p);
+    *host_ = 0;
+    void* d = nullptr;
+    const cudaError_t r = cudaHostGetDevicePointer(&d, p, 0);
+    if (r != cudaSuccess) {
+      cudaFreeHost(p);
+      CUDA_CHECK(r);
+    }
+    device_ = static_cast<const volatile int*>(d);
+  }
+  ~MappedFlag() { cudaFreeHost(const_cast<int*>(host_)); }
+  MappedFlag(const MappedFlag&) = delete;
+  MappedFlag& operator=(const MappedFlag&) = delete;
+
+  void set() const { *host_ = 1; }
+  const volatile int* device() const { return device_; }
+
+ private:
+  volatile int* host_ = nullptr;
+  const volatile int* device_ = nullptr;
+};
+
+}  // namespace mb::cuda

@@ -1,4 +1,4 @@
-// cuDNN descriptors and heuristic algorithm selection for one batch size.
+// cuDNN descriptors, candidate algorithms and the chosen one per pass for one batch size.
 #include "backends/cuda/cudnn_plan.h"
 
 #include <algorithm>
@@ -15,81 +15,138 @@ namespace {
 // Beyond this a workspace is not worth it for a model this small.
 constexpr std::size_t kMaxWorkspace = std::size_t(256) << 20;
 
-bool is_tf32(cudnnMathType_t m) { return m == CUDNN_TENSOR_OP_MATH || m == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION; }
-
-// Walks the heuristic's ranking with relaxing demands: deterministic first (results run to
-// run identical), then anything that reports success. In FP32 a TF32 algorithm is never taken
-// (results comparable with the CPU reference); in TF32 the heuristic, asked with tensor-op
-// math, already ranks the tensor-core algorithms first. The workspace query doubles as a
-// support check.
+// One pass's ranking as AlgoInfo, the workspace query doubling as a support check.
 template <typename Perf, typename WorkspaceOf>
-auto choose(const std::vector<Perf>& perfs, int returned, WorkspaceOf workspace_of, std::size_t& workspace,
-            const char* what, int n, Precision precision) -> decltype(perfs[0].algo) {
-  for (int pass = 0; pass < 2; ++pass) {
-    for (int i = 0; i < returned; ++i) {
-      const Perf& p = perfs[i];
-      if (p.status != CUDNN_STATUS_SUCCESS) continue;
-      if (precision == Precision::Fp32 && is_tf32(p.mathType)) continue;
-      if (pass < 1 && p.determinism != CUDNN_DETERMINISTIC) continue;
-      std::size_t bytes = 0;
-      if (workspace_of(p.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kMaxWorkspace) continue;
-      workspace = std::max(workspace, bytes);
-      return p.algo;
-    }
+std::vector<AlgoInfo> ranking(const std::vector<Perf>& perfs, int returned, WorkspaceOf workspace_of) {
+  std::vector<AlgoInfo> out;
+  for (int i = 0; i < returned; ++i) {
+    const Perf& p = perfs[std::size_t(i)];
+    AlgoInfo a;
+    a.algo = static_cast<int>(p.algo);
+    a.deterministic = p.determinism == CUDNN_DETERMINISTIC;
+    a.math = math_kind(p.mathType);
+    std::size_t bytes = 0;
+    a.supported = p.status == CUDNN_STATUS_SUCCESS && workspace_of(p.algo, &bytes) == CUDNN_STATUS_SUCCESS;
+    a.workspace_bytes = bytes;
+    out.push_back(a);
   }
-  throw DeviceError(fmt::format("cuDNN offers no usable {} algorithm at batch size {}", what, n));
+  return out;
 }
 
-cudnnConvolutionFwdAlgo_t choose_forward(cudnnHandle_t h, const ConvShapes& s, cudnnTensorDescriptor_t x,
-                                         cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t y, std::size_t& ws,
-                                         const char* what, int n) {
+std::vector<AlgoInfo> forward_ranking(cudnnHandle_t h, const ConvShapes& s, cudnnTensorDescriptor_t x,
+                                      cudnnFilterDescriptor_t w, cudnnTensorDescriptor_t y) {
   int max_count = 0;
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_count));
   std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
   CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, x, w, s.conv.get(), y, static_cast<int>(perfs.size()),
-                                                      &returned, perfs.data()));
-  return choose(perfs, returned,
-                [&](cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
-                  return cudnnGetConvolutionForwardWorkspaceSize(h, x, w, s.conv.get(), y, a, bytes);
-                },
-                ws, what, n, s.precision);
+                                                     &returned, perfs.data()));
+  return ranking(perfs, returned, [&](cudnnConvolutionFwdAlgo_t a, std::size_t* bytes) {
+    return cudnnGetConvolutionForwardWorkspaceSize(h, x, w, s.conv.get(), y, a, bytes);
+  });
 }
 
-cudnnConvolutionBwdFilterAlgo_t choose_backward_filter(cudnnHandle_t h, const ConvShapes& s,
-                                                       cudnnTensorDescriptor_t x, cudnnTensorDescriptor_t dy,
-                                                       cudnnFilterDescriptor_t dw, std::size_t& ws, const char* what,
-                                                       int n) {
+std::vector<AlgoInfo> backward_filter_ranking(cudnnHandle_t h, const ConvShapes& s, cudnnTensorDescriptor_t x,
+                                              cudnnTensorDescriptor_t dy, cudnnFilterDescriptor_t dw) {
   int max_count = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_count));
   std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
-  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, s.conv.get(), dw,
-                                                             static_cast<int>(perfs.size()), &returned, perfs.data()));
-  return choose(perfs, returned,
-                [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* bytes) {
-                  return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x, dy, s.conv.get(), dw, a, bytes);
-                },
-                ws, what, n, s.precision);
+  CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, x, dy, s.conv.get(), dw, static_cast<int>(perfs.size()),
+                                                            &returned, perfs.data()));
+  return ranking(perfs, returned, [&](cudnnConvolutionBwdFilterAlgo_t a, std::size_t* bytes) {
+    return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, x, dy, s.conv.get(), dw, a, bytes);
+  });
 }
 
-cudnnConvolutionBwdDataAlgo_t choose_backward_data(cudnnHandle_t h, const ConvShapes& s, cudnnFilterDescriptor_t w,
-                                                   cudnnTensorDescriptor_t dy, cudnnTensorDescriptor_t dx,
-                                                   std::size_t& ws, const char* what, int n) {
+std::vector<AlgoInfo> backward_data_ranking(cudnnHandle_t h, const ConvShapes& s, cudnnFilterDescriptor_t w,
+                                            cudnnTensorDescriptor_t dy, cudnnTensorDescriptor_t dx) {
   int max_count = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_count));
   std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(static_cast<std::size_t>(std::max(1, max_count)));
   int returned = 0;
   CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, w, dy, s.conv.get(), dx, static_cast<int>(perfs.size()),
-                                                           &returned, perfs.data()));
-  return choose(perfs, returned,
-                [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
-                  return cudnnGetConvolutionBackwardDataWorkspaceSize(h, w, dy, s.conv.get(), dx, a, bytes);
-                },
-                ws, what, n, s.precision);
+                                                          &returned, perfs.data()));
+  return ranking(perfs, returned, [&](cudnnConvolutionBwdDataAlgo_t a, std::size_t* bytes) {
+    return cudnnGetConvolutionBackwardDataWorkspaceSize(h, w, dy, s.conv.get(), dx, a, bytes);
+  });
 }
 
 }  // namespace
+
+MathKind math_kind(cudnnMathType_t m) {
+  switch (m) {
+    case CUDNN_FMA_MATH:
+      return MathKind::Fma;
+    case CUDNN_TENSOR_OP_MATH:
+      return MathKind::TensorOp;
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
+      return MathKind::TensorOpAllowConversion;
+    default:
+      return MathKind::Default;
+  }
+}
+
+const char* conv_pass_name(int pass) {
+  switch (pass) {
+    case kFwd1:
+      return "conv1 forward";
+    case kFwd2:
+      return "conv2 forward";
+    case kBwdFilter1:
+      return "conv1 weight gradient";
+    case kBwdFilter2:
+      return "conv2 weight gradient";
+    case kBwdData2:
+      return "conv2 input gradient";
+  }
+  return "?";
+}
+
+std::string conv_algo_name(int pass, int algo) {
+  static const char* const fwd[] = {"IMPLICIT_GEMM", "IMPLICIT_PRECOMP_GEMM", "GEMM", "DIRECT", "FFT", "FFT_TILING",
+                                    "WINOGRAD",      "WINOGRAD_NONFUSED"};
+  static const char* const filter[] = {"ALGO_0",    "ALGO_1", "FFT", "ALGO_3", "WINOGRAD", "WINOGRAD_NONFUSED",
+                                       "FFT_TILING"};
+  static const char* const data[] = {"ALGO_0", "ALGO_1", "FFT", "FFT_TILING", "WINOGRAD", "WINOGRAD_NONFUSED"};
+  auto pick = [&](const char* const* names, int count) -> std::string {
+    return algo >= 0 && algo < count ? names[algo] : fmt::format("ALGO_{}", algo);
+  };
+  if (pass == kFwd1 || pass == kFwd2) return pick(fwd, 8);
+  if (pass == kBwdFilter1 || pass == kBwdFilter2) return pick(filter, 7);
+  return pick(data, 6);
+}
+
+void ConvPlan::choose(int pass, int a, const char* by, float us) {
+  const auto& c = candidates[std::size_t(pass)];
+  MB_CHECK(std::any_of(c.begin(), c.end(), [&](const AlgoInfo& i) { return i.algo == a; }), DeviceError,
+           "{} at batch {}: algorithm {} is not one of this replica's candidates", conv_pass_name(pass), n, a);
+  algo[std::size_t(pass)] = a;
+  chosen_by[std::size_t(pass)] = by;
+  time_us[std::size_t(pass)] = us;
+  workspace_bytes = 0;
+  for (int p = 0; p < kConvPasses; ++p) workspace_bytes = std::max(workspace_bytes, chosen(p).workspace_bytes);
+}
+
+const AlgoInfo& ConvPlan::chosen(int pass) const {
+  for (const AlgoInfo& i : candidates[std::size_t(pass)])
+    if (i.algo == algo[std::size_t(pass)]) return i;
+  throw DeviceError(fmt::format("{} at batch {}: no chosen algorithm", conv_pass_name(pass), n));
+}
+
+ConvChoice ConvPlan::report(int pass) const {
+  const AlgoInfo& a = chosen(pass);
+  ConvChoice c;
+  c.pass = conv_pass_name(pass);
+  c.batch = n;
+  c.algo = a.algo;
+  c.algo_name = conv_algo_name(pass, a.algo);
+  c.math = to_string(a.math);
+  c.workspace_bytes = static_cast<int64_t>(a.workspace_bytes);
+  c.time_us = time_us[std::size_t(pass)];
+  c.chosen_by = chosen_by[std::size_t(pass)];
+  return c;
+}
 
 ConvShapes ConvShapes::make(Precision precision) {
   using namespace cnn;
@@ -103,7 +160,9 @@ ConvShapes ConvShapes::make(Precision precision) {
   CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv, /*pad*/ 0, 0, /*stride*/ 1, 1, /*dilation*/ 1, 1,
                                               CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
   // FP32: FMA math only, since TF32 tensor cores would leave the CPU reference's tolerance
-  // (10-bit mantissas in the products). TF32 (--precision tf32): tensor-op math, FP32 data.
+  // (10-bit mantissas in the products); the descriptor keeps every algorithm on FMA math
+  // even when the heuristic lists it with the default math type. TF32 (--precision tf32):
+  // tensor-op math, FP32 data.
   s.precision = precision;
   CUDNN_CHECK(cudnnSetConvolutionMathType(conv, precision == Precision::Tf32 ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   return s;
@@ -123,26 +182,34 @@ ConvPlan make_conv_plan(cudnnHandle_t h, const ConvShapes& s, int n) {
   // cuDNN must agree with the spec's shapes (valid 3x3 convolutions); the pooled shapes
   // (floor: 26 -> 13, 11 -> 5) are the own pooling kernel's, fixed by cnn_spec.
   int dims[4] = {0, 0, 0, 0};
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.x.get(), s.w1.get(), &dims[0], &dims[1],
-                                                    &dims[2], &dims[3]));
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.x.get(), s.w1.get(), &dims[0], &dims[1], &dims[2],
+                                                    &dims[3]));
   MB_CHECK(dims[0] == n && dims[1] == kConv1Out && dims[2] == kConv1Side && dims[3] == kConv1Side, DeviceError,
            "cuDNN computes conv1's output as {}x{}x{}x{}, the model needs {}x{}x{}x{}", dims[0], dims[1], dims[2],
            dims[3], n, kConv1Out, kConv1Side, kConv1Side);
-  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.p1.get(), s.w2.get(), &dims[0], &dims[1],
-                                                    &dims[2], &dims[3]));
+  CUDNN_CHECK(cudnnGetConvolution2dForwardOutputDim(s.conv.get(), p.p1.get(), s.w2.get(), &dims[0], &dims[1], &dims[2],
+                                                    &dims[3]));
   MB_CHECK(dims[0] == n && dims[1] == kConv2Out && dims[2] == kConv2Side && dims[3] == kConv2Side, DeviceError,
            "cuDNN computes conv2's output as {}x{}x{}x{}, the model needs {}x{}x{}x{}", dims[0], dims[1], dims[2],
            dims[3], n, kConv2Out, kConv2Side, kConv2Side);
   static_assert(kPool1Side == kConv1Side / 2 && kPool2Side == kConv2Side / 2, "floor pooling");
 
-  p.fwd1 = choose_forward(h, s, p.x.get(), s.w1.get(), p.a1.get(), p.workspace_bytes, "conv1 forward", n);
-  p.fwd2 = choose_forward(h, s, p.p1.get(), s.w2.get(), p.a2.get(), p.workspace_bytes, "conv2 forward", n);
-  p.bwd_filter1 =
-      choose_backward_filter(h, s, p.x.get(), p.a1.get(), s.w1.get(), p.workspace_bytes, "conv1 weight-gradient", n);
-  p.bwd_filter2 =
-      choose_backward_filter(h, s, p.p1.get(), p.a2.get(), s.w2.get(), p.workspace_bytes, "conv2 weight-gradient", n);
-  p.bwd_data2 =
-      choose_backward_data(h, s, s.w2.get(), p.a2.get(), p.p1.get(), p.workspace_bytes, "conv2 input-gradient", n);
+  const std::vector<AlgoInfo> rankings[kConvPasses] = {
+      forward_ranking(h, s, p.x.get(), s.w1.get(), p.a1.get()),
+      forward_ranking(h, s, p.p1.get(), s.w2.get(), p.a2.get()),
+      backward_filter_ranking(h, s, p.x.get(), p.a1.get(), s.w1.get()),
+      backward_filter_ranking(h, s, p.p1.get(), p.a2.get(), s.w2.get()),
+      backward_data_ranking(h, s, s.w2.get(), p.a2.get(), p.p1.get()),
+  };
+  for (int pass = 0; pass < kConvPasses; ++pass) {
+    // Deterministic first (results run to run identical); anything supported only if none is.
+    auto c = allowed_candidates(rankings[pass], s.precision, kMaxWorkspace, false);
+    if (c.empty()) c = allowed_candidates(rankings[pass], s.precision, kMaxWorkspace, true);
+    MB_CHECK(!c.empty(), DeviceError, "cuDNN offers no usable {} algorithm at batch size {}", conv_pass_name(pass), n);
+    for (const AlgoInfo& a : c) p.candidate_workspace = std::max(p.candidate_workspace, a.workspace_bytes);
+    p.candidates[std::size_t(pass)] = std::move(c);
+    p.choose(pass, p.candidates[std::size_t(pass)].front().algo, "heuristic", -1.0f);
+  }
   return p;
 }
 

@@ -15,6 +15,7 @@
 #include "backends/cuda/cuda_raii.h"
 #include "backends/cuda/device_select.h"
 #include "backends/cuda/kernels.h"
+#include "util/deadline.h"
 #include "util/error.h"
 #include "util/spin_barrier.h"
 
@@ -23,7 +24,8 @@ namespace {
 
 // What the ranks on the GPU share; touched only inside the rendezvous.
 struct Shared {
-  Shared(int ranks, int device) : ranks(ranks), device(device), barrier(ranks), slots(std::size_t(ranks)) {
+  Shared(int ranks, int device, double timeout_s)
+      : ranks(ranks), device(device), barrier(ranks, timeout_s), slots(std::size_t(ranks)) {
     select_device(device);
     for (int r = 0; r < ranks; ++r) ready.push_back(make_event(false));
     done = make_event(false);
@@ -63,7 +65,14 @@ class InGpuCommunicator final : public Communicator {
     // The last rank to arrive enqueues the reduction before anyone is released, so done is
     // recorded before any rank waits on it, and no rank re-records its ready event before
     // the reduction's stream has taken its dependency on it.
-    s_->barrier.arrive_and_wait([this] { enqueue_sum(); });
+    try {
+      s_->barrier.arrive_and_wait([this] { enqueue_sum(); });
+    } catch (const BarrierTimeout& t) {
+      const std::string why = describe_stall();
+      throw StallError(fmt::format("in-gpu: replica {} on cuda:{} waited {:g} s (--timeout) for the other replicas "
+                                   "of the simulated all-reduce, which did not arrive: stuck, not failed{}",
+                                   rank(), s_->device, t.seconds(), why.empty() ? "" : " (" + why + ")"));
+    }
     if (!s_->error.empty()) throw DeviceError(s_->error);
     CUDA_CHECK(cudaStreamWaitEvent(stream_.get(), s_->done.get(), 0));
   }
@@ -81,6 +90,9 @@ class InGpuCommunicator final : public Communicator {
   // aborting it releases every rank), so there is no device work to cancel.
   void check() override { host_->check(); }
   CollectiveTimes take_times() override { return host_->take_times(); }
+  double timeout_s() const override { return host_->timeout_s(); }
+  void note_progress(int64_t step) override { host_->note_progress(step); }
+  std::string describe_stall() override { return host_->describe_stall(); }
 
  private:
   // Runs on the last-arriving thread while the others wait; errors go to error, which every
@@ -120,7 +132,7 @@ std::vector<std::unique_ptr<Communicator>> make_in_gpu_communicators(int device,
   const int ranks = static_cast<int>(host.size());
   MB_CHECK(ranks >= 1 && ranks <= kMaxInGpuRanks, ConfigError,
            "the in-GPU communicator supports 1 to {} replicas on one GPU, got {}", kMaxInGpuRanks, ranks);
-  auto shared = std::make_shared<Shared>(ranks, device);
+  auto shared = std::make_shared<Shared>(ranks, device, host.front()->timeout_s());
   std::vector<std::unique_ptr<Communicator>> out;
   for (int r = 0; r < ranks; ++r) out.push_back(std::make_unique<InGpuCommunicator>(shared, r, std::move(host[r])));
   return out;

@@ -1,6 +1,7 @@
 // The CUDA backend's own kernels: batch gather + normalise, the fused convolution epilogues
 // (bias + ReLU + max pooling forward; pooling + ReLU mask + bias gradient backward), dense
-// bias/ReLU, softmax cross-entropy with on-device metrics, fused Adam, the in-GPU buffer sum.
+// bias/ReLU, softmax cross-entropy with on-device metrics, fused Adam, the in-GPU buffer sum,
+// and the stall kernel of fault injection.
 // 32-bit indices throughout (the launchers check the sizes); the convolution epilogues are
 // instantiated for the model's two shapes so that every division is by a constant.
 #include <algorithm>
@@ -243,6 +244,19 @@ __global__ void dense_bias_backward_kernel(float* __restrict__ dy, const float* 
   if (threadIdx.x == 0) dbias[ch] = static_cast<float>(acc);
 }
 
+// ---- fault injection ----
+
+__device__ unsigned long long global_timer_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void stall_kernel(const volatile int* release, unsigned long long cap_ns) {
+  const unsigned long long start = global_timer_ns();
+  while (*release == 0 && global_timer_ns() - start < cap_ns) __nanosleep(1000);
+}
+
 // ---- in-GPU all-reduce ----
 
 __global__ void sum_buffers_kernel(BufferSet buffers, int ranks, int count) {
@@ -251,20 +265,6 @@ __global__ void sum_buffers_kernel(BufferSet buffers, int ranks, int count) {
     for (int r = 1; r < ranks; ++r) s += buffers.ptr[r][i];
     for (int r = 0; r < ranks; ++r) buffers.ptr[r][i] = s;
   }
-}
-
-template <typename Args>
-void set_node(cudaGraphExec_t exec, cudaGraphNode_t node, const void* func, dim3 grid, unsigned threads,
-              const Args& a) {
-  cudaKernelNodeParams p{};
-  p.func = const_cast<void*>(func);
-  p.gridDim = grid;
-  p.blockDim = dim3(threads);
-  p.sharedMemBytes = 0;
-  void* args[] = {const_cast<Args*>(&a)};
-  p.kernelParams = args;
-  p.extra = nullptr;
-  CUDA_CHECK(cudaGraphExecKernelNodeSetParams(exec, node, &p));
 }
 
 }  // namespace
@@ -290,25 +290,6 @@ void launch_adam(const AdamArgs& a, cudaStream_t stream) {
   if (a.count <= 0) return;
   adam_kernel<<<adam_grid(a), kThreads, 0, stream>>>(a);
   CUDA_CHECK_LAUNCH();
-}
-
-const void* kernel_id(StepKernel kernel) {
-  switch (kernel) {
-    case StepKernel::Gather: return reinterpret_cast<const void*>(&gather_kernel);
-    case StepKernel::Softmax: return reinterpret_cast<const void*>(&softmax_kernel);
-    case StepKernel::Adam: return reinterpret_cast<const void*>(&adam_kernel);
-  }
-  return nullptr;
-}
-
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const GatherArgs& a) {
-  set_node(exec, node, kernel_id(StepKernel::Gather), gather_grid(a), kThreads, a);
-}
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const SoftmaxArgs& a) {
-  set_node(exec, node, kernel_id(StepKernel::Softmax), softmax_grid(a), kSoftmaxThreads, a);
-}
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const AdamArgs& a) {
-  set_node(exec, node, kernel_id(StepKernel::Adam), adam_grid(a), kThreads, a);
 }
 
 void launch_bias_relu_pool(const float* y, const float* bias, float* p, uint8_t* arg, int n, int c, int h, int w,
@@ -368,6 +349,11 @@ void launch_sum_buffers(const BufferSet& buffers, int ranks, std::size_t count, 
   check_size(static_cast<long long>(count), "in-GPU all-reduce");
   sum_buffers_kernel<<<blocks_for(static_cast<long long>(count)), kThreads, 0, stream>>>(buffers, ranks,
                                                                                          static_cast<int>(count));
+  CUDA_CHECK_LAUNCH();
+}
+
+void launch_stall(const volatile int* release, double cap_s, cudaStream_t stream) {
+  stall_kernel<<<1, 1, 0, stream>>>(release, static_cast<unsigned long long>(cap_s * 1e9));
   CUDA_CHECK_LAUNCH();
 }
 

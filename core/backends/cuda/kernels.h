@@ -15,7 +15,8 @@ namespace mb::cuda {
 
 // ---- the three kernels whose arguments change from step to step ----
 // They take one argument pack each, so a captured step graph is updated for the next step
-// with update_node (cudaGraphExecKernelNodeSetParams) instead of any host-to-device copy.
+// with set_node_args (step_capture.h: cudaGraphExecKernelNodeSetParams on the node the
+// capture itself named) instead of any host-to-device copy.
 
 // x[i, p] = pixels[idx[i] * 784 + p] / 255, labels_out[i] = labels[idx[i]].
 struct GatherArgs {
@@ -62,16 +63,6 @@ struct AdamArgs {
 };
 void launch_adam(const AdamArgs& a, cudaStream_t stream);
 
-enum class StepKernel { Gather, Softmax, Adam };
-// The kernel function behind a captured node of that kind (cudaKernelNodeParams::func), to
-// find the nodes in a captured graph.
-const void* kernel_id(StepKernel kernel);
-// Makes the captured node run with `a` from exec's next launch on; launches already queued
-// keep their arguments. The grid follows from a.n / a.count, which must equal the captured.
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const GatherArgs& a);
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const SoftmaxArgs& a);
-void update_node(cudaGraphExec_t exec, cudaGraphNode_t node, const AdamArgs& a);
-
 // ---- convolution epilogues (the conv layers' shapes of model/cnn_spec.h only) ----
 
 // p = maxpool2x2(relu(y + bias[c])), floor (an odd last row/column is dropped), NCHW; arg
@@ -106,5 +97,10 @@ struct BufferSet {
   float* ptr[kMaxInGpuRanks];
 };
 void launch_sum_buffers(const BufferSet& buffers, int ranks, std::size_t count, cudaStream_t stream);
+
+// ---- fault injection (MB_INJECT_FAULT, backends/common/cuda_options.h) ----
+// Spins on the device until *release becomes nonzero (a host-mapped flag) or cap_s seconds
+// have passed by the GPU's global timer: a stuck device on purpose, bounded.
+void launch_stall(const volatile int* release, double cap_s, cudaStream_t stream);
 
 }  // namespace mb::cuda

@@ -1,6 +1,7 @@
 // NCCL all-reduce between distinct GPUs, one rank per replica (see nccl_communicator.h).
 #include "backends/cuda/nccl_communicator.h"
 
+#include <algorithm>
 #include <chrono>
 #include <set>
 #include <thread>
@@ -10,15 +11,16 @@
 
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_select.h"
+#include "util/deadline.h"
 #include "util/error.h"
 #include "util/spin_barrier.h"
 
 namespace mb::cuda {
 namespace {
 
-using Clock = std::chrono::steady_clock;
-// A healthy finalisation takes milliseconds; past this the communicator is aborted instead.
-constexpr auto kFinalizeTimeout = std::chrono::seconds(10);
+// A healthy finalisation takes milliseconds; past this (or --timeout, if shorter) the
+// communicator is aborted instead.
+constexpr double kFinalizeTimeoutS = 10;
 
 void pause(int round) {
   if (round < 200) std::this_thread::yield();
@@ -41,9 +43,9 @@ NcclCommunicator::~NcclCommunicator() {
     // Non-blocking: finalise (flush) and poll, then free locally. Engines, and with them the
     // graphs holding this communicator's collectives, are gone by now (the trainer's order).
     status = ncclCommFinalize(comm_);
-    const auto deadline = Clock::now() + kFinalizeTimeout;
+    const Deadline deadline = Deadline::after(std::min(kFinalizeTimeoutS, timeout_s()));
     ncclResult_t state = status;
-    for (int round = 0; state == ncclInProgress && Clock::now() < deadline; ++round) {
+    for (int round = 0; state == ncclInProgress && !deadline.passed(); ++round) {
       if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
       pause(round);
     }
@@ -65,6 +67,7 @@ void NcclCommunicator::fail(ncclResult_t status, const char* what) {
 
 void NcclCommunicator::wait_ready(const char* what) {
   ncclResult_t state = ncclInProgress;
+  const Deadline deadline = Deadline::after(timeout_s());
   for (int round = 0;; ++round) {
     const ncclResult_t r = ncclCommGetAsyncError(comm_, &state);
     if (r != ncclSuccess) fail(r, what);
@@ -73,12 +76,20 @@ void NcclCommunicator::wait_ready(const char* what) {
     // The peer this call waits for may have failed: then give up (the rank's thread calls
     // cancel_device_work after releasing its graphs, or the destructor aborts).
     if (aborted_) throw BarrierAborted();
+    if (round % 256 == 255 && deadline.passed()) {
+      const std::string why = describe_stall();
+      throw StallError(fmt::format("nccl: rank {} on cuda:{}: {} has not completed within {:g} s (--timeout): a "
+                                   "peer is stuck or never joined{}",
+                                   rank(), device_, what, deadline.seconds(), why.empty() ? "" : " (" + why + ")"));
+    }
     pause(round);
   }
 }
 
 void NcclCommunicator::connect() {
-  if (comm_ || size() == 1) return;   // one rank has nothing to exchange
+  // One rank too: nothing to exchange, but the same initialisation, capture and abort paths
+  // as a multi-GPU run, so that a single GPU exercises them.
+  if (comm_) return;
   CUDA_CHECK(cudaSetDevice(device_));
   ncclUniqueId id{};
   if (rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -106,7 +117,7 @@ void NcclCommunicator::connect() {
 
 void NcclCommunicator::all_reduce_sum(float* data, std::size_t count) {
   if (aborted_) throw BarrierAborted();
-  if (count == 0 || size() == 1) return;
+  if (count == 0) return;
   MB_CHECK(comm_ != nullptr, Error, "nccl: rank {} used before connect() (or after a failure)", rank());
   CUDA_CHECK(cudaSetDevice(device_));
   const ncclResult_t r = ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_.get());

@@ -1,4 +1,6 @@
-// NCCL between distinct GPUs, one rank per replica, in one process or across processes:
+// NCCL between distinct GPUs, one rank per replica, in one process or across processes (and
+// with ONE rank too, so that a single GPU runs the very code a multi-GPU run does: the
+// non-blocking initialisation, the all-reduce captured in the step's graph, ncclCommAbort):
 // every rank is initialised with ncclCommInitRankConfig from its own thread, with the unique
 // id that rank 0 created and broadcast over the host communicator (threads and/or MPI), so
 // the same code serves cuda:0,cuda:1 in one process and `mpirun ... --devices cuda:local`.
@@ -49,10 +51,14 @@ class NcclCommunicator final : public Communicator {
   void check() override;
   void cancel_device_work() override;
   CollectiveTimes take_times() override { return host_->take_times(); }
+  double timeout_s() const override { return host_->timeout_s(); }
+  void note_progress(int64_t step) override { host_->note_progress(step); }
+  std::string describe_stall() override { return host_->describe_stall(); }
 
  private:
   // Polls the communicator's state until NCCL has finished the call that returned
-  // ncclInProgress; throws when it failed or abort() was called meanwhile.
+  // ncclInProgress; throws when it failed or abort() was called meanwhile, and StallError
+  // after timeout_s() (a peer that never joins the initialisation, say).
   void wait_ready(const char* what);
   [[noreturn]] void fail(ncclResult_t status, const char* what);
 

@@ -37,6 +37,7 @@ class MpiLink final : public ProcessLink {
   void barrier() override;
   void request_abort(const std::string& reason) override;
   void check() override;
+  std::string diagnose_peers() override { return diagnose(true); }
 
   // True once a collective was left unfinished (failure, abort): MPI_Finalize could wait for
   // it forever, so the session ends the run with MPI_Abort instead.
