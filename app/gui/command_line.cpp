@@ -76,6 +76,36 @@ void add_flags(CLI::App& app, Flags& f, TrainConfig& train) {
 
 QString q(const std::string& s) { return QString::fromStdString(s); }
 
+// Qt's own command-line options (QGuiApplication's and QApplication's documentation), with
+// one or two dashes, "-name value" or "-name=value": QApplication takes them out of argv.
+bool is_qt_option(const std::string& arg, bool* takes_value) {
+  static const char* const with_value[] = {"platform", "platformpluginpath", "platformtheme", "plugin",
+                                           "qmljsdebugger", "qwindowgeometry", "geometry", "qwindowicon", "icon",
+                                           "qwindowtitle", "title", "session", "style", "stylesheet", "display",
+                                           "name", "dialogs", "fontengine"};
+  static const char* const flags[] = {"reverse", "widgetcount", "nograb", "dograb", "sync", "testability"};
+  if (arg.size() < 2 || arg[0] != '-') return false;
+  std::string name = arg.substr(arg[1] == '-' ? 2 : 1);
+  const auto eq = name.find('=');
+  const bool inline_value = eq != std::string::npos;
+  name = name.substr(0, eq);
+  for (const char* o : with_value)
+    if (name == o) return *takes_value = !inline_value, true;
+  for (const char* o : flags)
+    if (name == o) return *takes_value = false, true;
+  return false;
+}
+
+// What CLI11 did not know must be Qt's (and its values), or it is a mistake: said before any
+// display is needed.
+void check_unknown(const std::vector<std::string>& unknown) {
+  for (std::size_t i = 0; i < unknown.size(); ++i) {
+    bool takes_value = false;
+    MB_CHECK(is_qt_option(unknown[i], &takes_value), ConfigError, "unknown option or argument '{}'", unknown[i]);
+    if (takes_value) ++i;
+  }
+}
+
 void fill_script(const Flags& f, const CLI::App& app, const TrainConfig& train, ScriptOptions& o) {
   MB_CHECK(int(f.run) + int(f.compare) + int(f.reference) + int(f.sweep) <= 1, ConfigError,
            "choose one of --run, --compare, --reference, --sweep");
@@ -132,7 +162,7 @@ GuiCommandLine parse_gui_command_line(int argc, char** argv) {
     return out;
   }
   fill_script(f, app, train, out.script);
-  out.unknown = app.remaining();
+  check_unknown(app.remaining());
   out.scripted = out.script.start || !out.script.export_png.isEmpty() || !out.script.export_csv.isEmpty() ||
                  !out.script.export_json.isEmpty() || !out.script.export_step.isEmpty() ||
                  !out.script.screenshot.isEmpty() || out.script.calibrate || !out.script.export_insight.isEmpty() ||

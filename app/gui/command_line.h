@@ -1,11 +1,8 @@
 // The workbench's command line, read with CLI11 before QApplication exists (so --help and
 // --version need no display), its training flags with the same code as mirrorbench-cli's
 // (app/options/train_flags.h). Qt's own options (-platform, -style, ...) are left for
-// QApplication: what neither knows is reported once Qt has taken its own.
+// QApplication; anything else it does not know is a usage error, also without a display.
 #pragma once
-#include <string>
-#include <vector>
-
 #include "app/script_options.h"
 
 namespace mb {
@@ -14,7 +11,6 @@ struct GuiCommandLine {
   bool done = false;                 // --help or --version was printed: exit 0
   bool scripted = false;             // any option that drives the window (else: just open it)
   ScriptOptions script;
-  std::vector<std::string> unknown;  // arguments CLI11 did not know (Qt's own, or mistakes)
 };
 
 // Throws ConfigError with one line naming the option for a bad command line.

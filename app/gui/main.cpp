@@ -42,9 +42,6 @@ int main(int argc, char** argv) {
   QApplication::setOrganizationName("mirrorbench");
   QApplication::setApplicationVersion(QString::fromStdString(mb::version()));
   QApplication::setDesktopFileName("mirrorbench");
-  const QStringList left = QApplication::arguments().mid(1);
-  for (const std::string& arg : command_line.unknown)
-    if (left.contains(QString::fromStdString(arg))) return usage_error("unknown option or argument '" + arg + "'");
 
   mb::MainWindow window;
   window.show();

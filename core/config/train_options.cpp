@@ -84,7 +84,10 @@ const TrainOption kOptions[] = {
     {.key = "devices", .flag = "--devices", .value_name = "LIST",
      .help = "cpu:N (N CPU replicas, one core each) or cuda:0,cuda:1",
      .kind = OptionKind::Custom, .agree = true, .remembered = true,
-     .record_keys = "devices,replicas_per_process,simulated", .example = "cpu:2",
+     // The replica count also sets the largest share, and the global batch and the learning
+     // rate in their per-replica and scaled modes.
+     .record_keys = "devices,replicas_per_process,simulated,global_batch,per_replica_batch,learning_rate",
+     .example = "cpu:3",
      .format = format_devices_option, .parse = parse_devices_option,
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
        r.devices = c.devices;
@@ -105,7 +108,7 @@ const TrainOption kOptions[] = {
     {.key = "per_replica_batch", .flag = "--per-replica-batch",
      .help = "B is per replica: global batch = B x replicas", .kind = OptionKind::Flag,
      .member = &TrainConfig::per_replica_batch, .agree = true, .remembered = true,
-     .record_keys = "per_replica_batch_mode,global_batch", .example = "true",
+     .record_keys = "per_replica_batch_mode,global_batch,per_replica_batch", .example = "true",
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.per_replica_batch_mode = c.per_replica_batch; },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.per_replica_batch = r.per_replica_batch_mode; }},
     {.key = "lr", .flag = "--lr", .value_name = "X", .help = "Adam learning rate", .kind = OptionKind::Real,
