@@ -11,7 +11,9 @@
 #include <QHBoxLayout>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScreen>
 #include <QScrollArea>
+#include <QScrollBar>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -84,11 +86,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   sweep_ = new SweepPanel(this);
   step_ = new StepPanel(this);
 
+  // The setup fields scroll vertically when the screen is short (never sideways: the column
+  // is as wide as they need); the buttons stay below them, always in view.
   auto* setup_scroll = new QScrollArea(this);
+  setup_scroll->setObjectName("setup_scroll");
   setup_scroll->setWidget(setup_);
   setup_scroll->setWidgetResizable(true);
-  setup_scroll->setMinimumWidth(340);
+  setup_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   setup_scroll->setFrameShape(QFrame::NoFrame);
+  auto* setup_column = new QWidget(this);
+  auto* setup_layout = new QVBoxLayout(setup_column);
+  setup_layout->setContentsMargins(0, 0, 0, 0);
+  setup_layout->setSpacing(0);
+  setup_layout->addWidget(setup_scroll, 1);
+  setup_layout->addWidget(setup_->actions());
+  setup_column->setMinimumWidth(setup_->minimumSizeHint().width() +
+                                setup_scroll->verticalScrollBar()->sizeHint().width());
 
   auto* chart_area = new QWidget(this);
   auto* chart_layout = new QVBoxLayout(chart_area);
@@ -116,7 +129,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   right_split_->setStretchFactor(0, 3);
   right_split_->setStretchFactor(1, 1);
   main_split_ = new QSplitter(Qt::Horizontal, this);
-  main_split_->addWidget(setup_scroll);
+  main_split_->addWidget(setup_column);
   main_split_->addWidget(right_split_);
   main_split_->setStretchFactor(1, 1);
   setCentralWidget(main_split_);
@@ -234,13 +247,28 @@ void MainWindow::restore_settings() {
   sweep_->set_settings(parse_batches(settings_.sweep_batches(), nullptr), settings_.sweep_target());
   setup_->set_sweep_problem(sweep_->batches_problem());
   log_->set_level(settings_.log_level());
-  if (!restoreGeometry(settings_.window_geometry())) resize(1440, 900);
+  fit_pending_ = !restoreGeometry(settings_.window_geometry());
+  if (fit_pending_) fit_to_screen();
   QByteArray state = settings_.window_state();
   QDataStream in(&state, QIODevice::ReadOnly);
   QByteArray main_state, right_state;
   in >> main_state >> right_state;
-  if (main_state.isEmpty() || !main_split_->restoreState(main_state)) main_split_->setSizes({360, 1080});
+  if (main_state.isEmpty() || !main_split_->restoreState(main_state)) {
+    const int left = main_split_->widget(0)->minimumWidth();
+    main_split_->setSizes({left, std::max(1, width() - left)});
+  }
   if (right_state.isEmpty() || !right_split_->restoreState(right_state)) right_split_->setSizes({640, 220});
+}
+
+void MainWindow::fit_to_screen() {
+  const QScreen* where = screen() ? screen() : QGuiApplication::primaryScreen();
+  const QRect available = where ? where->availableGeometry() : QRect(0, 0, 1440, 900);
+  // The frame (title bar, borders) comes on top of the size given: leave room for it, as much
+  // as it takes once shown (showEvent fits again) and before that what window managers use.
+  const QSize frame = frameGeometry().size() - geometry().size();
+  const QSize room = available.size() - QSize(std::max(8, frame.width()), std::max(32, frame.height()));
+  resize(QSize(1440, 900).boundedTo(room));
+  move(available.topLeft());
 }
 
 void MainWindow::save_settings() {
@@ -474,6 +502,13 @@ void MainWindow::log_sweep_result(QString* summary) const {
     if (end == std::string::npos) end = text.size();
     spdlog::info("  {}", text.substr(at, end - at));
   }
+}
+
+void MainWindow::showEvent(QShowEvent* event) {
+  QMainWindow::showEvent(event);
+  if (!fit_pending_) return;
+  fit_pending_ = false;
+  fit_to_screen();   // the frame's size is known now
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

@@ -86,11 +86,13 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void showEvent(QShowEvent* event) override;
 
  private:
   bool start(const PlanRequest& request);
   void refuse(const QString& why);
   void build_menus();
+  void fit_to_screen();   // the default size: 1440x900, or the screen's available area if smaller
   void restore_settings();
   void save_settings();
   void update_shown();
@@ -134,6 +136,7 @@ class MainWindow : public QMainWindow {
   std::vector<std::string> plan_ids_;      // records of the plan in progress / last plan
   std::vector<std::string> load_warnings_;
   bool scripted_ = false;
+  bool fit_pending_ = false;               // no geometry restored: fit the screen once shown
   bool closing_ = false;                   // close requested mid-run: close once stopped
   bool destroying_ = false;
 };

@@ -1,5 +1,6 @@
 // Chart descriptions from runs: which series, which pens, which ranges, which headline.
 #include "charts/chart_content.h"
+#include "charts/chart_headline.h"
 
 #include <QObject>
 
@@ -45,10 +46,6 @@ QPen run_pen(const ShownRun& run, bool secondary) {
   if (run.baseline) pen.setStyle(secondary ? Qt::DashDotLine : Qt::DashLine);
   else if (secondary) pen.setStyle(Qt::SolidLine);
   return pen;
-}
-
-QString headline_span(const QString& text, const QString& colour = "#444444") {
-  return QStringLiteral("<br><span style='font-size:10pt; color:%1'>%2</span>").arg(colour, text.toHtmlEscaped());
 }
 
 int planned_epochs(const std::vector<const ShownRun*>& runs) {
@@ -190,23 +187,23 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       fit_y(c, true);
       c.title = QObject::tr("<b>Time per epoch</b>");
       if (!primary) {
-        c.title += headline_span(QObject::tr("No runs yet: press Run or Compare"));
+        c.title += chart_headline(QObject::tr("No runs yet: press Run or Compare"));
       } else if (primary->vs_baseline) {
         const auto& v = *primary->vs_baseline;
-        c.title += headline_span(QObject::tr("%1: %2 vs baseline (%3 s → %4 s, %5)")
+        c.title += chart_headline(QObject::tr("%1: %2 vs baseline (%3 s → %4 s, %5)")
                                      .arg(primary->label, format_reduction(v.reduction))
                                      .arg(v.baseline_s, 0, 'f', 2)
                                      .arg(v.run_s, 0, 'f', 2)
                                      .arg(format_speedup(v.speedup)),
                                  v.reduction >= 0 ? "#1b5e20" : "#b71c1c");
       } else if (primary->baseline) {
-        c.title += headline_span(QObject::tr("baseline %1: %2 per epoch")
+        c.title += chart_headline(QObject::tr("baseline %1: %2 per epoch")
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));
       } else if (primary->record.config.replicas > 1) {
-        c.title += headline_span(
+        c.title += chart_headline(
             QObject::tr("%1: no single-device baseline for this configuration yet: use Compare").arg(primary->label));
       } else {
-        c.title += headline_span(QObject::tr("%1: %2 per epoch")
+        c.title += chart_headline(QObject::tr("%1: %2 per epoch")
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));
       }
       break;
@@ -243,9 +240,9 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
             break;
           }
         }
-        c.title += headline_span(line);
+        c.title += chart_headline(line);
       } else {
-        c.title += headline_span(QObject::tr("train and validation, per epoch"));
+        c.title += chart_headline(QObject::tr("train and validation, per epoch"));
       }
       break;
     }
@@ -266,10 +263,10 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       c.title = QObject::tr("<b>Loss</b>");
       if (primary && !primary->record.epochs.empty()) {
         const auto& m = primary->record.epochs.back();
-        c.title += headline_span(
+        c.title += chart_headline(
             QObject::tr("%1: train %2 · val %3").arg(primary->label).arg(m.train_loss, 0, 'f', 3).arg(m.val_loss, 0, 'f', 3));
       } else {
-        c.title += headline_span(QObject::tr("train and validation, per epoch"));
+        c.title += chart_headline(QObject::tr("train and validation, per epoch"));
       }
       break;
     }

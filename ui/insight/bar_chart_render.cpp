@@ -60,7 +60,12 @@ Frame frame(const BarChartContent& c, const QRectF& r, const Fonts& f) {
   double y = r.top() + m;
   fr.title = QRectF(r.left() + m, y, r.width() - 2 * m, title.height());
   y += title.height() + 1;
-  fr.headline = QRectF(r.left() + m, y, r.width() - 2 * m, c.headline.isEmpty() ? 0 : head.height());
+  // The headline wraps (up to three lines) rather than lose its end.
+  const double head_w = r.width() - 2 * m;
+  const double head_h = c.headline.isEmpty() ? 0
+                        : std::min(3 * head.lineSpacing(),
+                                   head.boundingRect(QRectF(0, 0, head_w, 1e6), Qt::TextWordWrap, c.headline).height());
+  fr.headline = QRectF(r.left() + m, y, head_w, head_h);
   y += fr.headline.height() + 6;
   const double legend_h = c.legend.empty() || !c.empty_text.isEmpty() ? 0 : legend.height() + 6;
   fr.legend = QRectF(r.left() + m, r.bottom() - m - legend_h, r.width() - 2 * m, legend_h);
@@ -158,8 +163,7 @@ void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& 
   if (!c.headline.isEmpty()) {
     painter.setPen(c.headline_colour);
     painter.setFont(f.headline);
-    painter.drawText(fr.headline, Qt::AlignHCenter | Qt::AlignVCenter,
-                     QFontMetricsF(f.headline).elidedText(c.headline, Qt::ElideRight, fr.headline.width()));
+    painter.drawText(fr.headline, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextWordWrap, c.headline);
   }
   const QRectF& p = fr.plot;
   if (!c.empty_text.isEmpty()) {

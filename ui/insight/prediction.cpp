@@ -1,5 +1,6 @@
 // The scaling predictor's data in the window (see prediction.h).
 #include "insight/prediction.h"
+#include "charts/chart_headline.h"
 
 #include <QLocale>
 #include <QObject>
@@ -41,10 +42,6 @@ QString mode_name(const char* mode, int64_t batch) {
 }
 
 bool is_gpu_run(const RunConfig& c) { return c.device_kind() == DeviceKind::Cuda; }
-
-QString headline(const QString& text, const QString& colour = QStringLiteral("#444444"), double pt = 10) {
-  return QStringLiteral("<br><span style='font-size:%1pt; color:%2'>%3</span>").arg(pt).arg(colour, text.toHtmlEscaped());
-}
 
 double x_tick(int max) {
   for (int step : {1, 2, 4, 8, 16}) {
@@ -194,7 +191,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
                                     std::span<const RunRecord> history, const ShownRun* on_display) {
   ChartContent c;
   c.x_title = QObject::tr("Replicas");
-  c.y_title = QObject::tr("Epoch time (s)");
+  c.y_title = QObject::tr("Time (s)");
   c.x_min = 0.5;
   c.x_max = scope.max_replicas + 0.5;
   c.x_tick_anchor = 1;
@@ -290,21 +287,21 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
   c.title = QObject::tr("<b>Predicted epoch time</b>");
   const QString settings = QObject::tr("%1 training images, batch %2").arg(images(scope.train_size)).arg(scope.batch);
   if (!calibration) {
-    c.title += headline(QObject::tr("Not calibrated yet: press Calibrate to measure this machine (under a minute)"));
+    c.title += chart_headline(QObject::tr("Not calibrated yet: press Calibrate to measure this machine (under a minute)"));
   } else if (!error.isEmpty()) {
-    c.title += headline(QObject::tr("The calibration cannot predict: %1").arg(error), QStringLiteral("#b71c1c"));
+    c.title += chart_headline(QObject::tr("The calibration cannot predict: %1").arg(error), QStringLiteral("#b71c1c"));
   } else if (on_display && on_display->predicted && shown_mean > 0) {
     const double off = shown_mean / on_display->predicted->epoch_s - 1;
-    c.title += headline(QObject::tr("%1: predicted %2, measured %3, %4")
+    c.title += chart_headline(QObject::tr("%1: predicted %2, measured %3, %4")
                             .arg(on_display->label, format_seconds(on_display->predicted->epoch_s),
                                  format_seconds(shown_mean), format_deviation(off)),
                         std::fabs(off) <= 0.15 ? QStringLiteral("#1b5e20") : QStringLiteral("#8a5a00"));
   } else if (on_display && !on_display->no_prediction.isEmpty()) {
-    c.title += headline(QObject::tr("%1: %2").arg(on_display->label, on_display->no_prediction), QStringLiteral("#8a5a00"));
+    c.title += chart_headline(QObject::tr("%1: %2").arg(on_display->label, on_display->no_prediction), QStringLiteral("#8a5a00"));
   } else {
-    c.title += headline(QObject::tr("%1, this machine's calibration of %2").arg(settings, format_date(calibration->measured_at)));
+    c.title += chart_headline(QObject::tr("%1, this machine's calibration of %2").arg(settings, format_date(calibration->measured_at)));
   }
-  if (!beyond_note.isEmpty()) c.title += headline(QObject::tr("dashed: %1").arg(beyond_note), QStringLiteral("#777777"), 8.5);
+  if (!beyond_note.isEmpty()) c.title += chart_headline(QObject::tr("dashed: %1").arg(beyond_note), QStringLiteral("#777777"), 8.5);
   return c;
 }
 

@@ -59,7 +59,12 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   stop_->setToolTip(tr("Stop after the current step; the partial run is saved as “stopped”"));
   stop_->setEnabled(false);
 
-  auto* buttons = new QGridLayout;
+  // The buttons live in their own bar, which the window keeps in view below the (scrolling)
+  // fields: on a laptop or projector screen the fields may scroll, the buttons never do.
+  actions_ = new QWidget(this);
+  actions_->setObjectName("setup_actions");
+  auto* buttons = new QGridLayout(actions_);
+  buttons->setContentsMargins(9, 6, 9, 6);
   buttons->addWidget(run_, 0, 0);
   buttons->addWidget(compare_, 0, 1);
   buttons->addWidget(reference_, 1, 0);
@@ -73,7 +78,6 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   layout->addWidget(build_training_group());
   layout->addWidget(straggler_);
   layout->addWidget(message_);
-  layout->addLayout(buttons);
   layout->addStretch(1);
 
   connect(run_, &QPushButton::clicked, this, &RunSetupPanel::run_clicked);

@@ -65,6 +65,10 @@ class RunSetupPanel : public QWidget {
   QStringList recent_data_dirs() const;
   void set_recent_data_dirs(const QStringList& dirs);
 
+  // The Run / Compare / Reference experiment / Sweep / Stop buttons, for the window to place
+  // where they stay visible (a child of the panel until then).
+  QWidget* actions() const { return actions_; }
+
   static const int kBatchPresets[4];
 
  signals:
@@ -108,6 +112,7 @@ class RunSetupPanel : public QWidget {
   double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
   QString sweep_problem_;
   QLabel* message_;
+  QWidget* actions_;
   QPushButton* run_;
   QPushButton* compare_;
   QPushButton* reference_;
