@@ -1,6 +1,8 @@
 // Sweep bar charts (see sweep_charts.h).
 #include "sweep/sweep_charts.h"
 
+#include "charts/chart_headline.h"
+
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -57,8 +59,9 @@ SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
       b.y_title = QObject::tr("last epoch");
       break;
     case SweepChart::TimeToTarget:
-      b.title = QObject::tr("Time to %1 (s)").arg(target);
-      b.y_title = QObject::tr("none: not reached");
+      b.title = QObject::tr("Time to %1 (s)").arg(target) +
+                chart_headline(QObject::tr("no bar: not reached"), QStringLiteral("#777777"), 8.5);
+      b.y_title = QObject::tr("lower is better");
       break;
   }
   std::vector<int64_t> batches;
