@@ -12,75 +12,23 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mpi_runs.h"
 #include "records/run_record.h"
 #include "test_support.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  QString out, err;
-  double seconds = 0;
-};
+using mb::test::finish;
+using mb::test::Result;
+using mb::test::run;
+using mb::test::ranks_of;
+using mb::test::alive;
 
 QString mpirun_path() { return QStandardPaths::findExecutable("mpirun"); }
 
 QStringList mpirun_args(int processes) {
   return {"--allow-run-as-root", "--mca",         "btl", "self,vader", "--mca", "oob_tcp_if_include",
           "lo",                  "--oversubscribe", "-np", QString::number(processes)};
-}
-
-Result finish(QProcess& p, QElapsedTimer& t, int timeout_ms) {
-  Result r;
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished(5000);
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  r.seconds = t.elapsed() / 1000.0;
-  return r;
-}
-
-Result run(const QString& program, const QStringList& args, int timeout_ms = 300000) {
-  QProcess p;
-  QElapsedTimer t;
-  t.start();
-  p.start(program, args);
-  return finish(p, t, timeout_ms);
-}
-
-// The children of `parent` (mpirun starts the local ranks itself) and their MPI ranks.
-std::map<int, pid_t> ranks_of(pid_t parent) {
-  std::map<int, pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
-    std::ifstream env(e.path() / "environ", std::ios::binary);
-    std::string var;
-    while (std::getline(env, var, '\0'))
-      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) out[std::stoi(var.substr(21))] = std::stoi(name);
-  }
-  return out;
-}
-
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line[close + 2] != 'Z';
 }
 
 }  // namespace

@@ -126,7 +126,7 @@ class HierarchicalCommunicator final : public Communicator {
     }
     // The leader (the last local rank to arrive runs the completion, whichever it is: the
     // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
-    arrive([&] { leader_link_call([&] { g_->link->all_reduce_sum(partial, count); }); });
+    arrive([&] { leader_all_reduce(partial, count); });
     if (!solo) std::memcpy(data, partial, count * sizeof(float));
     if (!solo) arrive([] {});   // the partial is not reused before everyone copied it
     account(t0, t1);
@@ -230,6 +230,16 @@ class HierarchicalCommunicator final : public Communicator {
     g_->link->barrier();
     g_->link_wait_s = seconds(t0, Clock::now());
     call();
+  }
+
+  // The gradient all-reduce over the link: a link that measures its own wait for the others
+  // needs no barrier before it (the MPI link: each process's arrival note travels with its
+  // data, so waiting costs no round trip).
+  void leader_all_reduce(float* partial, std::size_t count) {
+    ProcessLink& link = *g_->link;
+    if (!link.measures_all_reduce_wait()) return leader_link_call([&] { link.all_reduce_sum(partial, count); });
+    link.all_reduce_sum(partial, count);
+    g_->link_wait_s = link.all_reduce_wait_s();
   }
 
   // Wait: for the local ranks (t0..t1) and the other processes (link_wait_s); the rest of

@@ -1,7 +1,8 @@
 // `mirrorbench-cli scaling`: calibrates this machine in well under a minute (lock-step compute
 // of 1..cores CPU replicas at several batches, a size sweep of the all-reduce) and predicts
 // epoch time, speedup, efficiency and communication share for 1..N replicas, in global- and
-// per-replica-batch mode, and for more machines given a link bandwidth (--link-gbps).
+// per-replica-batch mode, and for more machines given a link (--link-gbps, --link-latency-us):
+// as many as the replicas need, or the replicas spread over --machines N.
 #include <cstdio>
 
 #include <CLI/CLI.hpp>
@@ -31,6 +32,14 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   sub.add_option("--link-gbps", o.link_gbps, "predict replicas beyond this machine on more machines over this link")
       ->transform(positive_real_up_to(1e5))
       ->type_name("GBITS");
+  sub.add_option("--link-latency-us", o.link_latency_us, "the link's latency per message, microseconds (default 20)")
+      ->transform(positive_real_up_to(1e6))
+      ->type_name("US");
+  sub.add_option("--machines", o.machines,
+                 "spread the replicas over N machines joined by the link (default: as many as they need, "
+                 "this machine's cores each)")
+      ->transform(integer_in(1, 4096))
+      ->type_name("N");
   sub.add_option("--round-images", o.round_images,
                  "images per replica in each timed round of a calibration point (5 rounds, the median kept); "
                  "fewer is quicker and noisier")
@@ -51,6 +60,8 @@ int run_scaling(const Options& o) {
            "scaling calibrates CPU replicas (--devices cpu); measuring GPUs needs the device sweep of "
            "bench/gpu_check.sh");
   resolve_backend(DeviceKind::Cpu, o.train.backend);   // a typo is reported before a minute of measuring
+  MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
+           "--machines {} needs the link between them: give --link-gbps (and --link-latency-us)", o.machines);
 
   CalibrateOptions copt;
   copt.backend = o.train.backend;
@@ -65,6 +76,8 @@ int run_scaling(const Options& o) {
   popt.max_replicas = o.max_replicas > 0 ? o.max_replicas : 2 * cal.cores;
   popt.batch = o.train.batch;
   popt.link_gbps = o.link_gbps;
+  popt.link_latency_s = o.link_latency_us * 1e-6;
+  popt.machines = o.machines;
   const auto predictions = predict_scaling(cal, popt);
 
   fmt::print("\npredicted epoch of {} images on {} ({} core(s) here), batch {}:\n", cal.train_size, cal.device,
