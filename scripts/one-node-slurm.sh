@@ -43,7 +43,8 @@ stop_pid() {  # NAME: SIGTERM, then SIGKILL after 10 s
 }
 
 do_down() {
-  [ -d "$dir/state" ] || return 0
+  rm -f "$dir/skip-reason"
+  [ -d "$dir/state" ] || { rmdir "$dir" 2>/dev/null || true; return 0; }
   for d in slurmd slurmctld munged; do stop_pid "$d"; done
   if [ -n "$(state tag)" ] && [ -e "/run/netns/$(ns)" ]; then
     # Steps that outlived their slurmd (slurmstepd, the tasks of a failed test), by pid.
@@ -51,7 +52,8 @@ do_down() {
     ip netns del "$(ns)" 2>/dev/null || true
   fi
   if mountpoint -q "$dir/state/uts" 2>/dev/null; then umount "$dir/state/uts" || umount -l "$dir/state/uts"; fi
-  rm -rf "$dir/state" "$dir/ready" "$dir/spool" "$dir/ctld" "$dir/munge" "$dir/slurm.conf"
+  rm -rf "$dir/state" "$dir/ready" "$dir/spool" "$dir/ctld" "$dir/munge" "$dir/slurm.conf" "$dir"/*.log "$dir"/*.out
+  rmdir "$dir" 2>/dev/null || true
 }
 
 # slurm.conf for this host: its CPUs and memory as slurmd sees them, one partition.
@@ -104,7 +106,8 @@ do_up() {
   do_down
   mkdir -p "$dir/state" "$dir/spool" "$dir/ctld" "$dir/munge"
   printf '%04x' $((RANDOM % 65536)) > "$dir/state/tag"
-  trap 'echo "one-node-slurm: start-up failed (logs in $dir), stopping what was started" >&2; do_down' ERR
+  trap 'echo "one-node-slurm: start-up failed, stopping what was started; the daemons said:" >&2
+        tail -n 5 "$dir"/*.log "$dir"/*.out >&2 2>/dev/null || true; do_down' ERR
   ip netns add "$(ns)" || skip "cannot make a network namespace here"
   ip -n "$(ns)" link set lo up
   ip -n "$(ns)" link add mb-slurm0 type veth peer name mb-slurm1

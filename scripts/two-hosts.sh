@@ -48,7 +48,8 @@ host_cpu() {
 }
 
 do_down() {
-  [ -d "$dir/state" ] || return 0
+  rm -f "$dir/skip-reason"
+  [ -d "$dir/state" ] || { rmdir "$dir" 2>/dev/null || true; return 0; }
   local tag
   tag=$(state tag)
   for h in "${hosts[@]}"; do
@@ -74,6 +75,7 @@ do_down() {
     if mountpoint -q "$uts" 2>/dev/null; then umount "$uts" || umount -l "$uts"; fi
   done
   rm -rf "$dir/state" "$dir/ready" "$dir/hostfile" "$dir/rsh-agent" "$dir/mpi.env"
+  rmdir "$dir" 2>/dev/null || true
 }
 
 do_up() {

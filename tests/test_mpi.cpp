@@ -75,6 +75,39 @@ class TestMpi : public QObject {
     QCOMPARE(procs.out.count("mean epoch time"), 1);
   }
 
+  void three_processes_train_what_three_threads_train() {
+    // The link sums each element in process order, as the threads sum in rank order: with one
+    // replica per process the same bits for any count, not only for two (where a + b = b + a).
+    const QStringList opts{"--epochs", "1", "--batch", "96"};
+    const Result threads = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:3", "--json", tmp_.filePath("t3.json")}).mid(1));
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    const Result procs = run(mpirun_, mpirun_args(3) + train(opts + QStringList{"--devices", "cpu:1", "--json",
+                                                                                   tmp_.filePath("p3.json")}));
+    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
+    const mb::RunRecord t = record("t3.json"), p = record("p3.json");
+    QCOMPARE(p.config.processes, 3);
+    QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
+  }
+
+  void the_allreduce_bench_sums_exactly_on_each_transport_data() {
+    QTest::addColumn<QStringList>("transport");
+    QTest::addRow("shared memory") << QStringList{"--mca", "btl", "self,vader"};
+    QTest::addRow("tcp loopback") << QStringList{"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"};
+  }
+  void the_allreduce_bench_sums_exactly_on_each_transport() {
+    // The MPI path of bench/allreduce_bench: the link and MPI_Allreduce side by side, every
+    // sum checked (no timing is asserted).
+    QFETCH(QStringList, transport);
+    const QStringList args = QStringList{"--allow-run-as-root", "--mca", "oob_tcp_if_include", "lo", "--oversubscribe",
+                                         "-np", "2"} + transport +
+                             QStringList{MB_ALLREDUCE_BENCH_PATH, "--iters", "10", "--late-ms", "1", "--diagnose"};
+    const Result r = run(mpirun_, args);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("MPI_Allreduce (Open MPI)") && r.out.contains("mirrorbench MPI link") &&
+                 r.out.contains("last rank 1 ms late") && !r.out.contains("WRONG"),
+             qPrintable(r.out));
+  }
+
   void two_processes_of_two_threads_are_hierarchical() {
     const QStringList opts{"--epochs", "2", "--batch", "64"};
     const Result flat = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:4", "--json", tmp_.filePath("t4.json")}).mid(1));

@@ -9,8 +9,9 @@
 //                  order, into one per-process partial sum; the leader sums the processes'
 //                  partials over the link (reduce-scatter + all-gather there too); every
 //                  local rank copies the result.
-// For one replica per process the two give the same bits (a + b is commutative), so
-// `mpirun -np 2 ... cpu:1` trains exactly what in-process cpu:2 trains.
+// For one replica per process the two give the same bits (the MPI link, too, sums each
+// element in process order), so `mpirun -np N ... cpu:1` trains exactly what in-process
+// cpu:N trains.
 #include "comm/hierarchical_communicator.h"
 
 #include <algorithm>
