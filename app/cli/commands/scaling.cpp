@@ -4,6 +4,7 @@
 // per-replica-batch mode, and for more machines given a link (--link-gbps, --link-latency-us):
 // as many as the replicas need, or the replicas spread over --machines N.
 #include <cstdio>
+#include <fstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -48,10 +49,44 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   sub.add_option("--backend", o.train.backend, "CPU kernels: auto, onednn, reference")
       ->check(not_an_option())
       ->type_name("NAME");
+  sub.add_option("--calibration", o.calibration_in,
+                 "predict from this calibration (the \"calibration\" of an earlier --json, or the workbench's "
+                 "calibration.json) instead of measuring this machine")
+      ->check(not_an_option())
+      ->type_name("FILE");
   sub.add_option("--json", o.json_out, "write {\"calibration\": ..., \"predictions\": [...]}")
       ->check(not_an_option())
       ->type_name("FILE");
   sub.add_option("--csv", o.csv_out, "write the predictions as CSV")->check(not_an_option())->type_name("FILE");
+}
+
+Calibration measure(const Options& o) {
+  CalibrateOptions copt;
+  copt.backend = o.train.backend;
+  copt.round_images = o.round_images;
+  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", o.train.devices);
+  std::fflush(stdout);
+  return calibrate_cpu(copt, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+}
+
+// A --json document of this command (its "calibration") or a bare calibration.
+Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  MB_CHECK(in.good(), DataError, "--calibration: cannot read {}", path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("--calibration {}: not JSON ({})", path, e.what()));
+  }
+  try {
+    return calibration_from_json(j.contains("calibration") ? j.at("calibration") : j);
+  } catch (const DataError& e) {
+    throw DataError(fmt::format("--calibration {}: {}", path, e.what()));
+  }
 }
 
 int run_scaling(const Options& o) {
@@ -63,15 +98,7 @@ int run_scaling(const Options& o) {
   MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
            "--machines {} needs the link between them: give --link-gbps (and --link-latency-us)", o.machines);
 
-  CalibrateOptions copt;
-  copt.backend = o.train.backend;
-  copt.round_images = o.round_images;
-  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", o.train.devices);
-  std::fflush(stdout);
-  const Calibration cal = calibrate_cpu(copt, [](const std::string& line) {
-    fmt::print("  {}\n", line);
-    std::fflush(stdout);
-  });
+  const Calibration cal = o.calibration_in.empty() ? measure(o) : read_calibration(o.calibration_in);
   PredictOptions popt;
   popt.max_replicas = o.max_replicas > 0 ? o.max_replicas : 2 * cal.cores;
   popt.batch = o.train.batch;
