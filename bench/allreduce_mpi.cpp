@@ -23,6 +23,7 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -170,6 +171,37 @@ std::vector<Variant> variants(Communicator& link, ProcessLink& process_link, MPI
                    MPI_Reduce_scatter(d, mine.data(), counts.data(), MPI_FLOAT, MPI_SUM, world);
                    std::memcpy(d + displs[std::size_t(me)], mine.data(), sizeof(float) * std::size_t(counts[std::size_t(me)]));
                    MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, d, counts.data(), displs.data(), MPI_FLOAT, world);
+                 }));
+  // The link's two message patterns by hand (2 processes), MPI_Waitall instead of its polling.
+  auto scratch = std::make_shared<std::vector<float>>();
+  out.push_back(variant("  diag: p2p swap whole buffers, Waitall", false, [world, scratch](float* d, std::size_t n) {
+                   int me = 0, size = 1;
+                   MPI_Comm_rank(world, &me);
+                   MPI_Comm_size(world, &size);
+                   if (size != 2) return;
+                   scratch->resize(n);
+                   MPI_Request r[2];
+                   MPI_Irecv(scratch->data(), int(n), MPI_FLOAT, 1 - me, 90, world, &r[0]);
+                   MPI_Isend(d, int(n), MPI_FLOAT, 1 - me, 90, world, &r[1]);
+                   MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+                   for (std::size_t i = 0; i < n; ++i) d[i] += (*scratch)[i];
+                 }));
+  out.push_back(variant("  diag: p2p halves, two rounds, Waitall", false, [world, scratch](float* d, std::size_t n) {
+                   int me = 0, size = 1;
+                   MPI_Comm_rank(world, &me);
+                   MPI_Comm_size(world, &size);
+                   if (size != 2) return;
+                   const std::size_t half = (n + 1) / 2, b[3] = {0, half, n};
+                   const int peer = 1 - me;
+                   scratch->resize(half);
+                   MPI_Request r[2];
+                   MPI_Irecv(scratch->data(), int(b[me + 1] - b[me]), MPI_FLOAT, peer, 91, world, &r[0]);
+                   MPI_Isend(d + b[peer], int(b[peer + 1] - b[peer]), MPI_FLOAT, peer, 91, world, &r[1]);
+                   MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+                   for (std::size_t i = b[me]; i < b[me + 1]; ++i) d[i] += (*scratch)[i - b[me]];
+                   MPI_Irecv(d + b[peer], int(b[peer + 1] - b[peer]), MPI_FLOAT, peer, 92, world, &r[0]);
+                   MPI_Isend(d + b[me], int(b[me + 1] - b[me]), MPI_FLOAT, peer, 92, world, &r[1]);
+                   MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
                  }));
   out.push_back(variant("  diag: MPI_Iallreduce + MPI_Wait", false, [world](float* d, std::size_t n) {
                    MPI_Request r;
