@@ -16,7 +16,6 @@ Launch Launch::join(double timeout_s) {
   const LaunchInfo launch = detect_launch();
   if (!launch.launched()) return out;
 #ifdef MB_HAVE_MPI
-  if (!launch.unusable.empty()) throw ConfigError(launch.unusable);   // before MPI_Init, which would abort
   out.session_ = start_mpi_session(launch, timeout_s);
 #else
   (void)timeout_s;
