@@ -6,6 +6,8 @@
 // N). Every result is checked exactly (inputs are small integers, sums exact in float).
 //   build/bin/allreduce_bench [--replicas 2,4] [--iters 20]
 // The row marked "model" is the CNN's gradient (121,930 floats), the size the trainer reduces.
+// Started by mpirun it times the MPI path instead (allreduce_mpi.cpp): the link the trainer
+// uses between processes against Open MPI's own MPI_Allreduce, side by side.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,7 +17,10 @@
 
 #include <fmt/format.h>
 
+#include "allreduce_mpi.h"
+#include "allreduce_timing.h"
 #include "backends/devices.h"
+#include "comm/launch.h"
 #include "comm/communicator.h"
 #include "model/cnn_spec.h"
 
@@ -47,26 +52,25 @@ bool time_all_reduce(int replicas, std::size_t count, int iters, double* median_
       c.connect();
       std::vector<float> buf(count);
       for (int it = -2; it < iters; ++it) {   // two untimed warm-up rounds
-        for (std::size_t i = 0; i < count; ++i) buf[i] = float((i % 7) + std::size_t(r));
+        for (std::size_t i = 0; i < count; ++i) buf[i] = mb::bench::test_value(i, r);
         c.barrier();
         const auto t0 = Clock::now();
         c.all_reduce_sum(buf.data(), count);
         const double s = std::chrono::duration<double>(Clock::now() - t0).count();
         if (r == 0 && it >= 0) times.push_back(s);
-        const float base = float(replicas * (replicas - 1) / 2);
         for (std::size_t i = 0; i < count; ++i)
-          if (buf[i] != float(i % 7) * float(replicas) + base) exact[std::size_t(r)] = 0;
+          if (buf[i] != mb::bench::expected_sum(i, replicas)) exact[std::size_t(r)] = 0;
       }
     });
   for (auto& t : threads) t.join();
-  std::sort(times.begin(), times.end());
-  *median_s = times[times.size() / 2];
+  *median_s = mb::bench::median(times);
   return std::all_of(exact.begin(), exact.end(), [](char e) { return e != 0; });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (mb::detect_launch().launched()) return mb::bench::run_mpi_bench(argc, argv);
   std::vector<int> replica_counts{2, 4};
   int iters = 20;
   for (int i = 1; i < argc; ++i) {
@@ -95,8 +99,8 @@ int main(int argc, char** argv) {
       const bool exact = time_all_reduce(n, count, iters, &s);
       all_exact = all_exact && exact;
       const double bytes = double(count) * sizeof(float);
-      const double algbw = bytes / s / 1e9;
-      std::printf("%-9d %12.0f %12.1f %12.2f %12.2f  %s%s\n", n, bytes, s * 1e6, algbw, algbw * 2.0 * (n - 1) / n,
+      const mb::bench::Bandwidth bw = mb::bench::all_reduce_bandwidth(bytes, s, n);
+      std::printf("%-9d %12.0f %12.1f %12.2f %12.2f  %s%s\n", n, bytes, s * 1e6, bw.algbw_gbs, bw.busbw_gbs,
                   count == std::size_t(mb::cnn::kParamCount) ? "model " : "", exact ? "" : "WRONG SUM");
     }
   }

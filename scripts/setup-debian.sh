@@ -11,7 +11,10 @@ packages=(cmake ninja-build g++ pkg-config file dpkg-dev
           qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
           libdnnl-dev ocl-icd-opencl-dev libhwy-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libcli11-dev
           libopenmpi-dev openmpi-bin
-          fonts-dejavu-core dataset-fashion-mnist)
+          fonts-dejavu-core dataset-fashion-mnist
+          # The root-only tests (labels hosts, slurm): two emulated hosts (ip netns, veth, tc)
+          # and a one-node Slurm; its PMIx plugin (srun --mpi=pmix) is in slurm-wlm-basic-plugins.
+          iproute2 slurm-wlm slurm-wlm-basic-plugins munge)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -95,7 +95,7 @@ class WindowFixture {
   // the history, or an empty record when the button was disabled or the wait ran out.
   RunRecord click_and_wait(const char* button, int timeout_ms) {
     QSignalSpy done(window.get(), &MainWindow::plan_done);
-    auto* b = window->setup_panel()->findChild<QPushButton*>(button);
+    auto* b = window->findChild<QPushButton*>(button);
     if (!b || !b->isEnabled()) return {};
     QTest::mouseClick(b, Qt::LeftButton);
     if (!done.wait(timeout_ms)) return {};

@@ -367,6 +367,19 @@ class TestCli : public QObject {
     for (const auto& p : j.at("predictions"))
       for (const char* key : {"replicas", "mode", "epoch_s", "speedup", "efficiency", "comm_share"}) QVERIFY(p.contains(key));
     QVERIFY(run_cli({"scaling", "--devices", "cuda:0"}).err.contains("CPU replicas"));
+    // The same calibration again, for two machines of one replica each over a slow link.
+    const QString two = tmp_.filePath("scaling-two.json");
+    r = run_cli({"scaling", "--calibration", json, "--max-replicas", "2", "--machines", "2", "--link-gbps", "1",
+                 "--link-latency-us", "50", "--json", two});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(!r.out.contains("calibrating"), qPrintable(r.out));
+    const nlohmann::json t = nlohmann::json::parse(mb::test::read_bytes(two.toStdString()));
+    QCOMPARE(t.at("predictions").at(1).at("machines").get<int>(), 2);
+    QVERIFY(t.at("predictions").at(1).at("note").get<std::string>().find("1 Gbit/s link, 50 us") != std::string::npos);
+    r = run_cli({"scaling", "--calibration", json, "--machines", "2"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("--link-gbps"), qPrintable(r.err));
+    QCOMPARE(run_cli({"scaling", "--calibration", tmp_.filePath("none.json")}).exit_code, 2);
   }
 
   void json_progress_is_a_stream_of_events() {

@@ -12,75 +12,23 @@
 #include <filesystem>
 #include <fstream>
 
+#include "mpi_runs.h"
 #include "records/run_record.h"
 #include "test_support.h"
 
 namespace {
 
-struct Result {
-  int exit_code = -1;
-  QString out, err;
-  double seconds = 0;
-};
+using mb::test::finish;
+using mb::test::Result;
+using mb::test::run;
+using mb::test::ranks_of;
+using mb::test::alive;
 
 QString mpirun_path() { return QStandardPaths::findExecutable("mpirun"); }
 
 QStringList mpirun_args(int processes) {
   return {"--allow-run-as-root", "--mca",         "btl", "self,vader", "--mca", "oob_tcp_if_include",
           "lo",                  "--oversubscribe", "-np", QString::number(processes)};
-}
-
-Result finish(QProcess& p, QElapsedTimer& t, int timeout_ms) {
-  Result r;
-  if (!p.waitForFinished(timeout_ms)) {
-    p.kill();
-    p.waitForFinished(5000);
-  }
-  r.exit_code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
-  r.out = QString::fromUtf8(p.readAllStandardOutput());
-  r.err = QString::fromUtf8(p.readAllStandardError());
-  r.seconds = t.elapsed() / 1000.0;
-  return r;
-}
-
-Result run(const QString& program, const QStringList& args, int timeout_ms = 300000) {
-  QProcess p;
-  QElapsedTimer t;
-  t.start();
-  p.start(program, args);
-  return finish(p, t, timeout_ms);
-}
-
-// The children of `parent` (mpirun starts the local ranks itself) and their MPI ranks.
-std::map<int, pid_t> ranks_of(pid_t parent) {
-  std::map<int, pid_t> out;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    const std::string name = e.path().filename().string();
-    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
-    std::ifstream stat(e.path() / "stat");
-    std::string line;
-    if (!std::getline(stat, line)) continue;
-    const auto close = line.rfind(')');
-    if (close == std::string::npos) continue;
-    std::istringstream rest(line.substr(close + 2));
-    char state;
-    pid_t ppid;
-    rest >> state >> ppid;
-    if (ppid != parent) continue;
-    std::ifstream env(e.path() / "environ", std::ios::binary);
-    std::string var;
-    while (std::getline(env, var, '\0'))
-      if (var.rfind("OMPI_COMM_WORLD_RANK=", 0) == 0) out[std::stoi(var.substr(21))] = std::stoi(name);
-  }
-  return out;
-}
-
-bool alive(pid_t pid) {
-  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
-  std::string line;
-  if (!std::getline(stat, line)) return false;
-  const auto close = line.rfind(')');
-  return close != std::string::npos && line[close + 2] != 'Z';
 }
 
 }  // namespace
@@ -125,6 +73,39 @@ class TestMpi : public QObject {
     // Only process 0 printed (mpirun gives the ranks a terminal, hence the progress bar too).
     QCOMPARE(procs.out.count("epoch 2/2  time"), 1);
     QCOMPARE(procs.out.count("mean epoch time"), 1);
+  }
+
+  void three_processes_train_what_three_threads_train() {
+    // The link sums each element in process order, as the threads sum in rank order: with one
+    // replica per process the same bits for any count, not only for two (where a + b = b + a).
+    const QStringList opts{"--epochs", "1", "--batch", "96"};
+    const Result threads = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:3", "--json", tmp_.filePath("t3.json")}).mid(1));
+    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
+    const Result procs = run(mpirun_, mpirun_args(3) + train(opts + QStringList{"--devices", "cpu:1", "--json",
+                                                                                   tmp_.filePath("p3.json")}));
+    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
+    const mb::RunRecord t = record("t3.json"), p = record("p3.json");
+    QCOMPARE(p.config.processes, 3);
+    QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
+  }
+
+  void the_allreduce_bench_sums_exactly_on_each_transport_data() {
+    QTest::addColumn<QStringList>("transport");
+    QTest::addRow("shared memory") << QStringList{"--mca", "btl", "self,vader"};
+    QTest::addRow("tcp loopback") << QStringList{"--mca", "btl", "self,tcp", "--mca", "btl_tcp_if_include", "lo"};
+  }
+  void the_allreduce_bench_sums_exactly_on_each_transport() {
+    // The MPI path of bench/allreduce_bench: the link and MPI_Allreduce side by side, every
+    // sum checked (no timing is asserted).
+    QFETCH(QStringList, transport);
+    const QStringList args = QStringList{"--allow-run-as-root", "--mca", "oob_tcp_if_include", "lo", "--oversubscribe",
+                                         "-np", "2"} + transport +
+                             QStringList{MB_ALLREDUCE_BENCH_PATH, "--iters", "10", "--late-ms", "1", "--diagnose"};
+    const Result r = run(mpirun_, args);
+    QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
+    QVERIFY2(r.out.contains("MPI_Allreduce (Open MPI)") && r.out.contains("mirrorbench MPI link") &&
+                 r.out.contains("last rank 1 ms late") && !r.out.contains("WRONG"),
+             qPrintable(r.out));
   }
 
   void two_processes_of_two_threads_are_hierarchical() {

@@ -110,6 +110,37 @@ class TestScaling : public QObject {
     QVERIFY(QString::fromStdString(four.note).contains("2 machines"));
   }
 
+  void two_hosts_of_one_replica_each_are_two_machines() {
+    // --machines 2: 2 replicas on 2 hosts (of 2 cores each) talk over the link, not in memory.
+    PredictOptions o{2, 128, 1, 50e-6};
+    o.machines = 2;
+    const auto ps = predict_scaling(synthetic(2), o);
+    const Prediction& one = find(ps, 1, "global");
+    QCOMPARE(one.machines, 1);   // one replica needs one machine
+    QCOMPARE(one.comm_s, 0.0);
+    const Prediction& two = find(ps, 2, "global");
+    QCOMPARE(two.machines, 2);
+    QVERIFY(near(two.compute_s, 1e-3 + 64e-4));   // one replica per machine at b = 64
+    const double ring = 2 * 50e-6 + 1.0 * kGradient / (1e9 / 8);
+    const double exchange = 2 * 50e-6;   // one replica per machine: the link alone
+    QVERIFY2(near(two.comm_s, ring + exchange), qPrintable(QString::number(two.comm_s, 'g', 12)));
+    QVERIFY(two.beyond_machine);
+    QVERIFY(QString::fromStdString(two.note).contains("2 machines of 1 replica(s)"));
+    // Without --machines the same two replicas fit this machine: no link at all.
+    const auto here = predict_scaling(synthetic(2), PredictOptions{2, 128, 1, 50e-6});
+    QCOMPARE(find(here, 2, "global").machines, 1);
+    QVERIFY(find(here, 2, "global").comm_s < two.comm_s);
+    // 3 replicas on 2 machines: the fuller one has 2, summed in memory first.
+    o.max_replicas = 3;
+    const Prediction& three = find(predict_scaling(synthetic(2), o), 3, "global");
+    QCOMPARE(three.machines, 2);
+    QVERIFY(near(three.compute_s, 1e-3 + 43e-4));
+    // Machines without a link between them are refused.
+    PredictOptions no_link;
+    no_link.machines = 2;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, predict_scaling(synthetic(2), no_link));
+  }
+
   void json_and_csv_carry_every_prediction() {
     const Calibration c = synthetic(2);
     const auto ps = predict_scaling(c, PredictOptions{3, 128, 0, 20e-6});

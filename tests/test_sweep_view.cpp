@@ -194,7 +194,7 @@ void TestSweepView::batch_lists_are_read_as_typed() {
   MainWindow window;
   window.sweep_panel()->findChild<QLineEdit*>("sweep_batches")->setText(text);
   QCOMPARE(window.sweep_panel()->batches_problem(), why);
-  auto* sweep = window.setup_panel()->findChild<QPushButton*>("sweep_button");
+  auto* sweep = window.findChild<QPushButton*>("sweep_button");
   QVERIFY(sweep);
   if (!why.isEmpty()) {
     QVERIFY(!sweep->isEnabled());
@@ -428,7 +428,7 @@ void TestSweepView::sweep_from_the_window_trains_every_configuration() {
 
   QSignalSpy done(&window, &MainWindow::plan_done);
   QSignalSpy started(window.controller(), &RunController::run_started);
-  auto* button = p->findChild<QPushButton*>("sweep_button");
+  auto* button = window.findChild<QPushButton*>("sweep_button");
   QVERIFY(button->isEnabled());
   QTest::mouseClick(button, Qt::LeftButton);
   QVERIFY(window.controller()->busy());

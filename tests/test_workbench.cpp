@@ -217,9 +217,9 @@ void TestWorkbench::stop_mid_run_saves_stopped_record() {
   fill(500, 1);   // far more epochs than the test will wait for
   const int files_before = json_files(window_->history()->store().runs_dir());
   QSignalSpy done(window_.get(), &MainWindow::plan_done);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(window_->controller()->busy());
-  auto* stop = window_->setup_panel()->findChild<QPushButton*>("stop_button");
+  auto* stop = window_->findChild<QPushButton*>("stop_button");
   QVERIFY(stop->isEnabled());
 
   // The charts are live: the run's first epoch appears before the run ends.
@@ -241,7 +241,7 @@ void TestWorkbench::stop_mid_run_saves_stopped_record() {
   QVERIFY(int(r.epochs.size()) < 500);
   QCOMPARE(json_files(window_->history()->store().runs_dir()), files_before + 1);
   QCOMPARE(read_run_json(window_->history()->store().file_for(r.id)).status, RunStatus::Stopped);
-  QVERIFY(window_->setup_panel()->findChild<QPushButton*>("run_button")->isEnabled());
+  QVERIFY(window_->findChild<QPushButton*>("run_button")->isEnabled());
 }
 
 void TestWorkbench::closing_mid_run_saves_stopped_record() {
@@ -249,7 +249,7 @@ void TestWorkbench::closing_mid_run_saves_stopped_record() {
   const fs::path runs = window_->history()->store().runs_dir();
   const int files_before = json_files(runs);
   QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(steps.wait(kRunTimeoutMs));
   window_->close();   // mid-run: stops, saves, then closes
   QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
@@ -267,7 +267,7 @@ void TestWorkbench::destroying_mid_run_saves_stopped_record() {
   const fs::path runs = window_->history()->store().runs_dir();
   const std::set<fs::path> before = test::run_record_paths(runs);
   QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(steps.wait(kRunTimeoutMs));
   window_.reset();
   std::set<fs::path> added;
@@ -590,7 +590,7 @@ void TestWorkbench::invalid_batch_is_explained_in_place() {
   auto* preset = p->findChild<QComboBox*>("batch_preset");
   preset->setCurrentIndex(preset->findData(0));   // Custom
   p->findChild<QSpinBox*>("batch_custom")->setValue(1);
-  auto* run = p->findChild<QPushButton*>("run_button");
+  auto* run = window_->findChild<QPushButton*>("run_button");
   auto* message = p->findChild<QLabel*>("setup_message");
   QVERIFY(!run->isEnabled());
   QVERIFY(!message->isHidden());
@@ -699,7 +699,7 @@ void TestWorkbench::settings_are_remembered() {
   fill(7, 1, 256);
   window_->setup_panel()->findChild<QCheckBox*>("scale_lr")->setChecked(true);
   window_->chart_panel()->findChild<QCheckBox*>("show_train")->setChecked(false);
-  window_->resize(1100, 780);
+  window_->resize(1250, 780);
   window_->close();
   window_.reset();
   window_ = std::make_unique<MainWindow>();
@@ -710,7 +710,7 @@ void TestWorkbench::settings_are_remembered() {
   QCOMPARE(QString::fromStdString(c.data_dir), data_dir_);
   QCOMPARE(c.limit_train, int64_t(kTrain));
   QVERIFY(!window_->chart_panel()->options().show_train);
-  QCOMPARE(window_->size(), QSize(1100, 780));
+  QCOMPARE(window_->size(), QSize(1250, 780));
   window_->chart_panel()->findChild<QCheckBox*>("show_train")->setChecked(true);
 }
 

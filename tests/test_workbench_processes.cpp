@@ -582,7 +582,7 @@ void TestWorkbenchProcesses::two_process_compare_reaches_history_and_card() {
   connect(controller, &RunController::epoch_finished, this, [&] { child_epochs += started.count() == 2; });
   QSignalSpy done(window_.get(), &MainWindow::plan_done);
   const int rows_before = window_->history()->rowCount();
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("compare_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("compare_button"), Qt::LeftButton);
   QVERIFY(done.wait(kRunTimeoutMs));
   QVERIFY2(done.front().front().toBool(), qPrintable(window_->setup_panel()->findChild<QLabel*>("setup_message")->text()));
   QCOMPARE(started.count(), 2);
@@ -622,9 +622,9 @@ void TestWorkbenchProcesses::stop_gives_a_stopped_record() {
   fill(500, 2);
   QSignalSpy epochs(window_->controller(), &RunController::epoch_finished);
   QSignalSpy done(window_.get(), &MainWindow::plan_done);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(epochs.wait(kRunTimeoutMs));
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("stop_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("stop_button"), Qt::LeftButton);
   QVERIFY(done.wait(kRunTimeoutMs));
   QCOMPARE(done.front().front().toBool(), false);
   const RunRecord r = last_record();
@@ -633,7 +633,7 @@ void TestWorkbenchProcesses::stop_gives_a_stopped_record() {
   QVERIFY(!r.epochs.empty());
   QVERIFY(int(r.epochs.size()) < 500);
   QCOMPARE(read_run_json(window_->history()->store().file_for(r.id)).status, RunStatus::Stopped);
-  QVERIFY(window_->setup_panel()->findChild<QPushButton*>("run_button")->isEnabled());
+  QVERIFY(window_->findChild<QPushButton*>("run_button")->isEnabled());
 }
 
 void TestWorkbenchProcesses::closing_mid_run_stops_the_child_and_saves() {
@@ -642,7 +642,7 @@ void TestWorkbenchProcesses::closing_mid_run_stops_the_child_and_saves() {
   const fs::path runs = window_->history()->store().runs_dir();
   const std::size_t files_before = test::run_record_paths(runs).size();
   QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(steps.wait(kRunTimeoutMs));
   window_->close();   // mid-run: stops the child, saves, then closes
   QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
@@ -661,7 +661,7 @@ void TestWorkbenchProcesses::destroying_mid_run_stops_the_child_and_saves() {
   const fs::path runs = window_->history()->store().runs_dir();
   const std::set<fs::path> before = test::run_record_paths(runs);
   QSignalSpy epochs(window_->controller(), &RunController::epoch_finished);
-  QTest::mouseClick(window_->setup_panel()->findChild<QPushButton*>("run_button"), Qt::LeftButton);
+  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
   QVERIFY(epochs.wait(kRunTimeoutMs));
   window_.reset();
   std::set<fs::path> added;

@@ -25,6 +25,9 @@ struct Options {
   std::string progress = "text";   // text: a bar and epoch lines; json: progress_events.h lines
   int max_replicas = 0;            // scaling: predict 1..N replicas (0: twice this machine's cores)
   double link_gbps = 0;            // scaling: more machines over a link of this bandwidth
+  double link_latency_us = 20;     // scaling: per message on that link
+  int machines = 0;                // scaling: the replicas on this many machines (0: as many as they need)
+  std::string calibration_in;      // scaling: a saved calibration to predict from, instead of measuring
   int64_t round_images = CalibrateOptions{}.round_images;   // scaling: images per replica per timed round
   bool verbose = false;
 };

@@ -9,8 +9,9 @@
 //                  order, into one per-process partial sum; the leader sums the processes'
 //                  partials over the link (reduce-scatter + all-gather there too); every
 //                  local rank copies the result.
-// For one replica per process the two give the same bits (a + b is commutative), so
-// `mpirun -np 2 ... cpu:1` trains exactly what in-process cpu:2 trains.
+// For one replica per process the two give the same bits (the MPI link, too, sums each
+// element in process order), so `mpirun -np N ... cpu:1` trains exactly what in-process
+// cpu:N trains.
 #include "comm/hierarchical_communicator.h"
 
 #include <algorithm>
@@ -134,7 +135,7 @@ class HierarchicalCommunicator final : public Communicator {
     }
     // The leader (the last local rank to arrive runs the completion, whichever it is: the
     // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
-    arrive(kAllReduce, [&] { leader_link_call([&] { g_->link->all_reduce_sum(partial, count); }); });
+    arrive(kAllReduce, [&] { leader_all_reduce(partial, count); });
     if (!solo) std::memcpy(data, partial, count * sizeof(float));
     if (!solo) arrive(kAllReduce, [] {});   // the partial is not reused before everyone copied it
     account(t0, t1);
@@ -288,6 +289,16 @@ class HierarchicalCommunicator final : public Communicator {
     g_->link->barrier();
     g_->link_wait_s = seconds(t0, Clock::now());
     call();
+  }
+
+  // The gradient all-reduce over the link: a link that measures its own wait for the others
+  // needs no barrier before it (the MPI link: each process's arrival note travels with its
+  // data, so waiting costs no round trip).
+  void leader_all_reduce(float* partial, std::size_t count) {
+    ProcessLink& link = *g_->link;
+    if (!link.measures_all_reduce_wait()) return leader_link_call([&] { link.all_reduce_sum(partial, count); });
+    link.all_reduce_sum(partial, count);
+    g_->link_wait_s = link.all_reduce_wait_s();
   }
 
   // Wait: for the local ranks (t0..t1) and the other processes (link_wait_s); the rest of

@@ -11,6 +11,9 @@ struct LaunchInfo {
   std::string variable;   // the variable that told, e.g. "OMPI_COMM_WORLD_SIZE=2"
   int processes = 1;      // as the launcher says
   int process = 0;
+  // Why MPI cannot join this launch, known before MPI_Init ("" when it can): srun without
+  // PMIx's environment (no --mpi=pmix), where Open MPI would abort inside MPI_Init.
+  std::string unusable;
   bool launched() const { return !launcher.empty(); }
 };
 

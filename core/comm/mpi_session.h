@@ -24,8 +24,9 @@ class MpiSession {
 
 // MPI_Init_thread (MPI_THREAD_SERIALIZED) for a process `launch` says was launched. Peers
 // that fail, die or stop answering for `timeout_s` end a collective with a DeviceError
-// naming them. Throws ConfigError when MPI's world is not the launcher's (srun without
-// --mpi=pmix starts independent singletons) and DeviceError when MPI cannot start.
+// naming them. Throws ConfigError, before MPI_Init, when `launch` says MPI cannot join it
+// (LaunchInfo::unusable: srun without PMIx), and when MPI's world is not the launcher's; and
+// DeviceError when MPI cannot start.
 std::unique_ptr<MpiSession> start_mpi_session(const LaunchInfo& launch, double timeout_s);
 
 }  // namespace mb

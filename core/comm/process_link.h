@@ -40,6 +40,11 @@ class ProcessLink {
   // data[i] <- sum over processes, each element summed once (reduce-scatter, then all-gather),
   // so every process receives the same bits.
   virtual void all_reduce_sum(float* data, std::size_t count) = 0;
+  // Whether the link tells how long its last all_reduce_sum waited for the other processes to
+  // arrive (all_reduce_wait_s): then nothing needs to measure that before it. A link that
+  // cannot is preceded by a barrier, which costs a round trip per step.
+  virtual bool measures_all_reduce_wait() const { return false; }
+  virtual double all_reduce_wait_s() const { return 0; }
   virtual void broadcast(void* data, std::size_t bytes, int root_process) = 0;
   // all[p * bytes, (p+1) * bytes) <- process p's `mine`.
   virtual void all_gather(const void* mine, std::size_t bytes, void* all) = 0;

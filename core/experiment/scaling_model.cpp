@@ -92,9 +92,62 @@ double predicted_allreduce_s(const Calibration& c, int ranks, double bytes) {
   return lat + per_byte * bytes;
 }
 
+namespace {
+
+// How n replicas sit on machines: how many machines, and the replicas of the fullest one.
+struct Placement {
+  int machines = 1, per_machine = 1;
+  bool linked() const { return machines > 1; }
+};
+
+Placement place(const Calibration& c, const PredictOptions& o, int n) {
+  if (o.machines > 0) {
+    const int m = std::min(o.machines, n);
+    return {m, (n + m - 1) / m};
+  }
+  if (n > c.cores && o.link_gbps > 0) return {(n + c.cores - 1) / c.cores, c.cores};
+  return {1, n};
+}
+
+// Communication per step: the all-reduce within the fullest machine, then (several machines)
+// a ring between them, and the statistics exchange (see scaling_model.h).
+double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Placement& at, int n,
+                        const std::map<int, LinearFit>& small) {
+  double s = predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
+  if (at.linked()) {
+    const double m = at.machines;
+    s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);
+  }
+  if (n > 1 && !small.empty()) {
+    // Within one machine of several replicas the sweep's alpha; one replica per machine
+    // gathers over the link alone.
+    const int k = small.count(at.per_machine) ? at.per_machine : nearest_key(small, at.per_machine);
+    s += (at.per_machine > 1 ? std::max(0.0, small.at(k).a) : 0.0) + (at.linked() ? 2 * o.link_latency_s : 0.0);
+  }
+  return s;
+}
+
+std::string note_for(const Calibration& c, const PredictOptions& o, const Placement& at, int n) {
+  if (at.linked())
+    return fmt::format("{} machines of {} replica(s) over a {:g} Gbit/s link, {:g} us per message: extrapolated, "
+                       "not measured here",
+                       at.machines, at.per_machine, o.link_gbps, o.link_latency_s * 1e6);
+  if (n > c.cores)
+    return fmt::format("more replicas than the {} this machine runs at once: they would share cores "
+                       "(give --link-gbps to predict more machines)",
+                       c.cores);
+  return {};
+}
+
+}  // namespace
+
 std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptions& o) {
   MB_CHECK(o.max_replicas >= 1, ConfigError, "--max-replicas must be at least 1 (got {})", o.max_replicas);
   MB_CHECK(o.batch >= 1, ConfigError, "--batch must be at least 1 (got {})", o.batch);
+  MB_CHECK(o.machines >= 0, ConfigError, "--machines must not be negative (got {})", o.machines);
+  MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
+           "--machines {} needs the link between them (--link-gbps, and --link-latency-us)", o.machines);
+  MB_CHECK(o.link_latency_s >= 0, ConfigError, "--link-latency-us must not be negative");
   MB_CHECK(c.train_size >= 1 && c.cores >= 1, ConfigError, "scaling model: the calibration is empty");
   const auto small = allreduce_fits(c);
   std::vector<Prediction> out;
@@ -108,21 +161,10 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       p.global_batch = per_replica ? o.batch * n : o.batch;
       if (p.global_batch < n) continue;   // fewer samples than replicas: no such run
       p.per_replica_batch = (p.global_batch + n - 1) / n;
-      const bool more_machines = n > c.cores && o.link_gbps > 0;
-      p.machines = more_machines ? (n + c.cores - 1) / c.cores : 1;
-      const int per_machine = more_machines ? c.cores : n;
-      p.compute_s = predicted_compute_s(c, more_machines ? per_machine : n, p.per_replica_batch);
-      // The all-reduce within a machine, then (more machines) a ring between them.
-      p.comm_s = predicted_allreduce_s(c, std::min(n, per_machine), c.gradient_bytes);
-      if (more_machines) {
-        const double m = p.machines;
-        p.comm_s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);
-      }
-      // The statistics exchange: a small all-gather's latency (the sweep's alpha).
-      if (n > 1 && !small.empty()) {
-        const int k = small.count(std::min(n, per_machine)) ? std::min(n, per_machine) : nearest_key(small, n);
-        p.comm_s += std::max(0.0, small.at(k).a) + (more_machines ? 2 * o.link_latency_s : 0.0);
-      }
+      const Placement at = place(c, o, n);
+      p.machines = at.machines;
+      p.compute_s = predicted_compute_s(c, at.per_machine, p.per_replica_batch);
+      p.comm_s = predicted_comm_s(c, o, at, n, small);
       p.step_s = p.compute_s + p.comm_s;
       const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
       p.epoch_s = double(steps) * p.step_s;
@@ -130,14 +172,8 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       p.speedup = p.epoch_s > 0 ? single / p.epoch_s : 0;
       p.efficiency = p.speedup / n;
       p.comm_share = p.step_s > 0 ? p.comm_s / p.step_s : 0;
-      p.beyond_machine = n > c.cores;
-      if (more_machines)
-        p.note = fmt::format("{} machines of {} replicas over a {:g} Gbit/s link: extrapolated, not measured here",
-                             p.machines, c.cores, o.link_gbps);
-      else if (p.beyond_machine)
-        p.note = fmt::format("more replicas than the {} this machine runs at once: they would share cores "
-                             "(give --link-gbps to predict more machines)",
-                             c.cores);
+      p.beyond_machine = at.linked() || at.per_machine > c.cores;   // an extrapolation either way
+      p.note = note_for(c, o, at, n);
       out.push_back(p);
     }
   }

@@ -2,7 +2,8 @@
 // replica's step costs at a given per-replica batch when k replicas compute in lock-step, and
 // what the gradient all-reduce costs among n ranks), predict epoch time, speedup, scaling
 // efficiency and communication share for 1..N replicas, in global-batch and per-replica-batch
-// mode, and for several machines joined by a network link of a given bandwidth. Pure
+// mode, and for several machines joined by a network link of a given bandwidth and latency
+// (either as many machines as the replicas need, or a given number of them). Pure
 // arithmetic (tested on synthetic calibrations with known answers); calibrate.h measures.
 //
 // Per step:  t(n) = compute_n(b) + allreduce_n(G) + exchange_n
@@ -10,9 +11,14 @@
 //                  fitted c0 + c1 * b at each measured concurrency (it holds the cost of the
 //                  slowest of n replicas, i.e. waiting, and of sharing memory bandwidth)
 //   allreduce_n(G) alpha_n + beta_n * G for the gradient's G bytes (alpha-beta fit of a size
-//                  sweep among n ranks, as nccl-tests measures it); between machines a ring
+//                  sweep among n ranks, as nccl-tests measures it); between M machines a ring
 //                  over the link: 2 (M-1) alpha_link + 2 (M-1) / M * G / bandwidth
-//   exchange_n     the per-step statistics exchange (a small all-gather: its alpha)
+//   exchange_n     the per-step statistics exchange (a small all-gather: its alpha; between
+//                  machines 2 alpha_link more)
+// Machines: with `machines` = 0 a machine holds `cores` replicas and replicas beyond them go
+// to more machines (when a link is given); with `machines` = M the n replicas are spread over
+// min(M, n) machines, ceil(n / M) each, so two hosts of one replica each are a ring of two
+// machines, not one machine of two.
 // Epoch: steps * t(n), steps = ceil(train_size / global).
 #pragma once
 #include <cstdint>
@@ -53,6 +59,7 @@ struct PredictOptions {
   int64_t batch = 128;             // global batch (global mode) or per replica (per-replica mode)
   double link_gbps = 0;            // > 0: replicas beyond `cores` on more machines over this link
   double link_latency_s = 20e-6;   // per message on that link
+  int machines = 0;                // > 0: the replicas on this many machines (needs link_gbps when > 1)
 };
 
 struct Prediction {
@@ -63,7 +70,7 @@ struct Prediction {
   double step_s = 0, compute_s = 0, comm_s = 0;   // per step
   double epoch_s = 0;
   double speedup = 1, efficiency = 1, comm_share = 0;
-  bool beyond_machine = false;     // more replicas than this machine runs at once
+  bool beyond_machine = false;     // more replicas than this machine runs at once, or more machines
   std::string note;                // why a prediction is an extrapolation
 };
 

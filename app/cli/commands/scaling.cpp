@@ -1,8 +1,10 @@
 // `mirrorbench-cli scaling`: calibrates this machine in well under a minute (lock-step compute
 // of 1..cores CPU replicas at several batches, a size sweep of the all-reduce) and predicts
 // epoch time, speedup, efficiency and communication share for 1..N replicas, in global- and
-// per-replica-batch mode, and for more machines given a link bandwidth (--link-gbps).
+// per-replica-batch mode, and for more machines given a link (--link-gbps, --link-latency-us):
+// as many as the replicas need, or the replicas spread over --machines N.
 #include <cstdio>
+#include <fstream>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -30,15 +32,57 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   sub.add_option("--link-gbps", o.link_gbps, "predict replicas beyond this machine on more machines over this link")
       ->transform(positive_real_up_to(1e5))
       ->type_name("GBITS");
+  sub.add_option("--link-latency-us", o.link_latency_us, "the link's latency per message, microseconds (default 20)")
+      ->transform(positive_real_up_to(1e6))
+      ->type_name("US");
+  sub.add_option("--machines", o.machines,
+                 "spread the replicas over N machines joined by the link (default: as many as they need, "
+                 "this machine's cores each)")
+      ->transform(integer_in(1, 4096))
+      ->type_name("N");
   sub.add_option("--round-images", o.round_images,
                  "images per replica in each timed round of a calibration point (5 rounds, the median kept); "
                  "fewer is quicker and noisier")
       ->transform(integer_in(0, 1 << 20))
       ->type_name("N");
+  sub.add_option("--calibration", o.calibration_in,
+                 "predict from this calibration (the \"calibration\" of an earlier --json, or the workbench's "
+                 "calibration.json) instead of measuring this machine")
+      ->check(not_an_option())
+      ->type_name("FILE");
   sub.add_option("--json", o.json_out, "write {\"calibration\": ..., \"predictions\": [...]}")
       ->check(not_an_option())
       ->type_name("FILE");
   sub.add_option("--csv", o.csv_out, "write the predictions as CSV")->check(not_an_option())->type_name("FILE");
+}
+
+Calibration measure(const Options& o) {
+  CalibrateOptions copt;
+  copt.backend = o.train.backend;
+  copt.round_images = o.round_images;
+  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", format_devices(o.train.devices));
+  std::fflush(stdout);
+  return calibrate_cpu(copt, [](const std::string& line) {
+    fmt::print("  {}\n", line);
+    std::fflush(stdout);
+  });
+}
+
+// A --json document of this command (its "calibration") or a bare calibration.
+Calibration read_calibration(const std::string& path) {
+  std::ifstream in(path);
+  MB_CHECK(in.good(), DataError, "--calibration: cannot read {}", path);
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw DataError(fmt::format("--calibration {}: not JSON ({})", path, e.what()));
+  }
+  try {
+    return calibration_from_json(j.contains("calibration") ? j.at("calibration") : j);
+  } catch (const DataError& e) {
+    throw DataError(fmt::format("--calibration {}: {}", path, e.what()));
+  }
 }
 
 int run_scaling(const Options& o) {
@@ -46,20 +90,16 @@ int run_scaling(const Options& o) {
            "scaling calibrates CPU replicas (--devices cpu); measuring GPUs needs the device sweep of "
            "bench/gpu_check.sh");
   resolve_backend(DeviceKind::Cpu, o.train.backend);   // a GPU backend is reported before a minute of measuring
+  MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
+           "--machines {} needs the link between them: give --link-gbps (and --link-latency-us)", o.machines);
 
-  CalibrateOptions copt;
-  copt.backend = o.train.backend;
-  copt.round_images = o.round_images;
-  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", format_devices(o.train.devices));
-  std::fflush(stdout);
-  const Calibration cal = calibrate_cpu(copt, [](const std::string& line) {
-    fmt::print("  {}\n", line);
-    std::fflush(stdout);
-  });
+  const Calibration cal = o.calibration_in.empty() ? measure(o) : read_calibration(o.calibration_in);
   PredictOptions popt;
   popt.max_replicas = o.max_replicas > 0 ? o.max_replicas : 2 * cal.cores;
   popt.batch = o.train.batch;
   popt.link_gbps = o.link_gbps;
+  popt.link_latency_s = o.link_latency_us * 1e-6;
+  popt.machines = o.machines;
   const auto predictions = predict_scaling(cal, popt);
 
   fmt::print("\npredicted epoch of {} images on {} ({} core(s) here), batch {}:\n", cal.train_size, cal.device,

@@ -27,12 +27,26 @@ using Clock = std::chrono::steady_clock;
 constexpr int kTagAbort = 1;   // payload: the failing process's reason
 constexpr int kTagPing = 2;
 constexpr int kTagPong = 3;
+// Tags of the all-reduce's messages on the collectives' communicator (messages of one tag
+// between two processes arrive in the order sent, so consecutive all-reduces never mix).
+constexpr int kTagArrive = 11;   // the arrival note
+constexpr int kTagShare = 12;    // a process's copy of another's share
+constexpr int kTagSum = 13;      // a share's sum, from its owner
+
+// Waiting: spin this many polls, then yield between polls; sleep between polls only after
+// this long (see wait()).
+constexpr long kSpinPolls = 2000;
+constexpr auto kSleepAfter = std::chrono::milliseconds(50);
+constexpr auto kSleep = std::chrono::microseconds(50);
 
 // How long a rank keeps waiting after the launcher's SIGTERM: healthy peers got the same
 // signal and finish the collective in well under this; Open MPI's mpirun kills the rest
 // one second after the SIGTERM, which is the time left to write a record.
 constexpr auto kAfterSignal = std::chrono::milliseconds(250);
 constexpr auto kPingWait = std::chrono::seconds(2);
+// After the launcher's SIGTERM the ping must fit in what is left of that second: the peers
+// that live answer within milliseconds (they are waiting too, and answer while they do).
+constexpr auto kPingAfterSignal = std::chrono::milliseconds(300);
 
 struct PeerWire {   // all-gathered at start
   char host[64];
@@ -106,35 +120,99 @@ void MpiLink::check_usable() const {
   MB_CHECK(!broken_, DeviceError, "MPI: the link to the other processes failed earlier in this run");
 }
 
+// Why point to point: Open MPI 4.1's non-blocking MPI_Ireduce_scatter + MPI_Iallgatherv
+// (libnbc) took 1.4-2.2x its own MPI_Allreduce for the model's 0.49 MB even when waited for
+// with MPI_Wait, and the barrier that had to precede them (to tell waiting from exchange)
+// cost a round trip more (bench/allreduce_bench --diagnose; docs/benchmarks.md). Direct
+// messages move what a ring moves (2 (n-1)/n of the buffer per process) with every receive
+// posted at entry, and each element is summed once, by its owner, in process order, then
+// copied: the same bits everywhere, and for one replica per process the very bits of
+// in-process threads. (Two processes swapping whole buffers and both adding would give the
+// same bits in one round instead of two, but took 1.4x the halves over shared memory:
+// allreduce_bench --diagnose.)
 void MpiLink::all_reduce_sum(float* data, std::size_t count) {
   check_usable();
+  all_reduce_wait_s_ = 0;
   const int n = info_.processes;
   if (n == 1 || count == 0) return;
   checked_int(count, "all-reduce");
-  // Process p owns elements [displs[p], displs[p] + counts[p]): it alone sums them, so every
-  // process receives the same bits in the all-gather.
-  std::vector<int> counts(static_cast<std::size_t>(n)), displs(static_cast<std::size_t>(n));
+  // Process p owns elements [begin[p], begin[p + 1]).
+  std::vector<std::size_t> begin(std::size_t(n) + 1);
   const std::size_t chunk = (count + n - 1) / n;
-  for (int p = 0; p < n; ++p) {
-    const std::size_t begin = std::min(count, chunk * std::size_t(p));
-    displs[p] = static_cast<int>(begin);
-    counts[p] = static_cast<int>(std::min(count, begin + chunk) - begin);
+  for (int p = 0; p <= n; ++p) begin[std::size_t(p)] = std::min(count, chunk * std::size_t(p));
+  try {
+    reduce_scatter(data, begin);
+    all_gather_sums(data, begin);
+  } catch (...) {
+    // The run ends (broken link): no receive left pending may write into `data` later.
+    std::lock_guard lock(mutex_);
+    for (MPI_Request& r : requests_)
+      if (r != MPI_REQUEST_NULL) {
+        MPI_Cancel(&r);
+        MPI_Request_free(&r);
+      }
+    throw;
   }
-  const int me = info_.process;
-  scratch_.resize(std::max<std::size_t>(1, std::size_t(counts[me])));
-  MPI_Request request = MPI_REQUEST_NULL;
+}
+
+void MpiLink::reduce_scatter(float* data, const std::vector<std::size_t>& begin) {
+  const int n = info_.processes, me = info_.process;
+  const std::size_t mine = begin[std::size_t(me) + 1] - begin[std::size_t(me)];
+  scratch_.resize(std::max<std::size_t>(1, mine * std::size_t(n)));   // slot p: process p's copy
+  arrival_in_.resize(std::size_t(n));
+  const std::size_t peers = std::size_t(n - 1);
+  requests_.assign(4 * peers, MPI_REQUEST_NULL);   // notes in/out, then shares in/out
+  const auto start = Clock::now();
   {
     std::lock_guard lock(mutex_);
-    MPI_CHECK(MPI_Ireduce_scatter(data, scratch_.data(), counts.data(), MPI_FLOAT, MPI_SUM, coll_, &request));
+    for (int j = 1; j < n; ++j) {   // ring order: the processes do not all send to one at once
+      const int to = (me + j) % n, from = (me - j + n) % n;
+      MPI_Request* r = requests_.data() + 2 * std::size_t(j - 1);
+      MPI_CHECK(MPI_Irecv(&arrival_in_[std::size_t(from)], 1, MPI_INT, from, kTagArrive, coll_, &r[0]));
+      MPI_CHECK(MPI_Isend(&arrival_note_, 1, MPI_INT, to, kTagArrive, coll_, &r[1]));
+      r += 2 * peers;
+      MPI_CHECK(MPI_Irecv(scratch_.data() + mine * std::size_t(from), int(mine), MPI_FLOAT, from, kTagShare, coll_,
+                          &r[0]));
+      const std::size_t b = begin[std::size_t(to)], e = begin[std::size_t(to) + 1];
+      MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagShare, coll_, &r[1]));
+    }
   }
-  wait(request, "summing the gradients (reduce-scatter)");
-  std::memcpy(data + displs[me], scratch_.data(), std::size_t(counts[me]) * sizeof(float));
+  wait(std::span<MPI_Request>(requests_.data(), 2 * peers), "waiting for the other processes (all-reduce)");
+  all_reduce_wait_s_ = std::chrono::duration<double>(Clock::now() - start).count();
+  wait(std::span<MPI_Request>(requests_.data() + 2 * peers, 2 * peers), "summing the gradients (reduce-scatter)");
+
+  // This process's share, summed over the processes in process order, in blocks (the
+  // inputs stay readable while the result is built in place).
+  float* out = data + begin[std::size_t(me)];
+  constexpr std::size_t kBlock = 512;
+  float acc[kBlock];
+  auto copy_of = [&](int p, std::size_t at) { return p == me ? out + at : scratch_.data() + mine * std::size_t(p) + at; };
+  for (std::size_t b = 0; b < mine; b += kBlock) {
+    const std::size_t len = std::min(kBlock, mine - b);
+    std::memcpy(acc, copy_of(0, b), len * sizeof(float));
+    for (int p = 1; p < n; ++p) {
+      const float* src = copy_of(p, b);
+      for (std::size_t i = 0; i < len; ++i) acc[i] += src[i];
+    }
+    std::memcpy(out + b, acc, len * sizeof(float));
+  }
+}
+
+void MpiLink::all_gather_sums(float* data, const std::vector<std::size_t>& begin) {
+  const int n = info_.processes, me = info_.process;
+  requests_.assign(2 * std::size_t(n - 1), MPI_REQUEST_NULL);
   {
     std::lock_guard lock(mutex_);
-    MPI_CHECK(MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, counts.data(), displs.data(), MPI_FLOAT, coll_,
-                              &request));
+    const std::size_t b = begin[std::size_t(me)], e = begin[std::size_t(me) + 1];
+    for (int j = 1; j < n; ++j) {
+      const int to = (me + j) % n, from = (me - j + n) % n;
+      MPI_Request* r = requests_.data() + 2 * std::size_t(j - 1);
+      const std::size_t fb = begin[std::size_t(from)], fe = begin[std::size_t(from) + 1];
+      MPI_CHECK(MPI_Irecv(data + fb, int(fe - fb), MPI_FLOAT, from, kTagSum, coll_, &r[0]));
+      MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagSum, coll_, &r[1]));
+    }
   }
-  wait(request, "summing the gradients (all-gather)");
+  wait(std::span<MPI_Request>(requests_), "summing the gradients (all-gather)");
 }
 
 void MpiLink::broadcast(void* data, std::size_t bytes, int root_process) {
@@ -228,7 +306,10 @@ void MpiLink::service_control_locked() {
   }
 }
 
-std::string MpiLink::diagnose(bool ping) {
+std::string MpiLink::diagnose_peers() { return diagnose(kPingWait); }
+
+std::string MpiLink::diagnose(Clock::duration ping_wait) {
+  const bool ping = ping_wait > Clock::duration::zero();
   std::vector<std::string> found;
   std::vector<int> remote;
   for (int p = 0; p < info_.processes; ++p) {
@@ -252,7 +333,7 @@ std::string MpiLink::diagnose(bool ping) {
         if (MPI_Isend(&ping_byte, 1, MPI_CHAR, p, kTagPing, ctrl_, &r) == MPI_SUCCESS) MPI_Request_free(&r);
       }
     }
-    const auto until = Clock::now() + kPingWait;
+    const auto until = Clock::now() + ping_wait;
     bool all_alive = false;
     while (!all_alive && Clock::now() < until) {
       {
@@ -273,7 +354,7 @@ std::string MpiLink::diagnose(bool ping) {
   return out;
 }
 
-void MpiLink::wait(MPI_Request& request, const char* what) {
+void MpiLink::wait(std::span<MPI_Request> requests, const char* what) {
   const auto start = Clock::now();
   const auto deadline = start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(timeout_s_));
   Clock::time_point signal_seen{};
@@ -282,7 +363,7 @@ void MpiLink::wait(MPI_Request& request, const char* what) {
     std::string remote;
     {
       std::lock_guard lock(mutex_);
-      MPI_CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+      MPI_CHECK(MPI_Testall(int(requests.size()), requests.data(), &done, MPI_STATUSES_IGNORE));
       service_control_locked();
       remote = remote_failure_;
     }
@@ -303,18 +384,23 @@ void MpiLink::wait(MPI_Request& request, const char* what) {
         broken_ = true;
         throw PeerFailure(fmt::format("the run was ended by signal {} ({}) while {} — the launcher ends a run when "
                                       "a process dies: {}",
-                                      sig, strsignal(sig), what, diagnose(false)));
+                                      sig, strsignal(sig), what, diagnose(kPingAfterSignal)));
       }
     }
     if (now > deadline) {
       broken_ = true;
       throw PeerFailure(fmt::format("no progress for {:.0f} s (--timeout) while {}: {}", timeout_s_, what,
-                                    diagnose(true)));
+                                    diagnose(kPingWait)));
     }
-    // Spin first (peers usually arrive within microseconds), then yield the core, then sleep:
-    // with more threads than cores a spinning waiter would slow the rank it waits for.
-    if (polls > 20000) std::this_thread::sleep_for(std::chrono::microseconds(100));
-    else if (polls > 2000) std::this_thread::yield();
+    // Spin first (peers usually arrive within microseconds), then give the core away between
+    // polls: with more threads than cores a spinning waiter would slow the rank it waits for,
+    // and with nobody else to run sched_yield returns at once, so a late peer costs no
+    // latency. (Sleeping after 20,000 polls, as before, made a peer arriving some milliseconds
+    // late wait up to 100 us more for every message the exchange needs a poll for.) Only a
+    // wait far longer than any exchange sleeps between polls: a straggler, or a hang that the
+    // watchdog will name.
+    if (now - start > kSleepAfter) std::this_thread::sleep_for(kSleep);
+    else if (polls > kSpinPolls) std::this_thread::yield();
   }
 }
 

@@ -5,6 +5,11 @@
 // a peer that dies (kill -9), stops (SIGSTOP) or fails ends every collective within bounded
 // time with a message naming its MPI rank, host and pid.
 //
+// The gradient all-reduce is point to point (mpi_link.cpp says why): each process sends every
+// other process that one's share of the buffer, sums its own share over the processes in
+// process order, and sends the sum to everyone; an arrival note ahead of the data tells how
+// long the others were waited for, without a barrier before it.
+//
 // Threading: MPI_THREAD_SERIALIZED. Collectives come from one leader thread at a time (the
 // hierarchical communicator guarantees that); request_abort may come from any thread. Every
 // MPI call happens under mutex_, so calls are never concurrent.
@@ -14,6 +19,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,12 +38,14 @@ class MpiLink final : public ProcessLink {
   std::string name() const override { return "mpi"; }
 
   void all_reduce_sum(float* data, std::size_t count) override;
+  bool measures_all_reduce_wait() const override { return true; }
+  double all_reduce_wait_s() const override { return all_reduce_wait_s_; }
   void broadcast(void* data, std::size_t bytes, int root_process) override;
   void all_gather(const void* mine, std::size_t bytes, void* all) override;
   void barrier() override;
   void request_abort(const std::string& reason) override;
   void check() override;
-  std::string diagnose_peers() override { return diagnose(true); }
+  std::string diagnose_peers() override;
 
   // True once a collective was left unfinished (failure, abort): MPI_Finalize could wait for
   // it forever, so the session ends the run with MPI_Abort instead.
@@ -51,11 +59,17 @@ class MpiLink final : public ProcessLink {
     int pid = 0;
   };
 
-  // Polls `request` until it completes; throws (and marks the link broken) on a local abort,
+  // Polls `requests` until all complete; throws (and marks the link broken) on a local abort,
   // a peer's failure notice, the launcher's SIGTERM, or no completion within the timeout.
-  void wait(MPI_Request& request, const char* what);
+  void wait(std::span<MPI_Request> requests, const char* what);
+  void wait(MPI_Request& request, const char* what) { wait(std::span<MPI_Request>(&request, 1), what); }
+  // The all-reduce's two phases (requests posted, then waited for).
+  void reduce_scatter(float* data, const std::vector<std::size_t>& begin);
+  void all_gather_sums(float* data, const std::vector<std::size_t>& begin);
   void service_control_locked();   // answers pings, records pongs and failure notices
-  std::string diagnose(bool ping);  // which peers died, stopped or do not answer
+  // Which peers died, stopped (same host, from /proc) or do not answer a ping within
+  // `ping_wait` (other hosts; zero: not asked).
+  std::string diagnose(std::chrono::steady_clock::duration ping_wait);
   std::string describe(int process) const;
   void check_usable() const;
 
@@ -70,7 +84,11 @@ class MpiLink final : public ProcessLink {
   std::string remote_failure_;      // under mutex_
   std::string abort_text_;          // kept alive for the notices' sends
   std::vector<char> alive_;         // pongs seen, under mutex_
-  std::vector<float> scratch_;      // this process's chunk of the reduce-scatter
+  std::vector<float> scratch_;      // the other processes' copies of this process's share
+  std::vector<MPI_Request> requests_;
+  int arrival_note_ = 0;            // the payload of the arrival notes (never read)
+  std::vector<int> arrival_in_;
+  double all_reduce_wait_s_ = 0;
 };
 
 }  // namespace mb::mpi

@@ -17,6 +17,8 @@ namespace {
 class MpiSessionImpl final : public MpiSession {
  public:
   MpiSessionImpl(const LaunchInfo& launch, double timeout_s) {
+    // Before MPI_Init, which would abort the process (srun without --mpi=pmix).
+    if (!launch.unusable.empty()) throw ConfigError(launch.unusable);
     int provided = MPI_THREAD_SINGLE;
     // The replicas' threads call MPI one at a time (see mpi_link.h): SERIALIZED is enough,
     // and cheaper than MULTIPLE in Open MPI.
