@@ -19,6 +19,7 @@
 
 #include "allreduce_mpi.h"
 #include "allreduce_timing.h"
+#include "util/on_threads.h"
 #include "backends/devices.h"
 #include "comm/launch.h"
 #include "comm/communicator.h"
@@ -45,9 +46,7 @@ bool time_all_reduce(int replicas, std::size_t count, int iters, double* median_
   auto comms = mb::make_communicators(mb::parse_devices(fmt::format("cpu:{}", replicas)), nullptr);
   std::vector<double> times;
   std::vector<char> exact(std::size_t(replicas), 1);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < replicas; ++r)
-    threads.emplace_back([&, r] {
+  mb::on_threads(replicas, [&](int r) {
       mb::Communicator& c = *comms[std::size_t(r)];
       c.connect();
       std::vector<float> buf(count);
@@ -62,7 +61,6 @@ bool time_all_reduce(int replicas, std::size_t count, int iters, double* median_
           if (buf[i] != mb::bench::expected_sum(i, replicas)) exact[std::size_t(r)] = 0;
       }
     });
-  for (auto& t : threads) t.join();
   *median_s = mb::bench::median(times);
   return std::all_of(exact.begin(), exact.end(), [](char e) { return e != 0; });
 }
@@ -99,7 +97,7 @@ int main(int argc, char** argv) {
       const bool exact = time_all_reduce(n, count, iters, &s);
       all_exact = all_exact && exact;
       const double bytes = double(count) * sizeof(float);
-      const mb::bench::Bandwidth bw = mb::bench::all_reduce_bandwidth(bytes, s, n);
+      const mb::AllReduceBandwidth bw = mb::bench::all_reduce_bandwidth(bytes, s, n);
       std::printf("%-9d %12.0f %12.1f %12.2f %12.2f  %s%s\n", n, bytes, s * 1e6, bw.algbw_gbs, bw.busbw_gbs,
                   count == std::size_t(mb::cnn::kParamCount) ? "model " : "", exact ? "" : "WRONG SUM");
     }

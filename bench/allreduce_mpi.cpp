@@ -252,7 +252,7 @@ bool report(std::vector<Variant>& vs, int ranks, const std::vector<std::string>&
   for (std::size_t k = 0; k < vs.size(); ++k) {
     const Variant& v = vs[k];
     const auto [t, own] = rows[k];
-    const Bandwidth bw = all_reduce_bandwidth(bytes, t, ranks);
+    const AllReduceBandwidth bw = all_reduce_bandwidth(bytes, t, ranks);
     if (k == 0) anchor = t;
     if (v.late && !v.link && late_anchor == 0) late_anchor = t;
     const double ref = v.late ? late_anchor : anchor;

@@ -1,9 +1,11 @@
 // The all-reduce timing harness shared by allreduce_bench's thread and MPI paths: medians,
-// and nccl-tests' bandwidths (the one busbw formula of the benchmarks).
+// exactly summable inputs, and nccl-tests' bandwidths (util/bandwidth.h).
 #pragma once
 #include <algorithm>
 #include <cstddef>
 #include <vector>
+
+#include "util/bandwidth.h"
 
 namespace mb::bench {
 
@@ -14,16 +16,7 @@ inline double median(std::vector<double> samples) {
   return samples[samples.size() / 2];
 }
 
-// nccl-tests' algorithm bandwidth (bytes / time) and bus bandwidth: what each rank's link
-// carries in a reduce-scatter + all-gather, algbw x 2(n-1)/n, comparable across n.
-struct Bandwidth {
-  double algbw_gbs = 0, busbw_gbs = 0;
-};
-inline Bandwidth all_reduce_bandwidth(double bytes, double seconds, int ranks) {
-  if (seconds <= 0) return {};
-  const double algbw = bytes / seconds / 1e9;
-  return {algbw, algbw * 2.0 * (ranks - 1) / ranks};
-}
+using mb::all_reduce_bandwidth;
 
 // Inputs whose sums are exact in float: rank r's element i is (i % 7) + r.
 inline float test_value(std::size_t i, int rank) { return float((i % 7) + std::size_t(rank)); }

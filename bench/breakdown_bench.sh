@@ -7,9 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 pairs=${1:-4}
 devices=${2:-cpu:2}
-cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source bench/bench_env.sh
 for i in $(seq 1 "$pairs"); do
   "$cli" train --devices "$devices" --epochs 1 --limit-train 16384 --json "$out/on-$i.json" > /dev/null
   "$cli" train --devices "$devices" --epochs 1 --limit-train 16384 --no-breakdown --json "$out/off-$i.json" > /dev/null

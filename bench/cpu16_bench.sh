@@ -21,9 +21,7 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bench/cpu16_bench.sh [EPOCHS] [--no-torch]" >&2; exit 2 ;;
   esac
 done
-cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source bench/bench_env.sh
 
 echo "date:  $(date -u +%Y-%m-%dT%H:%M:%SZ)   commit: $(git rev-parse --short HEAD 2>/dev/null || echo unknown)"
 echo "CPU:   $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'), $(grep -qo avx512f /proc/cpuinfo && echo AVX-512 || echo no AVX-512)"

@@ -28,10 +28,8 @@ while [ $# -gt 0 ]; do
     *) echo "usage: bench/cpu_bench.sh [EPOCHS] [--isa avx2] [--repeat N]" >&2; exit 2 ;;
   esac
 done
-cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
+source bench/bench_env.sh
 kbench=${KERNEL_BENCH:-$(dirname "$cli")/kernel_bench}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
 
 case "$isa" in
   native) peak_target="" ;;

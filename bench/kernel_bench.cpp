@@ -156,6 +156,19 @@ void print_row(const Row& r, bool timed) {
   std::fflush(stdout);
 }
 
+// A kernel's forward and backward rows: timed (unless only validating), printed, and their
+// checks folded into all_ok.
+template <typename Fwd, typename Bwd>
+void report_pass(Row& f, Fwd&& fwd, Row& b, Bwd&& bwd, const Options& opt, bool& all_ok) {
+  if (!opt.validate_only) {
+    f.seconds = time_per_call(fwd, opt.seconds);
+    b.seconds = time_per_call(bwd, opt.seconds);
+  }
+  print_row(f, !opt.validate_only);
+  print_row(b, !opt.validate_only);
+  all_ok = all_ok && f.ok() && b.ok();
+}
+
 // ---- conv1 + ReLU + pool1, forward and weight gradient, against the reference layers ----
 struct Conv1Data {
   int n;
@@ -221,13 +234,7 @@ void bench_conv1(const Conv1Data& k, int block, const std::string& target, const
   Row b{fmt::format("conv1 bwd-weights nc{}", block), target, n, 0, conv_flops, 0,
         std::max(worst_rel(dw, k.dw_ref, 0.1 * max_abs(k.dw_ref)), worst_rel(dbf, k.db_ref, 0.1 * max_abs(k.db_ref))),
         1e-4};
-  if (!opt.validate_only) {
-    f.seconds = time_per_call(fwd, opt.seconds);
-    b.seconds = time_per_call(bwd, opt.seconds);
-  }
-  print_row(f, !opt.validate_only);
-  print_row(b, !opt.validate_only);
-  all_ok = all_ok && f.ok() && b.ok();
+  report_pass(f, fwd, b, bwd, opt, all_ok);
 }
 
 // ---- pool2 + ReLU mask + flatten (selection only: must be exact) ----
@@ -262,13 +269,7 @@ void bench_pool2(int n, int in_block, int out_block, const std::string& target, 
         in_bytes + out_bytes + out.size(), count_wrong(to_plain(out, n, C, OUT, out_block), ref_out), 0};
   Row b{fmt::format("pool2+relu bwd nc{}->nc{}", in_block, out_block), target, n, 0, 0,
         in_bytes + 2 * out_bytes + out.size(), count_wrong(to_plain(d_in, n, C, IN, in_block), ref_din), 0};
-  if (!opt.validate_only) {
-    f.seconds = time_per_call(fwd, opt.seconds);
-    b.seconds = time_per_call(bwd, opt.seconds);
-  }
-  print_row(f, !opt.validate_only);
-  print_row(b, !opt.validate_only);
-  all_ok = all_ok && f.ok() && b.ok();
+  report_pass(f, fwd, b, bwd, opt, all_ok);
 }
 
 // ---- own Winograd conv2: forward (+bias +ReLU), data and weight gradients ----

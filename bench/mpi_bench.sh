@@ -8,9 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
-cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source bench/bench_env.sh
 mpirun_cmd=(mpirun --allow-run-as-root --mca btl self,vader --mca oob_tcp_if_include lo --bind-to core -np 2)
 
 # One JSON line per epoch of a mirrorbench run record.

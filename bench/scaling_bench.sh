@@ -9,9 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 epochs=${1:-3}
-cli=${MIRRORBENCH_CLI:-build/bin/mirrorbench-cli}
-out=$(mktemp -d)
-trap 'rm -rf "$out"' EXIT
+source bench/bench_env.sh
 cores=$(nproc)
 
 "$cli" scaling --max-replicas "$cores" --json "$out/pred.json" > "$out/scaling.txt"

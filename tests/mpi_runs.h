@@ -7,6 +7,7 @@
 #include <QProcessEnvironment>
 #include <QString>
 #include <QStringList>
+#include <QTemporaryDir>
 
 #include <sys/types.h>
 
@@ -15,6 +16,9 @@
 #include <map>
 #include <sstream>
 #include <string>
+
+#include "records/run_record.h"
+#include "test_support.h"
 
 namespace mb::test {
 
@@ -99,5 +103,30 @@ inline bool alive(pid_t pid) {
   const auto close = line.rfind(')');
   return close != std::string::npos && line[close + 2] != 'Z';
 }
+
+#ifdef MB_CLI_PATH
+// A test's scratch folder: synthetic IDX data in data/ (1024 training, 200 validation
+// images), the CLI's `train` command line on it (a launcher's arguments go before it) and the
+// records such runs write.
+class TrainScratch {
+ public:
+  bool make() {
+    if (!tmp_.isValid()) return false;
+    data_ = tmp_.filePath("data");
+    write_synthetic_idx_dir(data_.toStdString(), 1024, 200);
+    return true;
+  }
+  QString path(const QString& name) const { return tmp_.filePath(name); }
+  const QString& data() const { return data_; }
+  QStringList train(const QStringList& more) const {
+    return QStringList{MB_CLI_PATH, "train", "--data", data_, "--seed", "4"} + more;
+  }
+  RunRecord record(const QString& name) const { return read_run_json(path(name).toStdString()); }
+
+ private:
+  QTemporaryDir tmp_;
+  QString data_;
+};
+#endif
 
 }  // namespace mb::test

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "util/on_threads.h"
 #include "comm/hierarchical_communicator.h"
 #include "loopback_link.h"
 #include "util/error.h"
@@ -37,25 +38,6 @@ Comms make_world(int processes, int threads) {
   for (auto& comms : per_process)
     for (auto& c : comms) all.push_back(std::move(c));
   return all;
-}
-
-// Runs fn(rank) on one thread per rank and joins them; exceptions are collected (never
-// QVERIFY on these threads) and rethrown on the test thread.
-template <typename Fn>
-void on_ranks(int ranks, Fn fn) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 float input_value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (i % 1000) + rank); }
@@ -90,7 +72,7 @@ class TestCommunicator : public QObject {
       for (int i = 0; i < count; ++i) bufs[r][i] = input_value(r, i);
     // Three rounds on the same buffers: the barriers must keep rounds apart.
     for (int round = 0; round < 3; ++round) {
-      on_ranks(ranks, [&](int r) { comms[r]->all_reduce_sum(bufs[r].data(), count); });
+      on_threads(ranks, [&](int r) { comms[r]->all_reduce_sum(bufs[r].data(), count); });
       std::size_t wrong = 0;
       const double factor = std::pow(ranks, round);  // each round multiplies the sum by `ranks`
       for (int r = 0; r < ranks; ++r)
@@ -127,8 +109,8 @@ class TestCommunicator : public QObject {
     };
     auto hier = inputs(), flat = inputs();
     Comms h = make_world(processes, threads), f = make_thread_communicators(ranks);
-    on_ranks(ranks, [&](int r) { h[r]->all_reduce_sum(hier[r].data(), count); });
-    on_ranks(ranks, [&](int r) { f[r]->all_reduce_sum(flat[r].data(), count); });
+    on_threads(ranks, [&](int r) { h[r]->all_reduce_sum(hier[r].data(), count); });
+    on_threads(ranks, [&](int r) { f[r]->all_reduce_sum(flat[r].data(), count); });
     for (int r = 1; r < ranks; ++r) QVERIFY(std::memcmp(hier[r].data(), hier[0].data(), count * 4) == 0);
     double worst = 0;
     for (std::size_t i = 0; i < count; ++i) worst = std::max(worst, double(std::fabs(hier[0][i] - flat[0][i])));
@@ -152,7 +134,7 @@ class TestCommunicator : public QObject {
       std::vector<std::vector<float>> bufs(ranks, std::vector<float>(count));
       for (int r = 0; r < ranks; ++r)
         for (int i = 0; i < count; ++i) bufs[r][i] = input_value(r, i);
-      on_ranks(ranks, [&](int r) { comms[r]->broadcast(std::span<float>(bufs[r]), root); });
+      on_threads(ranks, [&](int r) { comms[r]->broadcast(std::span<float>(bufs[r]), root); });
       for (int r = 0; r < ranks; ++r) QVERIFY(bufs[r] == bufs[root]);
       for (int i = 0; i < count; ++i) QCOMPARE(bufs[0][i], input_value(root, i));
     }
@@ -170,7 +152,7 @@ class TestCommunicator : public QObject {
     };
     std::vector<std::vector<Item>> got(ranks);
     for (int round = 0; round < 2; ++round) {
-      on_ranks(ranks, [&](int r) { got[r] = comms[r]->all_gather(Item{r, r * 0.5 + round}); });
+      on_threads(ranks, [&](int r) { got[r] = comms[r]->all_gather(Item{r, r * 0.5 + round}); });
       for (int r = 0; r < ranks; ++r) {
         QCOMPARE(int(got[r].size()), ranks);
         for (int q = 0; q < ranks; ++q) {
@@ -185,7 +167,7 @@ class TestCommunicator : public QObject {
     Comms comms = make_world(2, 2);
     std::atomic<int> arrived{0};
     std::vector<int> seen(4, -1);
-    on_ranks(4, [&](int r) {
+    on_threads(4, [&](int r) {
       if (r == 3) std::this_thread::sleep_for(std::chrono::milliseconds(30));
       ++arrived;
       comms[r]->barrier();
@@ -199,7 +181,7 @@ class TestCommunicator : public QObject {
     Comms comms = make_thread_communicators(2);
     std::vector<std::vector<float>> bufs(2, std::vector<float>(1000, 1.0f));
     std::vector<CollectiveTimes> times(2);
-    on_ranks(2, [&](int r) {
+    on_threads(2, [&](int r) {
       comms[r]->take_times();
       if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(60));
       comms[r]->all_reduce_sum(bufs[r].data(), bufs[r].size());
@@ -236,7 +218,7 @@ class TestCommunicator : public QObject {
     // BarrierAborted too (its own process failed).
     Comms comms = make_world(2, 2);
     std::vector<std::string> outcome(4);
-    on_ranks(4, [&](int r) {
+    on_threads(4, [&](int r) {
       std::vector<float> buf(64, 1.0f);
       try {
         if (r == 3) {
@@ -265,7 +247,7 @@ class TestCommunicator : public QObject {
     // instead of waiting for a generation that never comes.
     SpinBarrier barrier(3);
     std::atomic<int> aborted{0}, thrown{0};
-    on_ranks(3, [&](int) {
+    on_threads(3, [&](int) {
       try {
         barrier.arrive_and_wait([] { throw std::runtime_error("completion failed"); });
       } catch (const BarrierAborted&) {
@@ -286,7 +268,7 @@ class TestCommunicator : public QObject {
   void processes_must_run_as_many_replicas() {
     auto links = test::make_loopback_links(2);
     std::vector<std::string> errors(2);
-    on_ranks(2, [&](int p) {
+    on_threads(2, [&](int p) {
       try {
         make_process_communicators(p == 0 ? 2 : 1, links[p]);
       } catch (const ConfigError& e) {

@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/on_threads.h"
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
 #include "util/engine_report.h"
@@ -81,25 +82,6 @@ std::vector<int32_t> batch_indices(int n, int salt, int64_t count) {
   std::vector<int32_t> idx(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) idx[i] = static_cast<int32_t>((i * 7 + salt * 13) % count);
   return idx;
-}
-
-// Runs fn(rank) on one thread per rank and rethrows the first failure.
-template <typename Fn>
-void run_ranks(int ranks, Fn fn) {
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
-  std::vector<std::thread> threads;
-  for (int r = 0; r < ranks; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (...) {
-        errors[r] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
 }
 
 using test::with_biases_and_ties;
@@ -285,7 +267,7 @@ class TestCuda : public QObject {
     QVERIFY(comms[0]->graph_capturable());
     const std::size_t count = 100003;
     std::vector<int64_t> wrong(static_cast<std::size_t>(ranks), 0);
-    run_ranks(ranks, [&](int r) {
+    on_threads(ranks, [&](int r) {
       comms[r]->connect();
       wrong[r] = all_reduce_wrong_elements(*comms[r], devices[r], ranks, count);
     });
@@ -305,7 +287,7 @@ class TestCuda : public QObject {
     QVERIFY(comms[0]->memory_space() == MemorySpace::CudaDevice);
     QVERIFY(!comms[0]->graph_capturable());
     std::vector<int64_t> wrong(ranks, 0);
-    run_ranks(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comms[r], 0, ranks, 4099); });
+    on_threads(ranks, [&](int r) { wrong[r] = all_reduce_wrong_elements(*comms[r], 0, ranks, 4099); });
     for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
 #endif
   }
@@ -688,7 +670,7 @@ class TestCuda : public QObject {
     std::vector<std::unique_ptr<ReplicaEngine>> engines;
     for (int d = 0; d < 2; ++d) engines.push_back(cuda::make_cuda_engine(d, 32));
     const ReplicaEngine::StepShape shape[] = {{32, 64}};
-    run_ranks(2, [&](int r) {
+    on_threads(2, [&](int r) {
       comms[r]->connect();
       engines[r]->bind_data(train_, val_);
       engines[r]->set_params(init_);
@@ -736,7 +718,7 @@ class TestCuda : public QObject {
     const int per = global / ranks;
     // Collective warm-up (eager on this communicator: its rendezvous is on the host), which
     // also measures the all-reduce; the state must not move.
-    run_ranks(ranks, [&](int r) {
+    on_threads(ranks, [&](int r) {
       const ReplicaEngine::StepShape shape[] = {{per, global}};
       replicas[r]->warm_up(shape, *comm[r]);
     });
@@ -765,7 +747,7 @@ class TestCuda : public QObject {
         return r == owner ? std::span<const int32_t>(idx) : std::span<const int32_t>();
       };
       std::vector<BatchStats> stats(ranks);
-      run_ranks(ranks, [&](int r) {
+      on_threads(ranks, [&](int r) {
         replicas[r]->train_step(step_of(share(r), step, total), *comm[r], cfg, timing[r]);
         stats[r] = replicas[r]->take_train_stats();
       });

@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "util/on_threads.h"
 #include "backends/common/conv_algo_policy.h"
 #include "backends/common/cuda_options.h"
 #include "backends/common/device_wait.h"
@@ -40,23 +41,6 @@ using namespace mb;
 using Shape = ReplicaEngine::StepShape;
 
 namespace {
-
-template <typename Fn>
-void on_ranks(int ranks, Fn fn) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(ranks));
-  for (int r = 0; r < ranks; ++r)
-    threads.emplace_back([&, r] {
-      try {
-        fn(r);
-      } catch (...) {
-        errors[std::size_t(r)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 // A communicator whose own collectives failed asynchronously (what NCCL reports through
 // ncclCommGetAsyncError).
@@ -263,7 +247,7 @@ class TestGpuPolicy : public QObject {
       std::set<int64_t> result;
     };
     std::vector<Seen> seen(ranks);
-    on_ranks(ranks, [&](int r) {
+    on_threads(ranks, [&](int r) {
       const int64_t share128 = r < 2 ? 43 : 42;
       // The last shape repeats the first: decided once.
       const std::vector<Shape> shapes = {{share128, 128}, {42, 126}, {share128, 128}};
@@ -457,7 +441,7 @@ class TestGpuPolicy : public QObject {
     // Collective: every rank gets the same answer from its own timings.
     auto comms = make_thread_communicators(2);
     std::vector<int> got(2);
-    on_ranks(2, [&](int r) {
+    on_threads(2, [&](int r) {
       const PassTimings mine[] = {r == 0 ? timings({{1, 10}, {2, 20}}) : timings({{1, 90}, {2, 25}})};
       got[std::size_t(r)] = agree_on_algorithms(mine, *comms[std::size_t(r)]).front().algo;
     });

@@ -35,31 +35,43 @@ QStringList mpirun_args(int processes) {
 
 class TestMpi : public QObject {
   Q_OBJECT
-  QTemporaryDir tmp_;
-  QString data_, mpirun_;
+  mb::test::TrainScratch runs_;
+  QString mpirun_;
 
-  QStringList train(const QStringList& more) const {
-    return QStringList{MB_CLI_PATH, "train", "--data", data_, "--seed", "4"} + more;
+  // The same training on threads in one process (`thread_devices`) and under mpirun
+  // (`processes` processes of `per_process` each): both records, the launch's output, and
+  // what failed (empty when both ran).
+  struct ThreadsAndProcesses {
+    mb::RunRecord threads, processes;
+    Result launch;
+    QString failed;
+  };
+  ThreadsAndProcesses threads_and_processes(const QStringList& opts, const QString& thread_devices, int processes,
+                                            const QString& per_process, const QString& name) const {
+    ThreadsAndProcesses out;
+    const QString t_json = runs_.path("t-" + name + ".json"), p_json = runs_.path("p-" + name + ".json");
+    const Result threads = run(MB_CLI_PATH, runs_.train(opts + QStringList{"--devices", thread_devices, "--json", t_json}).mid(1));
+    if (threads.exit_code != 0) out.failed = "threads: " + threads.err;
+    out.launch = run(mpirun_, mpirun_args(processes) + runs_.train(opts + QStringList{"--devices", per_process, "--json", p_json}));
+    if (out.launch.exit_code != 0) out.failed += "processes: " + out.launch.err;
+    if (!out.failed.isEmpty()) return out;
+    out.threads = mb::read_run_json(t_json.toStdString());
+    out.processes = mb::read_run_json(p_json.toStdString());
+    return out;
   }
-  mb::RunRecord record(const QString& name) const { return mb::read_run_json(tmp_.filePath(name).toStdString()); }
 
  private slots:
   void initTestCase() {
     mpirun_ = mpirun_path();
     if (mpirun_.isEmpty()) QSKIP("mpirun is not installed (Debian: openmpi-bin): multi-process runs untested here");
-    QVERIFY(tmp_.isValid());
-    data_ = tmp_.filePath("data");
-    mb::test::write_synthetic_idx_dir(data_.toStdString(), 1024, 200);
+    QVERIFY(runs_.make());
   }
 
   void two_processes_train_what_two_threads_train() {
-    const QStringList opts{"--epochs", "2", "--batch", "64"};
-    const Result threads = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:2", "--json", tmp_.filePath("t2.json")}).mid(1));
-    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
-    const Result procs = run(mpirun_, mpirun_args(2) + train(opts + QStringList{"--devices", "cpu:1", "--json",
-                                                                                   tmp_.filePath("p2.json")}));
-    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
-    const mb::RunRecord t = record("t2.json"), p = record("p2.json");
+    const auto both = threads_and_processes({"--epochs", "2", "--batch", "64"}, "cpu:2", 2, "cpu:1", "2");
+    QVERIFY2(both.failed.isEmpty(), qPrintable(both.failed));
+    const mb::RunRecord &t = both.threads, &p = both.processes;
+    const Result& procs = both.launch;
     QCOMPARE(p.config.processes, 2);
     QCOMPARE(p.config.replicas, 2);
     QCOMPARE(QString::fromStdString(p.config.communicator), QString("mpi+threads"));
@@ -78,13 +90,9 @@ class TestMpi : public QObject {
   void three_processes_train_what_three_threads_train() {
     // The link sums each element in process order, as the threads sum in rank order: with one
     // replica per process the same bits for any count, not only for two (where a + b = b + a).
-    const QStringList opts{"--epochs", "1", "--batch", "96"};
-    const Result threads = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:3", "--json", tmp_.filePath("t3.json")}).mid(1));
-    QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
-    const Result procs = run(mpirun_, mpirun_args(3) + train(opts + QStringList{"--devices", "cpu:1", "--json",
-                                                                                   tmp_.filePath("p3.json")}));
-    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
-    const mb::RunRecord t = record("t3.json"), p = record("p3.json");
+    const auto both = threads_and_processes({"--epochs", "1", "--batch", "96"}, "cpu:3", 3, "cpu:1", "3");
+    QVERIFY2(both.failed.isEmpty(), qPrintable(both.failed));
+    const mb::RunRecord &t = both.threads, &p = both.processes;
     QCOMPARE(p.config.processes, 3);
     QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
   }
@@ -109,13 +117,9 @@ class TestMpi : public QObject {
   }
 
   void two_processes_of_two_threads_are_hierarchical() {
-    const QStringList opts{"--epochs", "2", "--batch", "64"};
-    const Result flat = run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:4", "--json", tmp_.filePath("t4.json")}).mid(1));
-    QVERIFY2(flat.exit_code == 0, qPrintable(flat.err));
-    const Result procs = run(mpirun_, mpirun_args(2) + train(opts + QStringList{"--devices", "cpu:2", "--json",
-                                                                                   tmp_.filePath("p4.json")}));
-    QVERIFY2(procs.exit_code == 0, qPrintable(procs.err));
-    const mb::RunRecord t = record("t4.json"), p = record("p4.json");
+    const auto both = threads_and_processes({"--epochs", "2", "--batch", "64"}, "cpu:4", 2, "cpu:2", "4");
+    QVERIFY2(both.failed.isEmpty(), qPrintable(both.failed));
+    const mb::RunRecord &t = both.threads, &p = both.processes;
     QCOMPARE(p.config.replicas, 4);
     QCOMPARE(p.config.replicas_per_process, 2);
     QVERIFY(p.replicas_in_sync);
@@ -134,11 +138,11 @@ class TestMpi : public QObject {
   void a_killed_process_ends_the_run() {
     QFETCH(int, signal);
     QFETCH(QString, says);
-    const QString json = tmp_.filePath(QString("killed-%1.json").arg(signal));
+    const QString json = runs_.path(QString("killed-%1.json").arg(signal));
     QProcess p;
     QElapsedTimer t;
     t.start();
-    p.start(mpirun_, mpirun_args(2) + train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--timeout",
+    p.start(mpirun_, mpirun_args(2) + runs_.train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--timeout",
                                              "3", "--json", json}));
     QVERIFY(p.waitForStarted());
     QByteArray out;
@@ -175,11 +179,11 @@ class TestMpi : public QObject {
   void sigusr1_to_mpirun_stops_every_process() {
     // How the workbench stops a run it started: mpirun forwards SIGUSR1 to every process,
     // which stop at the same step; process 0 writes a "stopped" record; exit 0.
-    const QString json = tmp_.filePath("usr1.json");
+    const QString json = runs_.path("usr1.json");
     QProcess p;
     QElapsedTimer t;
     t.start();
-    p.start(mpirun_, mpirun_args(2) + train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--json", json}));
+    p.start(mpirun_, mpirun_args(2) + runs_.train({"--devices", "cpu:1", "--epochs", "1000", "--batch", "32", "--json", json}));
     QVERIFY(p.waitForStarted());
     QByteArray out;
     while (!out.contains("epoch 1/1000  time") && t.elapsed() < 120000 && p.state() == QProcess::Running) {
@@ -198,9 +202,9 @@ class TestMpi : public QObject {
 
   void processes_with_different_data_refuse_to_train() {
     // One process reads another folder (MPMD: two command lines in one mpirun).
-    const QString other = tmp_.filePath("other");
+    const QString other = runs_.path("other");
     mb::test::write_synthetic_idx_dir(other.toStdString(), 1024, 201);   // a different validation set
-    QStringList args = mpirun_args(1) + train({"--devices", "cpu:1", "--epochs", "1"});
+    QStringList args = mpirun_args(1) + runs_.train({"--devices", "cpu:1", "--epochs", "1"});
     args << ":" << mpirun_args(1).mid(8) << MB_CLI_PATH << "train" << "--data" << other << "--seed" << "4"
          << "--devices" << "cpu:1" << "--epochs" << "1";
     const Result r = run(mpirun_, args);
@@ -218,7 +222,7 @@ class TestMpi : public QObject {
     p.setProcessEnvironment(env);
     QElapsedTimer t;
     t.start();
-    p.start(MB_CLI_PATH, train({"--epochs", "1"}).mid(1));
+    p.start(MB_CLI_PATH, runs_.train({"--epochs", "1"}).mid(1));
     const Result r = finish(p, t, 60000);
     QCOMPARE(r.exit_code, 2);
     QVERIFY2(r.err.contains("srun (Slurm)") && r.err.contains("--mpi=pmix"), qPrintable(r.err));

@@ -78,25 +78,46 @@ enum class Case { ConvDx, ConvDw, ConvDb, Relu, Maxpool, DenseDx, DenseDw, Dense
 
 // ---- per-layer cases: objective sum(forward(...) * r), so dL/dy = r goes into backward --------
 
-GradCheck check_conv(Case which, float eps) {
-  SplitMix64 rng(11);
-  // Non-square, several channels both sides, batch 2: index mix-ups show.
-  const ref::ConvShape s{2, 3, 7, 6, 4, 3};
-  auto x = random_floats(std::size_t(s.n) * s.c_in * s.h * s.w, rng, -1, 1);
-  auto w = random_floats(std::size_t(s.c_out) * s.c_in * s.k * s.k, rng, -1, 1);
-  auto b = random_floats(std::size_t(s.c_out), rng, -1, 1);
-  const auto r = random_floats(std::size_t(s.n) * s.c_out * s.out_h() * s.out_w(), rng, -1, 1);
+// A layer y = forward(x, w, b) with backward(x, w, dL/dy) -> dx, dw, db (conv and dense): the
+// gradient of one argument (0: x, 1: w, 2: b) against central differences of sum(y * r).
+struct LayerSizes {
+  std::size_t x, w, b, y;
+};
+using LayerForward = std::function<void(const float* x, const float* w, const float* b, float* y)>;
+using LayerBackward =
+    std::function<void(const float* x, const float* w, const float* dy, float* dx, float* dw, float* db)>;
+
+GradCheck check_layer(uint64_t seed, LayerSizes n, int argument, float eps, const LayerForward& forward,
+                      const LayerBackward& backward) {
+  SplitMix64 rng(seed);
+  auto x = random_floats(n.x, rng, -1, 1);
+  auto w = random_floats(n.w, rng, -1, 1);
+  auto b = random_floats(n.b, rng, -1, 1);
+  const auto r = random_floats(n.y, rng, -1, 1);
   std::vector<float> y(r.size()), dx(x.size(), NAN), dw(w.size(), NAN), db(b.size(), NAN);
-  ref::conv2d_backward(s, x.data(), w.data(), r.data(), dx.data(), dw.data(), db.data());
+  backward(x.data(), w.data(), r.data(), dx.data(), dw.data(), db.data());
   const auto f = [&] {
-    ref::conv2d_forward(s, x.data(), w.data(), b.data(), y.data());
+    forward(x.data(), w.data(), b.data(), y.data());
     return project(y, r);
   };
   GradCheck c;
-  if (which == Case::ConvDx) difference_all(c, x, dx, eps, f, "x");
-  if (which == Case::ConvDw) difference_all(c, w, dw, eps, f, "w");
-  if (which == Case::ConvDb) difference_all(c, b, db, eps, f, "b");
+  if (argument == 0) difference_all(c, x, dx, eps, f, "x");
+  if (argument == 1) difference_all(c, w, dw, eps, f, "w");
+  if (argument == 2) difference_all(c, b, db, eps, f, "b");
   return c;
+}
+
+GradCheck check_conv(Case which, float eps) {
+  // Non-square, several channels both sides, batch 2: index mix-ups show.
+  const ref::ConvShape s{2, 3, 7, 6, 4, 3};
+  const LayerSizes n{std::size_t(s.n) * s.c_in * s.h * s.w, std::size_t(s.c_out) * s.c_in * s.k * s.k,
+                     std::size_t(s.c_out), std::size_t(s.n) * s.c_out * s.out_h() * s.out_w()};
+  return check_layer(
+      11, n, int(which) - int(Case::ConvDx), eps,
+      [&](const float* x, const float* w, const float* b, float* y) { ref::conv2d_forward(s, x, w, b, y); },
+      [&](const float* x, const float* w, const float* dy, float* dx, float* dw, float* db) {
+        ref::conv2d_backward(s, x, w, dy, dx, dw, db);
+      });
 }
 
 GradCheck check_relu(float eps) {
@@ -141,23 +162,14 @@ GradCheck check_maxpool(float eps) {
 }
 
 GradCheck check_dense(Case which, float eps) {
-  SplitMix64 rng(14);
   const ref::DenseShape s{3, 11, 5};
-  auto x = random_floats(std::size_t(s.n) * s.in, rng, -1, 1);
-  auto w = random_floats(std::size_t(s.out) * s.in, rng, -1, 1);
-  auto b = random_floats(std::size_t(s.out), rng, -1, 1);
-  const auto r = random_floats(std::size_t(s.n) * s.out, rng, -1, 1);
-  std::vector<float> y(r.size()), dx(x.size(), NAN), dw(w.size(), NAN), db(b.size(), NAN);
-  ref::dense_backward(s, x.data(), w.data(), r.data(), dx.data(), dw.data(), db.data());
-  const auto f = [&] {
-    ref::dense_forward(s, x.data(), w.data(), b.data(), y.data());
-    return project(y, r);
-  };
-  GradCheck c;
-  if (which == Case::DenseDx) difference_all(c, x, dx, eps, f, "x");
-  if (which == Case::DenseDw) difference_all(c, w, dw, eps, f, "w");
-  if (which == Case::DenseDb) difference_all(c, b, db, eps, f, "b");
-  return c;
+  const LayerSizes n{std::size_t(s.n) * s.in, std::size_t(s.out) * s.in, std::size_t(s.out), std::size_t(s.n) * s.out};
+  return check_layer(
+      14, n, int(which) - int(Case::DenseDx), eps,
+      [&](const float* x, const float* w, const float* b, float* y) { ref::dense_forward(s, x, w, b, y); },
+      [&](const float* x, const float* w, const float* dy, float* dx, float* dw, float* db) {
+        ref::dense_backward(s, x, w, dy, dx, dw, db);
+      });
 }
 
 GradCheck check_softmax_xent(float eps) {

@@ -28,13 +28,9 @@ Result srun(const QStringList& args) {
 
 class TestSlurm : public QObject {
   Q_OBJECT
-  QTemporaryDir tmp_;
-  QString data_;
+  mb::test::TrainScratch runs_;
 
-  QStringList train(const QStringList& more) const {
-    return QStringList{MB_CLI_PATH, "train", "--data", data_, "--seed", "4", "--epochs", "2", "--batch", "64"} + more;
-  }
-  mb::RunRecord record(const QString& name) const { return mb::read_run_json(tmp_.filePath(name).toStdString()); }
+  QStringList train(const QStringList& more) const { return runs_.train(QStringList{"--epochs", "2", "--batch", "64"} + more); }
 
  private slots:
   void initTestCase() {
@@ -42,22 +38,20 @@ class TestSlurm : public QObject {
     if (reason.open(QIODevice::ReadOnly)) QSKIP(qPrintable("Slurm: " + QString::fromUtf8(reason.readAll()).trimmed()));
     if (!QFile::exists(slurm_dir() + "/ready"))
       QSKIP("the test Slurm is not running: run through ctest (-L slurm), whose fixture slurm starts it");
-    QVERIFY(tmp_.isValid());
-    data_ = tmp_.filePath("data");
-    mb::test::write_synthetic_idx_dir(data_.toStdString(), 1024, 200);
+    QVERIFY(runs_.make());
   }
 
   void srun_with_pmix_trains_what_mpirun_trains() {
     const Result s = srun(QStringList{"-n", "2", "--mpi=pmix"} + train({"--devices", "cpu:1", "--json",
-                                                                         tmp_.filePath("srun.json")}));
+                                                                         runs_.path("srun.json")}));
     QVERIFY2(s.exit_code == 0, qPrintable(s.out + s.err));
     const QString mpirun = QStandardPaths::findExecutable("mpirun");
     if (mpirun.isEmpty()) QSKIP("mpirun is not installed (Debian: openmpi-bin): nothing to compare srun with");
     const Result m = mb::test::run(mpirun, QStringList{"--allow-run-as-root", "--mca", "btl", "self,vader", "--mca",
                                                        "oob_tcp_if_include", "lo", "-np", "2", "--bind-to", "none"} +
-                                               train({"--devices", "cpu:1", "--json", tmp_.filePath("mpirun.json")}));
+                                               train({"--devices", "cpu:1", "--json", runs_.path("mpirun.json")}));
     QVERIFY2(m.exit_code == 0, qPrintable(m.err));
-    const mb::RunRecord a = record("srun.json"), b = record("mpirun.json");
+    const mb::RunRecord a = runs_.record("srun.json"), b = runs_.record("mpirun.json");
     QCOMPARE(a.config.processes, 2);
     QCOMPARE(a.config.hosts, std::vector<std::string>({"slurmnode"}));
     QVERIFY(a.replicas_in_sync);
@@ -77,9 +71,9 @@ class TestSlurm : public QObject {
   }
 
   void one_task_without_pmix_trains_alone() {
-    const Result r = srun(QStringList{"-n", "1"} + train({"--devices", "cpu:1", "--json", tmp_.filePath("one.json")}));
+    const Result r = srun(QStringList{"-n", "1"} + train({"--devices", "cpu:1", "--json", runs_.path("one.json")}));
     QVERIFY2(r.exit_code == 0, qPrintable(r.err));
-    QCOMPARE(record("one.json").config.processes, 1);
+    QCOMPARE(runs_.record("one.json").config.processes, 1);
   }
 };
 

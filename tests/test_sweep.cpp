@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "experiment/sweep.h"
+#include "record_fixtures.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -17,14 +18,7 @@ namespace {
 RunRecord history(const std::string& id, std::initializer_list<std::pair<double, double>> epochs) {
   RunRecord r;
   r.id = id;
-  int e = 0;
-  for (auto [t, acc] : epochs) {
-    EpochMetrics m;
-    m.epoch = ++e;
-    m.time_s = t;
-    m.val_acc = acc;
-    r.epochs.push_back(m);
-  }
+  r.epochs = test::epoch_history(epochs);
   return r;
 }
 

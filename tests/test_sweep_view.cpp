@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/main_window.h"
+#include "record_fixtures.h"
 #include "app/script_options.h"
 #include "common/format.h"
 #include "experiment/sweep.h"
@@ -58,14 +59,7 @@ RunRecord history(const SweepPoint& p, const std::string& id, std::initializer_l
   r.config.learning_rate = p.lr;
   r.config.dataset = "synthetic";
   r.config.start_time = "2026-12-01T10:00:00Z";
-  int e = 0;
-  for (auto [t, acc] : epochs) {
-    EpochMetrics m;
-    m.epoch = ++e;
-    m.time_s = t;
-    m.val_acc = acc;
-    r.epochs.push_back(m);
-  }
+  r.epochs = test::epoch_history(epochs);
   return r;
 }
 

@@ -51,13 +51,9 @@ QStringList across_hosts() {
 
 class TestTwoHosts : public QObject {
   Q_OBJECT
-  QTemporaryDir tmp_;
-  QString data_, mpirun_;
+  mb::test::TrainScratch runs_;
+  QString mpirun_;
 
-  QStringList train(const QStringList& more) const {
-    return QStringList{MB_CLI_PATH, "train", "--data", data_, "--seed", "4"} + more;
-  }
-  mb::RunRecord record(const QString& name) const { return mb::read_run_json(tmp_.filePath(name).toStdString()); }
   // mpirun ARGS from inside hostA, with the hosts' environment (plus `extra`).
   Result mpirun_in_host_a(const QStringList& args, const QProcessEnvironment& env = host_env()) const {
     return mb::test::run(MB_TWO_HOSTS_SCRIPT, in_host("hostA", mpirun_, args), kRunTimeoutMs, env);
@@ -71,9 +67,7 @@ class TestTwoHosts : public QObject {
       QSKIP("two hosts are not set up: run through ctest (-L hosts), whose fixture two_hosts makes them");
     mpirun_ = QStandardPaths::findExecutable("mpirun");
     if (mpirun_.isEmpty()) QSKIP("mpirun is not installed (Debian: openmpi-bin)");
-    QVERIFY(tmp_.isValid());
-    data_ = tmp_.filePath("data");
-    mb::test::write_synthetic_idx_dir(data_.toStdString(), 1024, 200);
+    QVERIFY(runs_.make());
   }
 
   void the_hosts_are_two_machines() {
@@ -86,18 +80,18 @@ class TestTwoHosts : public QObject {
 
   void two_hosts_train_what_one_host_and_two_threads_train() {
     const QStringList opts{"--epochs", "2", "--batch", "64"};
-    const Result threads = mb::test::run(MB_CLI_PATH, train(opts + QStringList{"--devices", "cpu:2", "--json",
-                                                                               tmp_.filePath("t2.json")}).mid(1));
+    const Result threads = mb::test::run(MB_CLI_PATH, runs_.train(opts + QStringList{"--devices", "cpu:2", "--json",
+                                                                               runs_.path("t2.json")}).mid(1));
     QVERIFY2(threads.exit_code == 0, qPrintable(threads.err));
     const QStringList one_host{"--allow-run-as-root", "--mca", "btl", "self,vader", "--mca", "oob_tcp_if_include", "lo",
                                "-np", "2", "--bind-to", "none"};
-    const Result local = mb::test::run(mpirun_, one_host + train(opts + QStringList{"--devices", "cpu:1", "--json",
-                                                                                    tmp_.filePath("p1.json")}));
+    const Result local = mb::test::run(mpirun_, one_host + runs_.train(opts + QStringList{"--devices", "cpu:1", "--json",
+                                                                                    runs_.path("p1.json")}));
     QVERIFY2(local.exit_code == 0, qPrintable(local.err));
-    const Result across = mpirun_in_host_a(across_hosts() + train(opts + QStringList{"--devices", "cpu:1", "--json",
-                                                                                     tmp_.filePath("h2.json")}));
+    const Result across = mpirun_in_host_a(across_hosts() + runs_.train(opts + QStringList{"--devices", "cpu:1", "--json",
+                                                                                     runs_.path("h2.json")}));
     QVERIFY2(across.exit_code == 0, qPrintable(across.err));
-    const mb::RunRecord t = record("t2.json"), p = record("p1.json"), h = record("h2.json");
+    const mb::RunRecord t = runs_.record("t2.json"), p = runs_.record("p1.json"), h = runs_.record("h2.json");
     QCOMPARE(h.config.processes, 2);
     QCOMPARE(h.config.replicas, 2);
     QCOMPARE(h.config.hosts, std::vector<std::string>({"hostA", "hostB"}));
@@ -125,7 +119,7 @@ class TestTwoHosts : public QObject {
     QFETCH(int, signal);
     QFETCH(QString, says);
     QFETCH(bool, record);
-    const QString json = tmp_.filePath(QString("lost-%1.json").arg(signal));
+    const QString json = runs_.path(QString("lost-%1.json").arg(signal));
     const QString marker = QString("MB_TWO_HOSTS_RUN=%1-%2").arg(QCoreApplication::applicationPid()).arg(signal);
     QProcessEnvironment env = host_env();
     env.insert(marker.section('=', 0, 0), marker.section('=', 1));
@@ -133,7 +127,7 @@ class TestTwoHosts : public QObject {
     p.setProcessEnvironment(env);
     QElapsedTimer t;
     t.start();
-    p.start(MB_TWO_HOSTS_SCRIPT, in_host("hostA", mpirun_, across_hosts() + train({"--devices", "cpu:1", "--epochs",
+    p.start(MB_TWO_HOSTS_SCRIPT, in_host("hostA", mpirun_, across_hosts() + runs_.train({"--devices", "cpu:1", "--epochs",
                                                                                    "1000", "--batch", "32", "--timeout",
                                                                                    "3", "--json", json})));
     QVERIFY(p.waitForStarted());
@@ -171,10 +165,10 @@ class TestTwoHosts : public QObject {
   void a_data_set_that_differs_on_one_host_is_refused() {
     // The same path on both hosts, other files on hostB (as two machines' disks can differ):
     // the default data folder, MIRRORBENCH_DATA, set for hostB by the rsh agent.
-    const QString other = tmp_.filePath("other");
+    const QString other = runs_.path("other");
     mb::test::write_synthetic_idx_dir(other.toStdString(), 1024, 201);
     QProcessEnvironment env = host_env();
-    env.insert("MIRRORBENCH_DATA", data_);
+    env.insert("MIRRORBENCH_DATA", runs_.data());
     env.insert("TWO_HOSTS_hostB_MIRRORBENCH_DATA", other);
     const Result r = mpirun_in_host_a(across_hosts() + QStringList{MB_CLI_PATH, "train", "--devices", "cpu:1",
                                                                    "--epochs", "1"},
@@ -197,7 +191,7 @@ class TestTwoHosts : public QObject {
         MB_TWO_HOSTS_SCRIPT,
         in_host("hostA", MB_GUI_PATH,
                 {"--run", "--processes", "2", "--hostfile", hosts_dir() + "/hostfile", "--devices", "cpu:1", "--epochs",
-                 "1", "--data", data_, "--limit-train", "256", "--limit-val", "128", "--export-csv", csv, "--quit"}),
+                 "1", "--data", runs_.data(), "--limit-train", "256", "--limit-val", "128", "--export-csv", csv, "--quit"}),
         kRunTimeoutMs, env);
     QVERIFY2(r.exit_code == 0, qPrintable(r.out + r.err));
     std::vector<fs::path> files;

@@ -120,8 +120,6 @@ class TestWorkbench : public QObject {
 
   void run_fills_charts_and_history();
   void stop_mid_run_saves_stopped_record();
-  void closing_mid_run_saves_stopped_record();
-  void destroying_mid_run_saves_stopped_record();
   void compare_runs_baseline_then_devices();
   void selecting_runs_overlays_them();
   void export_png_has_requested_size_data();
@@ -242,41 +240,6 @@ void TestWorkbench::stop_mid_run_saves_stopped_record() {
   QCOMPARE(json_files(window_->history()->store().runs_dir()), files_before + 1);
   QCOMPARE(read_run_json(window_->history()->store().file_for(r.id)).status, RunStatus::Stopped);
   QVERIFY(window_->findChild<QPushButton*>("run_button")->isEnabled());
-}
-
-void TestWorkbench::closing_mid_run_saves_stopped_record() {
-  fill(500, 1);
-  const fs::path runs = window_->history()->store().runs_dir();
-  const int files_before = json_files(runs);
-  QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
-  QVERIFY(steps.wait(kRunTimeoutMs));
-  window_->close();   // mid-run: stops, saves, then closes
-  QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
-  QVERIFY(!window_->controller()->busy());
-  QCOMPARE(json_files(runs), files_before + 1);
-  const RunRecord r = window_->history()->runs().back();
-  QCOMPARE(r.status, RunStatus::Stopped);
-  QVERIFY(fs::exists(window_->history()->store().file_for(r.id)));
-}
-
-// The other way out: the window is destroyed without close() (application teardown). The
-// destructor joins the trainer and still delivers and saves the partial record.
-void TestWorkbench::destroying_mid_run_saves_stopped_record() {
-  fill(500, 1);
-  const fs::path runs = window_->history()->store().runs_dir();
-  const std::set<fs::path> before = test::run_record_paths(runs);
-  QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
-  QVERIFY(steps.wait(kRunTimeoutMs));
-  window_.reset();
-  std::set<fs::path> added;
-  for (const auto& p : test::run_record_paths(runs))
-    if (!before.count(p)) added.insert(p);
-  QCOMPARE(int(added.size()), 1);
-  const RunRecord r = read_run_json(*added.begin());
-  QCOMPARE(r.status, RunStatus::Stopped);
-  QVERIFY(int(r.epochs.size()) < 500);
 }
 
 void TestWorkbench::compare_runs_baseline_then_devices() {

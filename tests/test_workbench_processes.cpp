@@ -127,9 +127,13 @@ class TestWorkbenchProcesses : public QObject {
 
   // The real mpirun, through the window.
   void two_process_compare_reaches_history_and_card();
+  // How a run ends early, the same for a run in this process and one across processes.
+  void stop_gives_a_stopped_record_data() { where_it_runs(); }
   void stop_gives_a_stopped_record();
-  void closing_mid_run_stops_the_child_and_saves();
-  void destroying_mid_run_stops_the_child_and_saves();
+  void closing_mid_run_stops_and_saves_data() { where_it_runs(); }
+  void closing_mid_run_stops_and_saves();
+  void destroying_mid_run_stops_and_saves_data() { where_it_runs(); }
+  void destroying_mid_run_stops_and_saves();
   void child_failure_is_reported();
   void scripted_mode_runs_across_processes();
 
@@ -138,6 +142,8 @@ class TestWorkbenchProcesses : public QObject {
   Launcher stand_in(const QString& script_path) const { return Launcher{script_path, "/bin/true", false}; }
   bool real_mpirun_or_skip(QString* why) const;
   void fill(int epochs, int processes);
+  static void where_it_runs();
+  bool start_long_run(int processes, std::set<fs::path>* records_before);
   RunRecord last_record() const { return fx_.last_record(); }
 
   test::WindowFixture fx_{kTrain, kVal};
@@ -617,52 +623,70 @@ void TestWorkbenchProcesses::two_process_compare_reaches_history_and_card() {
   QVERIFY2(card.contains("2 × cpu:1") && card.contains("Time per epoch reduced by"), qPrintable(card));
 }
 
-void TestWorkbenchProcesses::stop_gives_a_stopped_record() {
-  REQUIRE_MPIRUN();
-  fill(500, 2);
-  QSignalSpy epochs(window_->controller(), &RunController::epoch_finished);
-  QSignalSpy done(window_.get(), &MainWindow::plan_done);
+void TestWorkbenchProcesses::where_it_runs() {
+  QTest::addColumn<int>("processes");
+  QTest::addRow("in-process") << 1;
+  QTest::addRow("2 processes") << 2;
+}
+
+// Fills the panel for a long run in one process or across `processes` (mpirun) and starts it;
+// true once the first step has reported (the run is under way). *records_before: the run
+// records on disk before it started.
+bool TestWorkbenchProcesses::start_long_run(int processes, std::set<fs::path>* records_before) {
+  fill(500, processes);
+  *records_before = test::run_record_paths(window_->history()->store().runs_dir());
+  QSignalSpy steps(window_->controller(), &RunController::step_progress);
   QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
-  QVERIFY(epochs.wait(kRunTimeoutMs));
+  return steps.wait(kRunTimeoutMs);
+}
+
+#define REQUIRE_MPIRUN_FOR(processes) \
+  do {                                \
+    if ((processes) > 1) REQUIRE_MPIRUN(); \
+  } while (false)
+
+void TestWorkbenchProcesses::stop_gives_a_stopped_record() {
+  QFETCH(int, processes);
+  REQUIRE_MPIRUN_FOR(processes);
+  std::set<fs::path> before;
+  QVERIFY(start_long_run(processes, &before));
+  QSignalSpy done(window_.get(), &MainWindow::plan_done);
   QTest::mouseClick(window_->findChild<QPushButton*>("stop_button"), Qt::LeftButton);
   QVERIFY(done.wait(kRunTimeoutMs));
   QCOMPARE(done.front().front().toBool(), false);
   const RunRecord r = last_record();
   QCOMPARE(r.status, RunStatus::Stopped);
-  QCOMPARE(r.config.processes, 2);
-  QVERIFY(!r.epochs.empty());
+  QCOMPARE(r.config.processes, processes);
   QVERIFY(int(r.epochs.size()) < 500);
+  QCOMPARE(test::run_record_paths(window_->history()->store().runs_dir()).size(), before.size() + 1);
   QCOMPARE(read_run_json(window_->history()->store().file_for(r.id)).status, RunStatus::Stopped);
   QVERIFY(window_->findChild<QPushButton*>("run_button")->isEnabled());
 }
 
-void TestWorkbenchProcesses::closing_mid_run_stops_the_child_and_saves() {
-  REQUIRE_MPIRUN();
-  fill(500, 2);
+void TestWorkbenchProcesses::closing_mid_run_stops_and_saves() {
+  QFETCH(int, processes);
+  REQUIRE_MPIRUN_FOR(processes);
+  std::set<fs::path> before;
+  QVERIFY(start_long_run(processes, &before));
   const fs::path runs = window_->history()->store().runs_dir();
-  const std::size_t files_before = test::run_record_paths(runs).size();
-  QSignalSpy steps(window_->controller(), &RunController::step_progress);
-  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
-  QVERIFY(steps.wait(kRunTimeoutMs));
-  window_->close();   // mid-run: stops the child, saves, then closes
+  window_->close();   // mid-run: stops the run (the child, across processes), saves, then closes
   QTRY_VERIFY_WITH_TIMEOUT(!window_->isVisible(), kRunTimeoutMs);
   QVERIFY(!window_->controller()->busy());
-  QCOMPARE(test::run_record_paths(runs).size(), files_before + 1);
+  QCOMPARE(test::run_record_paths(runs).size(), before.size() + 1);
   const RunRecord r = last_record();
   QCOMPARE(r.status, RunStatus::Stopped);
-  QCOMPARE(r.config.processes, 2);
+  QCOMPARE(r.config.processes, processes);
+  QVERIFY(fs::exists(window_->history()->store().file_for(r.id)));
 }
 
-// The window destroyed without close(): the controller's shutdown waits for the child and
-// saves its record before the destructor returns.
-void TestWorkbenchProcesses::destroying_mid_run_stops_the_child_and_saves() {
-  REQUIRE_MPIRUN();
-  fill(500, 2);
+// The window destroyed without close() (application teardown): the controller's shutdown
+// waits for the trainer (or the child) and saves its record before the destructor returns.
+void TestWorkbenchProcesses::destroying_mid_run_stops_and_saves() {
+  QFETCH(int, processes);
+  REQUIRE_MPIRUN_FOR(processes);
+  std::set<fs::path> before;
+  QVERIFY(start_long_run(processes, &before));
   const fs::path runs = window_->history()->store().runs_dir();
-  const std::set<fs::path> before = test::run_record_paths(runs);
-  QSignalSpy epochs(window_->controller(), &RunController::epoch_finished);
-  QTest::mouseClick(window_->findChild<QPushButton*>("run_button"), Qt::LeftButton);
-  QVERIFY(epochs.wait(kRunTimeoutMs));
   window_.reset();
   std::set<fs::path> added;
   for (const auto& p : test::run_record_paths(runs))
@@ -670,8 +694,8 @@ void TestWorkbenchProcesses::destroying_mid_run_stops_the_child_and_saves() {
   QCOMPARE(int(added.size()), 1);
   const RunRecord r = read_run_json(*added.begin());
   QCOMPARE(r.status, RunStatus::Stopped);
-  QCOMPARE(r.config.processes, 2);
-  QVERIFY(!r.epochs.empty());
+  QCOMPARE(r.config.processes, processes);
+  QVERIFY(int(r.epochs.size()) < 500);
 }
 
 void TestWorkbenchProcesses::child_failure_is_reported() {

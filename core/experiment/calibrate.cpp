@@ -14,6 +14,7 @@
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
+#include "util/on_threads.h"
 #include "util/random.h"
 #include "util/spin_barrier.h"
 
@@ -43,23 +44,13 @@ std::vector<int> levels(int max) {
   return out;
 }
 
-// Runs fn(i) on k pinned threads and joins them; the first exception is rethrown.
+// Runs fn(i) on k threads, thread i pinned to the placement's i-th CPU.
 template <typename Fn>
-void on_threads(int k, const CpuPlacement& where, Fn fn) {
-  std::vector<std::thread> threads;
-  std::vector<std::exception_ptr> errors(static_cast<std::size_t>(k));
-  for (int i = 0; i < k; ++i)
-    threads.emplace_back([&, i] {
-      if (std::size_t(i) < where.order.size()) pin_current_thread(where.order[std::size_t(i)]);
-      try {
-        fn(i);
-      } catch (...) {
-        errors[std::size_t(i)] = std::current_exception();
-      }
-    });
-  for (auto& t : threads) t.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
+void on_pinned_threads(int k, const CpuPlacement& where, Fn fn) {
+  on_threads(k, [&](int i) {
+    if (std::size_t(i) < where.order.size()) pin_current_thread(where.order[std::size_t(i)]);
+    fn(i);
+  });
 }
 
 // One lock-step step of k replicas at batch b (forward, backward, Adam, then a barrier, as
@@ -69,7 +60,7 @@ double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Datase
   std::vector<float> init(cnn::kParamCount);
   cnn::init_params(init, 1);
   double seconds = 0;
-  on_threads(k, where, [&](int i) {
+  on_pinned_threads(k, where, [&](int i) {
     auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b));
     engine->bind_data(data, data);
     engine->set_params(init);
@@ -104,7 +95,7 @@ double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
   // Enough repetitions for ~20 MB moved, at least 5, at most 200.
   const int reps = std::clamp(static_cast<int>(20e6 / (floats * 4.0 + 1)), 5, 200);
   double seconds = 0;
-  on_threads(n, where, [&](int r) {
+  on_pinned_threads(n, where, [&](int r) {
     for (int i = 0; i < 3; ++i) comms[std::size_t(r)]->all_reduce_sum(bufs[std::size_t(r)].data(), floats);
     comms[std::size_t(r)]->barrier();
     const auto t0 = Clock::now();

@@ -27,6 +27,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "util/bandwidth.h"
+
 namespace mb {
 
 struct ComputePoint {
@@ -39,9 +41,8 @@ struct AllReducePoint {
   int ranks = 2;
   double bytes = 0;
   double seconds = 0;    // one all-reduce, mean
-  double algbw_gbs() const { return seconds > 0 ? bytes / seconds * 1e-9 : 0; }
-  // nccl-tests' bus bandwidth for an all-reduce: what each link carries, comparable across n.
-  double busbw_gbs() const { return algbw_gbs() * 2.0 * (ranks - 1) / ranks; }
+  double algbw_gbs() const { return all_reduce_bandwidth(bytes, seconds, ranks).algbw_gbs; }
+  double busbw_gbs() const { return all_reduce_bandwidth(bytes, seconds, ranks).busbw_gbs; }
 };
 
 struct Calibration {

@@ -236,11 +236,38 @@ RunConfig config_from_json(const json& j, int schema) {
   return c;
 }
 
+// The plain real-valued fields of a record's parts, written and read by one loop each.
+template <typename T>
+struct RealField {
+  const char* key;
+  double T::*member;
+};
+
+template <typename T, std::size_t N>
+void put_reals(json& j, const T& v, const RealField<T> (&fields)[N]) {
+  for (const auto& f : fields) j[f.key] = v.*f.member;
+}
+
+template <typename T, std::size_t N>
+void get_reals(const json& j, const std::string& where, T& v, const RealField<T> (&fields)[N]) {
+  for (const auto& f : fields) v.*f.member = get_double(j, f.key, where);
+}
+
+constexpr RealField<CommProfile> kCommReals[] = {
+    {"allreduce_s", &CommProfile::allreduce_s}, {"algbw_gbs", &CommProfile::algbw_gbs},
+    {"busbw_gbs", &CommProfile::busbw_gbs},     {"step_s", &CommProfile::step_s},
+    {"step_no_comm_s", &CommProfile::step_no_comm_s}, {"exposed_s", &CommProfile::exposed_s}};
+
+constexpr RealField<EpochMetrics> kEpochReals[] = {
+    {"time_s", &EpochMetrics::time_s},         {"allreduce_s", &EpochMetrics::allreduce_s},
+    {"train_loss", &EpochMetrics::train_loss}, {"train_acc", &EpochMetrics::train_acc},
+    {"val_loss", &EpochMetrics::val_loss},     {"val_acc", &EpochMetrics::val_acc},
+    {"images_per_s", &EpochMetrics::images_per_s}};
+
 json comm_to_json(const CommProfile& c) {
-  return json{{"replicas", c.replicas},         {"bytes", c.bytes},         {"buckets", c.buckets},
-              {"allreduce_s", c.allreduce_s},   {"algbw_gbs", c.algbw_gbs}, {"busbw_gbs", c.busbw_gbs},
-              {"step_s", c.step_s},             {"step_no_comm_s", c.step_no_comm_s},
-              {"exposed_s", c.exposed_s}};
+  json j{{"replicas", c.replicas}, {"bytes", c.bytes}, {"buckets", c.buckets}};
+  put_reals(j, c, kCommReals);
+  return j;
 }
 
 CommProfile comm_from_json(const json& j) {
@@ -250,28 +277,16 @@ CommProfile comm_from_json(const json& j) {
   c.replicas = get_int(j, "replicas", w, 0);
   c.bytes = get_int64(j, "bytes", w, 0, std::numeric_limits<int64_t>::max());
   c.buckets = get_int(j, "buckets", w, 0);
-  c.allreduce_s = get_double(j, "allreduce_s", w);
-  c.algbw_gbs = get_double(j, "algbw_gbs", w);
-  c.busbw_gbs = get_double(j, "busbw_gbs", w);
-  c.step_s = get_double(j, "step_s", w);
-  c.step_no_comm_s = get_double(j, "step_no_comm_s", w);
-  c.exposed_s = get_double(j, "exposed_s", w);
+  get_reals(j, w, c, kCommReals);
   return c;
 }
 
 json epoch_to_json(const EpochMetrics& e) {
   json replicas = json::array();
   for (const auto& t : e.replica_times) replicas.push_back(phases_to_json(t));
-  return json{{"epoch", e.epoch},
-              {"time_s", e.time_s},
-              {"allreduce_s", e.allreduce_s},
-              {"train_loss", e.train_loss},
-              {"train_acc", e.train_acc},
-              {"val_loss", e.val_loss},
-              {"val_acc", e.val_acc},
-              {"images_per_s", e.images_per_s},
-              {"replica_times", std::move(replicas)},
-              {"param_digest", e.param_digest}};
+  json j{{"epoch", e.epoch}, {"replica_times", std::move(replicas)}, {"param_digest", e.param_digest}};
+  put_reals(j, e, kEpochReals);
+  return j;
 }
 
 EpochMetrics epoch_from_json(const json& j, std::size_t index) {
@@ -280,13 +295,7 @@ EpochMetrics epoch_from_json(const json& j, std::size_t index) {
     throw DataError(fmt::format("field 'epochs[{}]' is {}, expected an object", index, j.type_name()));
   EpochMetrics e;
   e.epoch = get_int(j, "epoch", w, 0);
-  e.time_s = get_double(j, "time_s", w);
-  e.allreduce_s = get_double(j, "allreduce_s", w);
-  e.train_loss = get_double(j, "train_loss", w);
-  e.train_acc = get_double(j, "train_acc", w);
-  e.val_loss = get_double(j, "val_loss", w);
-  e.val_acc = get_double(j, "val_acc", w);
-  e.images_per_s = get_double(j, "images_per_s", w);
+  get_reals(j, w, e, kEpochReals);
   if (has(j, "replica_times")) {
     const json& r = j.at("replica_times");
     if (!r.is_array()) wrong_type("replica_times", w, r, "an array");

@@ -136,12 +136,11 @@ void apply_content(QChart* chart, const ChartContent& c) {
   y->setLabelFormat(c.y_format);
 }
 
-void render_content(const ChartContent& content, QPainter& painter, const QRectF& target) {
+void render_chart_offscreen(const std::function<void(QChart*)>& fill, QPainter& painter, const QRectF& target) {
   QGraphicsScene scene;
   auto* chart = new QChart;   // owned by the scene
   scene.addItem(chart);
-  init_chart(chart);
-  apply_content(chart, content);
+  fill(chart);
   chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
   if (chart->layout()) chart->layout()->activate();   // lay out now, not on the next event loop pass
   scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));
@@ -150,6 +149,15 @@ void render_content(const ChartContent& content, QPainter& painter, const QRectF
   painter.setRenderHint(QPainter::TextAntialiasing);
   scene.render(&painter, target, scene.sceneRect());
   painter.restore();
+}
+
+void render_content(const ChartContent& content, QPainter& painter, const QRectF& target) {
+  render_chart_offscreen(
+      [&](QChart* chart) {
+        init_chart(chart);
+        apply_content(chart, content);
+      },
+      painter, target);
 }
 
 }  // namespace mb

@@ -3,6 +3,8 @@
 #pragma once
 #include <QRectF>
 
+#include <functional>
+
 #include "charts/chart_content.h"
 
 class QChart;
@@ -17,6 +19,10 @@ void init_chart(QChart* chart);
 // the series are rebuilt. Each series' objectName is its SeriesSpec::id, and hovering a
 // series shows the nearest point's tooltip.
 void apply_content(QChart* chart, const ChartContent& content);
+
+// Draws a fresh chart of exactly target.size() (logical pixels) into `painter`, after `fill`
+// has given it its series and axes: the one off-screen chart renderer of every export.
+void render_chart_offscreen(const std::function<void(QChart*)>& fill, QPainter& painter, const QRectF& target);
 
 // Draws `content` as a chart of exactly target.size() (logical pixels) into `painter`.
 void render_content(const ChartContent& content, QPainter& painter, const QRectF& target);

@@ -2,81 +2,30 @@
 #include "export/exporter.h"
 
 #include <QObject>
-#include <QPainter>
 #include <QRegularExpression>
-#include <QTextDocument>
 
 #include <algorithm>
 
 #include "charts/chart_render.h"
 #include "charts/comparison_card.h"
 #include "common/format.h"
+#include "export/export_page.h"
 
 namespace mb {
 
-namespace {
-
-// Charts are laid out at a "logical" size and scaled up to the pixels asked for, so text and
-// lines keep their proportions on a 4K slide instead of turning into specks.
-double layout_scale(QSize size, QSize reference) {
-  return std::max(1.0, std::min(double(size.width()) / reference.width(), double(size.height()) / reference.height()));
-}
-
-QImage blank(QSize size) {
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
-  return image;
-}
-
-}  // namespace
-
 QImage render_chart_image(const ChartContent& content, QSize size) {
-  QImage image = blank(size);
-  QPainter painter(&image);
-  const double scale = layout_scale(size, QSize(900, 600));
-  painter.scale(scale, scale);
-  render_content(content, painter, QRectF(0, 0, size.width() / scale, size.height() / scale));
-  return image;
+  ExportPage page(size, QSize(900, 600));
+  render_content(content, page.painter(), page.area());
+  return page.finish();
 }
 
 QImage render_overview_image(const std::vector<ChartContent>& charts, const QString& summary_html,
                              const QString& title, QSize size) {
-  QImage image = blank(size);
-  QPainter painter(&image);
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setRenderHint(QPainter::TextAntialiasing);
-  const double scale = layout_scale(size, QSize(1600, 1000));
-  painter.scale(scale, scale);
-  const double w = size.width() / scale, h = size.height() / scale;
-
-  const double title_h = 36;
-  QFont title_font = painter.font();
-  title_font.setPointSizeF(14);
-  title_font.setBold(true);
-  painter.setFont(title_font);
-  painter.setPen(QColor(0x22, 0x22, 0x22));
-  painter.drawText(QRectF(12, 0, w - 24, title_h), Qt::AlignVCenter | Qt::AlignLeft, title);
-
-  const double cell_w = w / 2, cell_h = (h - title_h) / 2;
-  auto cell = [&](int i) { return QRectF((i % 2) * cell_w, title_h + (i / 2) * cell_h, cell_w, cell_h); };
-  for (std::size_t i = 0; i < charts.size() && i < 3; ++i) {
-    const QRectF r = cell(int(i)).adjusted(4, 4, -4, -4);
-    render_content(charts[i], painter, r);
-  }
-
-  const QRectF card = cell(3).adjusted(10, 10, -10, -10);
-  painter.setPen(QPen(QColor(0xd0, 0xd0, 0xd0), 1));
-  painter.setBrush(Qt::white);
-  painter.drawRect(card);
-  QTextDocument doc;
-  doc.setDocumentMargin(14);
-  doc.setHtml(summary_html);
-  doc.setTextWidth(card.width());
-  painter.save();
-  painter.translate(card.topLeft());
-  doc.drawContents(&painter, QRectF(0, 0, card.width(), card.height()));
-  painter.restore();
-  return image;
+  ExportPage page(size, QSize(1600, 1000));
+  const auto cells = page.title_and_grid(title);
+  for (std::size_t i = 0; i < charts.size() && i < 3; ++i) render_content(charts[i], page.painter(), cells[i]);
+  page.card(cells[3].adjusted(6, 6, -6, -6), summary_html);
+  return page.finish();
 }
 
 QImage render_charts_image(const std::vector<ShownRun>& runs, const ChartOptions& options,

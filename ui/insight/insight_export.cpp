@@ -2,7 +2,6 @@
 #include "insight/insight_export.h"
 
 #include <QObject>
-#include <QPainter>
 
 #include <algorithm>
 #include <fstream>
@@ -12,19 +11,11 @@
 #include <nlohmann/json.hpp>
 
 #include "charts/chart_render.h"
+#include "export/export_page.h"
 #include "insight/bar_chart_render.h"
 #include "util/atomic_file.h"
 
 namespace mb {
-
-namespace {
-
-// As export/exporter.cpp: laid out at a logical size, scaled to the pixels asked for.
-double layout_scale(QSize size, QSize reference) {
-  return std::max(1.0, std::min(double(size.width()) / reference.width(), double(size.height()) / reference.height()));
-}
-
-}  // namespace
 
 QString insight_chart_name(InsightChart chart) {
   switch (chart) {
@@ -36,39 +27,22 @@ QString insight_chart_name(InsightChart chart) {
 }
 
 QImage render_insight_image(const InsightContents& c, std::optional<InsightChart> chart, const QString& title, QSize size) {
-  QImage image(size, QImage::Format_ARGB32_Premultiplied);
-  image.fill(Qt::white);
-  QPainter painter(&image);
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setRenderHint(QPainter::TextAntialiasing);
   if (chart) {
-    const double scale = layout_scale(size, QSize(900, 600));
-    painter.scale(scale, scale);
-    const QRectF r(0, 0, size.width() / scale, size.height() / scale);
+    ExportPage page(size, QSize(900, 600));
     switch (*chart) {
-      case InsightChart::Breakdown: paint_bar_chart(c.breakdown, painter, r); break;
-      case InsightChart::Timeline: paint_bar_chart(c.timeline, painter, r); break;
-      case InsightChart::Prediction: render_content(c.prediction, painter, r); break;
+      case InsightChart::Breakdown: paint_bar_chart(c.breakdown, page.painter(), page.area()); break;
+      case InsightChart::Timeline: paint_bar_chart(c.timeline, page.painter(), page.area()); break;
+      case InsightChart::Prediction: render_content(c.prediction, page.painter(), page.area()); break;
     }
-    return image;
+    return page.finish();
   }
-  const double scale = layout_scale(size, QSize(1600, 1000));
-  painter.scale(scale, scale);
-  const double w = size.width() / scale, h = size.height() / scale;
-  const double title_h = 36;
-  QFont title_font = painter.font();
-  title_font.setPixelSize(19);
-  title_font.setBold(true);
-  painter.setFont(title_font);
-  painter.setPen(QColor(0x22, 0x22, 0x22));
-  painter.drawText(QRectF(12, 0, w - 24, title_h), Qt::AlignVCenter | Qt::AlignLeft, title);
-  const double cell_w = w / 2, cell_h = (h - title_h) / 2;
-  auto cell = [&](int i) { return QRectF((i % 2) * cell_w, title_h + (i / 2) * cell_h, cell_w, cell_h).adjusted(4, 4, -4, -4); };
-  render_content(c.epoch_time, painter, cell(0));
-  paint_bar_chart(c.breakdown, painter, cell(1));
-  paint_bar_chart(c.timeline, painter, cell(2));
-  render_content(c.prediction, painter, cell(3));
-  return image;
+  ExportPage page(size, QSize(1600, 1000));
+  const auto cells = page.title_and_grid(title);
+  render_content(c.epoch_time, page.painter(), cells[0]);
+  paint_bar_chart(c.breakdown, page.painter(), cells[1]);
+  paint_bar_chart(c.timeline, page.painter(), cells[2]);
+  render_content(c.prediction, page.painter(), cells[3]);
+  return page.finish();
 }
 
 std::string breakdown_csv(const RunRecord& r) {

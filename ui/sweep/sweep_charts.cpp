@@ -2,16 +2,14 @@
 #include "sweep/sweep_charts.h"
 
 #include "charts/chart_headline.h"
+#include "charts/chart_render.h"
 
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
 #include <QCursor>
-#include <QGraphicsLayout>
-#include <QGraphicsScene>
 #include <QLegend>
-#include <QPainter>
 #include <QToolTip>
 #include <QValueAxis>
 
@@ -199,18 +197,7 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
 }
 
 void render_sweep_chart(const SweepBars& bars, QPainter& painter, const QRectF& target) {
-  QGraphicsScene scene;
-  auto* chart = new QChart;   // owned by the scene
-  scene.addItem(chart);
-  fill_sweep_chart(chart, bars);
-  chart->setGeometry(QRectF(QPointF(0, 0), target.size()));
-  if (chart->layout()) chart->layout()->activate();
-  scene.setSceneRect(QRectF(QPointF(0, 0), target.size()));
-  painter.save();
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setRenderHint(QPainter::TextAntialiasing);
-  scene.render(&painter, target, scene.sceneRect());
-  painter.restore();
+  render_chart_offscreen([&](QChart* chart) { fill_sweep_chart(chart, bars); }, painter, target);
 }
 
 }  // namespace mb

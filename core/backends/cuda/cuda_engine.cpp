@@ -48,6 +48,7 @@
 #include "backends/cuda/step_capture.h"
 #include "backends/cuda/step_path.h"
 #include "model/cnn_spec.h"
+#include "util/bandwidth.h"
 #include "util/deadline.h"
 #include "util/error.h"
 
@@ -586,8 +587,9 @@ void CudaEngine::profile_communication(const StepShape& shape, Communicator& com
   p.bytes = static_cast<int64_t>(kParamCount * sizeof(float));
   p.buckets = kBuckets;
   p.allreduce_s = ms / 1000.0 / kProfileSteps;
-  p.algbw_gbs = p.allreduce_s > 0 ? double(p.bytes) / p.allreduce_s / 1e9 : 0;
-  p.busbw_gbs = p.algbw_gbs * 2.0 * (p.replicas - 1) / p.replicas;
+  const AllReduceBandwidth bw = all_reduce_bandwidth(double(p.bytes), p.allreduce_s, p.replicas);
+  p.algbw_gbs = bw.algbw_gbs;
+  p.busbw_gbs = bw.busbw_gbs;
   p.step_s = t_with / kProfileSteps;
   p.step_no_comm_s = t_without / kProfileSteps;
   p.exposed_s = std::max(0.0, p.step_s - p.step_no_comm_s);
