@@ -14,7 +14,9 @@ packages=(cmake ninja-build g++ pkg-config file dpkg-dev
           fonts-dejavu-core dataset-fashion-mnist
           # The root-only tests (labels hosts, slurm): two emulated hosts (ip netns, veth, tc)
           # and a one-node Slurm; its PMIx plugin (srun --mpi=pmix) is in slurm-wlm-basic-plugins.
-          iproute2 slurm-wlm slurm-wlm-basic-plugins munge)
+          iproute2 slurm-wlm slurm-wlm-basic-plugins munge
+          # CI's function-size check (scripts/function-size.sh)
+          clang-tidy)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

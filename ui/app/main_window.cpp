@@ -86,6 +86,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   sweep_ = new SweepPanel(this);
   step_ = new StepPanel(this);
 
+  build_layout();
+  build_menus();
+  connect_parts();
+
+  restore_settings();
+  load_warnings_ = history_->reload();
+  if (!load_warnings_.empty())
+    statusBar()->showMessage(tr("%n run file(s) could not be read and were skipped (see Log)", nullptr,
+                                int(load_warnings_.size())), 10000);
+  spdlog::info("mirrorbench {} · {} · runs in {}", version(), components_summary(),
+               history_->store().root().string());
+  if (!history_->runs().empty()) history_view_->select_ids({history_->runs().back().id});
+  update_shown();
+}
+
+// The setup column (fields that scroll, action buttons always in view) beside the views'
+// tabs and the progress line, with the runs and the log under them.
+void MainWindow::build_layout() {
   // The setup fields scroll vertically when the screen is short (never sideways: the column
   // is as wide as they need); the buttons stay below them, always in view.
   auto* setup_scroll = new QScrollArea(this);
@@ -133,8 +151,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   main_split_->addWidget(right_split_);
   main_split_->setStretchFactor(1, 1);
   setCentralWidget(main_split_);
-  build_menus();
+}
 
+// What each part's signals do: the setup's buttons start plans, the controller's run events
+// reach the charts, history and progress, and the exports open their dialogs.
+void MainWindow::connect_parts() {
   connect(setup_, &RunSetupPanel::run_clicked, this, [this] { start_plan(PlanKind::Single); });
   connect(setup_, &RunSetupPanel::compare_clicked, this, [this] { start_plan(PlanKind::Compare); });
   connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
@@ -184,16 +205,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(log_, &LogPanel::level_changed, this, [this](int level) {
     if (!scripted_) settings_.set_log_level(level);
   });
-
-  restore_settings();
-  load_warnings_ = history_->reload();
-  if (!load_warnings_.empty())
-    statusBar()->showMessage(tr("%n run file(s) could not be read and were skipped (see Log)", nullptr,
-                                int(load_warnings_.size())), 10000);
-  spdlog::info("mirrorbench {} · {} · runs in {}", version(), components_summary(),
-               history_->store().root().string());
-  if (!history_->runs().empty()) history_view_->select_ids({history_->runs().back().id});
-  update_shown();
 }
 
 MainWindow::~MainWindow() {

@@ -91,7 +91,9 @@ class MainWindow : public QMainWindow {
  private:
   bool start(const PlanRequest& request);
   void refuse(const QString& why);
+  void build_layout();
   void build_menus();
+  void connect_parts();
   void fit_to_screen();   // the default size: 1440x900, or the screen's available area if smaller
   void restore_settings();
   void save_settings();

@@ -147,34 +147,11 @@ BarChartLayout layout_bar_chart(const BarChartContent& c, const QRectF& target) 
   return out;
 }
 
-void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& target) {
-  const Fonts f;
-  const Frame fr = frame(c, target, f);
-  const BarChartLayout layout = layout_bar_chart(c, target);
-  painter.save();
-  painter.setRenderHint(QPainter::Antialiasing);
-  painter.setRenderHint(QPainter::TextAntialiasing);
-  painter.fillRect(target, Qt::white);
+namespace {
 
-  painter.setPen(kTitleText);
-  painter.setFont(f.title);
-  painter.drawText(fr.title, Qt::AlignHCenter | Qt::AlignVCenter,
-                   QFontMetricsF(f.title).elidedText(c.title, Qt::ElideRight, fr.title.width()));
-  if (!c.headline.isEmpty()) {
-    painter.setPen(c.headline_colour);
-    painter.setFont(f.headline);
-    painter.drawText(fr.headline, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextWordWrap, c.headline);
-  }
+// The value axis: grid lines with their tick labels, the axis line and its title.
+void paint_axes(const BarChartContent& c, QPainter& painter, const QRectF& target, const Frame& fr, const Fonts& f) {
   const QRectF& p = fr.plot;
-  if (!c.empty_text.isEmpty()) {
-    painter.setPen(QColor(0x66, 0x66, 0x66));
-    painter.setFont(f.headline);
-    painter.drawText(p.adjusted(12, 8, -12, -8), Qt::AlignCenter | Qt::TextWordWrap, c.empty_text);
-    painter.restore();
-    return;
-  }
-
-  // Axis and grid.
   const QFontMetricsF axis(f.axis);
   painter.setFont(f.axis);
   for (double v : ticks(c)) {
@@ -211,8 +188,12 @@ void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& 
     painter.drawText(QRectF(p.left(), p.bottom() + axis.height() + 3, p.width(), axis_title.height()), Qt::AlignCenter,
                      c.value_title);
   }
+}
 
-  // Segments, then the bars' labels.
+// The segments, then the bars' and the groups' labels.
+void paint_bars(const BarChartContent& c, QPainter& painter, const QRectF& target, const Frame& fr, const Fonts& f,
+                const BarChartLayout& layout) {
+  const QRectF& p = fr.plot;
   for (const auto& placed : layout.segments) {
     const BarGroup& group = c.groups[placed.group];
     const BarSegment& seg = group.bars[placed.bar].segments[placed.segment];
@@ -257,8 +238,11 @@ void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& 
                        QFontMetricsF(painter.font()).elidedText(group.label, Qt::ElideRight, w));
     }
   }
+}
 
-  // Marks (the timeline's step boundaries), above the bars.
+// The marks (the timeline's step boundaries), above the bars.
+void paint_marks(const BarChartContent& c, QPainter& painter, const Frame& fr, const Fonts& f) {
+  const QRectF& p = fr.plot;
   painter.setFont(f.axis);
   for (const ValueMark& m : c.marks) {
     if (m.at < 0 || m.at > c.value_max) continue;
@@ -268,8 +252,10 @@ void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& 
     painter.setPen(kAxisText);
     painter.drawText(QRectF(x + 2, p.top() - fr.mark_label_h - 1, 120, fr.mark_label_h), Qt::AlignLeft | Qt::AlignBottom, m.label);
   }
+}
 
-  // Legend: colour squares and names, centred.
+// The legend: colour squares and names, centred.
+void paint_legend(const BarChartContent& c, QPainter& painter, const Frame& fr, const Fonts& f) {
   if (fr.legend.height() > 0) {
     const QFontMetricsF lm(f.legend);
     const double box = lm.height() * 0.7, gap = 14;
@@ -287,6 +273,41 @@ void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& 
       x += lm.horizontalAdvance(e.name) + gap;
     }
   }
+}
+
+}  // namespace
+
+void paint_bar_chart(const BarChartContent& c, QPainter& painter, const QRectF& target) {
+  const Fonts f;
+  const Frame fr = frame(c, target, f);
+  const BarChartLayout layout = layout_bar_chart(c, target);
+  painter.save();
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setRenderHint(QPainter::TextAntialiasing);
+  painter.fillRect(target, Qt::white);
+
+  painter.setPen(kTitleText);
+  painter.setFont(f.title);
+  painter.drawText(fr.title, Qt::AlignHCenter | Qt::AlignVCenter,
+                   QFontMetricsF(f.title).elidedText(c.title, Qt::ElideRight, fr.title.width()));
+  if (!c.headline.isEmpty()) {
+    painter.setPen(c.headline_colour);
+    painter.setFont(f.headline);
+    painter.drawText(fr.headline, Qt::AlignHCenter | Qt::AlignVCenter | Qt::TextWordWrap, c.headline);
+  }
+  const QRectF& p = fr.plot;
+  if (!c.empty_text.isEmpty()) {
+    painter.setPen(QColor(0x66, 0x66, 0x66));
+    painter.setFont(f.headline);
+    painter.drawText(p.adjusted(12, 8, -12, -8), Qt::AlignCenter | Qt::TextWordWrap, c.empty_text);
+    painter.restore();
+    return;
+  }
+
+  paint_axes(c, painter, target, fr, f);
+  paint_bars(c, painter, target, fr, f, layout);
+  paint_marks(c, painter, fr, f);
+  paint_legend(c, painter, fr, f);
   painter.restore();
 }
 

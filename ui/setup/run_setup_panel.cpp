@@ -26,6 +26,7 @@
 #include "setup/note_label.h"
 #include "setup/process_picker.h"
 #include "setup/straggler_picker.h"
+#include "trainer/run_check.h"
 
 namespace mb {
 
@@ -92,8 +93,8 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   update_state();
 }
 
-QWidget* RunSetupPanel::build_training_group() {
-  auto* group = new QGroupBox(tr("Training"), this);
+// The batch: a preset or a custom size, global or per replica, and its note.
+void RunSetupPanel::make_batch_fields(QWidget* group) {
   batch_preset_ = new QComboBox(group);
   batch_preset_->setObjectName("batch_preset");
   for (int b : kBatchPresets) batch_preset_->addItem(QString::number(b), b);
@@ -101,7 +102,7 @@ QWidget* RunSetupPanel::build_training_group() {
   batch_preset_->setCurrentIndex(1);
   batch_custom_ = new QSpinBox(group);
   batch_custom_->setObjectName("batch_custom");
-  batch_custom_->setRange(1, 65536);
+  batch_custom_->setRange(1, int(kMaxGlobalBatch));
   batch_custom_->setValue(128);
   batch_custom_->setEnabled(false);
   batch_global_ = new QRadioButton(tr("global"), group);
@@ -116,7 +117,10 @@ QWidget* RunSetupPanel::build_training_group() {
   mode->addButton(batch_per_replica_);
   batch_note_ = note_label(group);
   batch_note_->setObjectName("batch_note");
+}
 
+// Epochs, learning rate (and its scaling), seed and the sample limits.
+void RunSetupPanel::make_number_fields(QWidget* group) {
   epochs_ = new QSpinBox(group);
   epochs_->setObjectName("epochs");
   epochs_->setRange(1, 1000);
@@ -151,6 +155,10 @@ QWidget* RunSetupPanel::build_training_group() {
   limit_val_->setSpecialValueText(tr("all"));
   limit_val_->setGroupSeparatorShown(true);
   limit_val_->setToolTip(tr("Validate on the first N images only"));
+}
+
+// Which kernels and precision, and the teaching pace.
+void RunSetupPanel::make_engine_fields(QWidget* group) {
   backend_ = new QComboBox(group);
   backend_->setObjectName("backend");
   backend_->addItem(tr("auto (fastest)"), QStringLiteral("auto"));
@@ -169,6 +177,13 @@ QWidget* RunSetupPanel::build_training_group() {
   pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
                        "one: for following a short run in class. Its times are not the machine's speed, so it is "
                        "never used as a baseline; Compare, Reference experiment and Sweep always run at full speed."));
+}
+
+QWidget* RunSetupPanel::build_training_group() {
+  auto* group = new QGroupBox(tr("Training"), this);
+  make_batch_fields(group);
+  make_number_fields(group);
+  make_engine_fields(group);
 
   auto* batch_row = new QHBoxLayout;
   batch_row->addWidget(batch_preset_);

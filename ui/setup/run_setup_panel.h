@@ -80,6 +80,9 @@ class RunSetupPanel : public QWidget {
 
  private:
   QWidget* build_training_group();
+  void make_batch_fields(QWidget* group);
+  void make_number_fields(QWidget* group);
+  void make_engine_fields(QWidget* group);
   void on_changed();
   void update_state();
   int64_t batch_value() const;
