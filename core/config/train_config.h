@@ -13,6 +13,10 @@
 
 namespace mb {
 
+// The largest global batch a run, a sweep or the panel accepts (the engines' plans and the
+// step's index buffers are sized by it).
+inline constexpr int64_t kMaxGlobalBatch = 65536;
+
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()
   DeviceList devices = cpu_replicas(1);

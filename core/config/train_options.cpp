@@ -96,7 +96,7 @@ const TrainOption kOptions[] = {
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.devices = r.devices; }},
     {.key = "batch", .flag = "--batch", .value_name = "B", .help = "global batch size, split across replicas",
-     .kind = OptionKind::Integer, .member = &TrainConfig::batch, .min = 1, .max = 65536,
+     .kind = OptionKind::Integer, .member = &TrainConfig::batch, .min = 1, .max = kMaxGlobalBatch,
      .agree = true, .remembered = true, .record_keys = "global_batch,per_replica_batch", .example = "64",
      .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
        r.global_batch = global_batch_of(c, s.replicas);

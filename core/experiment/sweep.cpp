@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "config/train_config.h"
 #include "util/error.h"
 
 namespace mb {
@@ -38,7 +39,7 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
   std::set<int64_t> seen;
   std::vector<SweepPoint> out, scaled;
   for (int64_t b : o.batches) {
-    MB_CHECK(b >= 1 && b <= 65536, ConfigError, "--batches: {} is outside 1..65536", b);
+    MB_CHECK(b >= 1 && b <= kMaxGlobalBatch, ConfigError, "--batches: {} is outside 1..{}", b, kMaxGlobalBatch);
     MB_CHECK(seen.insert(b).second, ConfigError, "--batches: {} is listed twice", b);
     out.push_back({b, false, o.base.lr});
     // At the reference batch the rule changes nothing: one run, not two identical ones.

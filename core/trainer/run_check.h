@@ -12,8 +12,6 @@
 
 namespace mb {
 
-inline constexpr int64_t kMaxGlobalBatch = 65536;
-
 struct RunProblem {
   enum class Severity { Error, Advice };
   std::string option;      // the option's key (config/train_options.h), e.g. "batch"

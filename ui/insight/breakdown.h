@@ -12,7 +12,7 @@
 #include "charts/shown_run.h"
 #include "insight/bar_chart.h"
 #include "records/run_record.h"
-#include "trainer/mirrored_trainer.h"
+#include "trainer/train_observer.h"
 
 namespace mb {
 

@@ -284,7 +284,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   devices_->set_devices(uses_local_gpu(c.devices) ? DeviceList{{DeviceKind::Cuda, 0}} : c.devices);
   const int preset = batch_preset_->findData(int(c.batch));
   batch_preset_->setCurrentIndex(preset >= 0 ? preset : batch_preset_->count() - 1);
-  batch_custom_->setValue(int(std::clamp<int64_t>(c.batch, 1, 65536)));
+  batch_custom_->setValue(int(std::clamp<int64_t>(c.batch, 1, kMaxGlobalBatch)));
   batch_custom_->setEnabled(preset < 0 && !busy_);
   (c.per_replica_batch ? batch_per_replica_ : batch_global_)->setChecked(true);
   epochs_->setValue(c.epochs);

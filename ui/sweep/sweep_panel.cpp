@@ -16,6 +16,7 @@
 
 #include <set>
 
+#include "config/train_config.h"
 #include "sweep/sweep_export.h"
 #include "sweep/sweep_table_model.h"
 
@@ -33,8 +34,8 @@ std::vector<int64_t> parse_batches(const QString& text, QString* problem) {
       why = QObject::tr("“%1” is not a batch size: give whole numbers, e.g. 64, 128, 256").arg(word);
       break;
     }
-    if (b < 1 || b > 65536) {
-      why = QObject::tr("Batch %1 is outside 1 to 65,536").arg(b);
+    if (b < 1 || b > kMaxGlobalBatch) {
+      why = QObject::tr("Batch %1 is outside 1 to %L2").arg(b).arg(kMaxGlobalBatch);
       break;
     }
     if (!seen.insert(b).second) {

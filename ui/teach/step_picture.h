@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "records/run_record.h"
-#include "trainer/mirrored_trainer.h"
+#include "trainer/train_observer.h"
 
 namespace mb {
 

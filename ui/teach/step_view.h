@@ -10,7 +10,7 @@
 #include "records/run_record.h"
 #include "teach/step_painter.h"
 #include "teach/step_picture.h"
-#include "trainer/mirrored_trainer.h"
+#include "trainer/train_observer.h"
 
 class QLabel;
 class QPushButton;

@@ -11,6 +11,7 @@
 #include "options/train_flags.h"
 #include "plan_runner.h"
 #include "util/atomic_file.h"
+#include "config/train_config.h"
 #include "util/error.h"
 
 namespace mb::cli {
@@ -36,7 +37,7 @@ void add_sweep_options(CLI::App& sub, Options& o) {
                             {"seed"}});
   sub.add_option("--batches", flags().batches, "global batch sizes (default 64,128,256,512,1024)")
       ->delimiter(',')
-      ->transform(integer_in(1, 65536))
+      ->transform(integer_in(1, kMaxGlobalBatch))
       ->type_name("B,B,...");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
       ->transform(positive_real_up_to(1.0))
