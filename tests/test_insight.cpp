@@ -430,7 +430,7 @@ void TestInsight::prediction_chart_holds_the_predicted_points() {
   QVERIFY(global && beyond && per_replica);
   QCOMPARE(global->points.size(), qsizetype(2));   // 1 and 2 replicas: this machine
   for (const Prediction& p : want) {
-    if (p.mode != "global") continue;
+    if (p.mode != BatchMode::Global) continue;
     const SeriesSpec* s = p.beyond_machine ? beyond : global;
     bool found = false;
     for (const QPointF& pt : s->points) found = found || (pt.x() == p.replicas && pt.y() == p.epoch_s);
@@ -491,7 +491,7 @@ void TestInsight::card_states_predicted_vs_measured() {
   Calibration cal = m.calibration;
   double want = 0;
   for (const Prediction& p : predict_scaling(cal, PredictOptions{2, 128, 0, 20e-6}))
-    if (p.replicas == 2 && p.mode == "global") want = p.epoch_s;
+    if (p.replicas == 2 && p.mode == BatchMode::Global) want = p.epoch_s;
   QCOMPARE(runs[0].predicted->epoch_s, want);
   const QString expected = QString("predicted %1, measured %2, <b>%3</b>")
                                .arg(format_seconds(want), format_seconds(3.6), format_deviation(3.6 / want - 1));

@@ -32,7 +32,7 @@ Calibration synthetic(int cores) {
 
 const Prediction& find(const std::vector<Prediction>& ps, int n, const char* mode) {
   for (const auto& p : ps)
-    if (p.replicas == n && p.mode == mode) return p;
+    if (p.replicas == n && std::string_view(to_string(p.mode)) == mode) return p;
   throw std::runtime_error("no such prediction");
 }
 

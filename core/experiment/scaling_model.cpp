@@ -11,6 +11,8 @@
 #include "util/error.h"
 
 namespace mb {
+
+const char* to_string(BatchMode mode) { return mode == BatchMode::PerReplica ? "per-replica" : "global"; }
 namespace {
 
 // Compute fits per measured concurrency: concurrency -> step_s(batch).
@@ -151,13 +153,13 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
   MB_CHECK(c.train_size >= 1 && c.cores >= 1, ConfigError, "scaling model: the calibration is empty");
   const auto small = allreduce_fits(c);
   std::vector<Prediction> out;
-  for (const char* mode : {"global", "per-replica"}) {
+  for (BatchMode mode : kBatchModes) {
     double single = 0;
     for (int n = 1; n <= o.max_replicas; ++n) {
       Prediction p;
       p.replicas = n;
       p.mode = mode;
-      const bool per_replica = p.mode == "per-replica";
+      const bool per_replica = p.mode == BatchMode::PerReplica;
       p.global_batch = per_replica ? o.batch * n : o.batch;
       if (p.global_batch < n) continue;   // fewer samples than replicas: no such run
       p.per_replica_batch = (p.global_batch + n - 1) / n;
@@ -219,7 +221,7 @@ Calibration calibration_from_json(const nlohmann::json& j) {
 
 nlohmann::json to_json(const Prediction& p) {
   return nlohmann::json{{"replicas", p.replicas},
-                        {"mode", p.mode},
+                        {"mode", to_string(p.mode)},
                         {"machines", p.machines},
                         {"global_batch", p.global_batch},
                         {"per_replica_batch", p.per_replica_batch},
@@ -241,7 +243,7 @@ std::string predictions_csv(const std::vector<Prediction>& ps) {
   for (const auto& p : ps) {
     std::string note = p.note;
     std::replace(note.begin(), note.end(), '"', '\'');
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", p.replicas, p.mode, p.machines, p.global_batch,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", p.replicas, to_string(p.mode), p.machines, p.global_batch,
                        p.per_replica_batch, p.step_s, p.compute_s, p.comm_s, p.epoch_s, p.speedup, p.efficiency,
                        p.comm_share, p.beyond_machine ? "true" : "false", note);
   }

@@ -55,6 +55,12 @@ struct Calibration {
   std::vector<AllReducePoint> allreduce;
 };
 
+// How the batch follows the replica count: a fixed global batch split across the replicas,
+// or a fixed batch per replica (the global batch grows with them).
+enum class BatchMode { Global, PerReplica };
+inline constexpr BatchMode kBatchModes[] = {BatchMode::Global, BatchMode::PerReplica};
+const char* to_string(BatchMode mode);   // "global" | "per-replica": the JSON's and CSV's words
+
 struct PredictOptions {
   int max_replicas = 8;
   int64_t batch = 128;             // global batch (global mode) or per replica (per-replica mode)
@@ -65,7 +71,7 @@ struct PredictOptions {
 
 struct Prediction {
   int replicas = 1;
-  std::string mode;                // "global" | "per-replica"
+  BatchMode mode = BatchMode::Global;
   int machines = 1;
   int64_t global_batch = 0, per_replica_batch = 0;
   double step_s = 0, compute_s = 0, comm_s = 0;   // per step

@@ -22,8 +22,6 @@ namespace mb {
 
 namespace {
 
-const char* const kGlobal = "global";
-const char* const kPerReplica = "per-replica";
 const QColor kGlobalColour(0x44, 0x77, 0xaa);
 const QColor kPerReplicaColour(0xcc, 0x66, 0x77);
 
@@ -36,8 +34,8 @@ QString window_note(const std::string& note) {
 
 QString images(int64_t n) { return QLocale(QLocale::English).toString(qlonglong(n)); }
 
-QString mode_name(const char* mode, int64_t batch) {
-  return std::string_view(mode) == kGlobal ? QObject::tr("global batch %1").arg(batch)
+QString mode_name(BatchMode mode, int64_t batch) {
+  return mode == BatchMode::Global ? QObject::tr("global batch %1").arg(batch)
                                            : QObject::tr("%1 per replica").arg(batch);
 }
 
@@ -162,7 +160,7 @@ std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& m, const
   } catch (const std::exception& e) {
     return fail(QString::fromStdString(e.what()));
   }
-  const char* mode = per_replica_mode(c) ? kPerReplica : kGlobal;
+  const BatchMode mode = per_replica_mode(c) ? BatchMode::PerReplica : BatchMode::Global;
   for (const Prediction& p : ps) {
     if (p.replicas != c.replicas || p.mode != mode) continue;
     PredictedEpoch out;
@@ -207,11 +205,11 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
     }
   }
   QString beyond_note;
-  for (const char* mode : {kGlobal, kPerReplica}) {
-    const bool global = std::string_view(mode) == kGlobal;
+  for (BatchMode mode : kBatchModes) {
+    const bool global = mode == BatchMode::Global;
     const QColor colour = global ? kGlobalColour : kPerReplicaColour;
     SeriesSpec on, beyond;
-    on.id = QStringLiteral("predicted/%1").arg(mode);
+    on.id = QStringLiteral("predicted/%1").arg(to_string(mode));
     // Short: five entries share the legend (the tooltips and the headline say the rest).
     on.name = global ? QObject::tr("global batch") : QObject::tr("per replica");
     on.pen = QPen(colour, 2.2);
@@ -251,10 +249,10 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
   }
 
   // The history's runs of these settings, one point per run (its mean epoch time).
-  for (const char* mode : {kGlobal, kPerReplica}) {
-    const bool global = std::string_view(mode) == kGlobal;
+  for (BatchMode mode : kBatchModes) {
+    const bool global = mode == BatchMode::Global;
     SeriesSpec s;
-    s.id = QStringLiteral("measured/%1").arg(mode);
+    s.id = QStringLiteral("measured/%1").arg(to_string(mode));
     s.name = global ? QObject::tr("measured") : QObject::tr("measured, per replica");
     s.line = false;
     s.pen = QPen((global ? kGlobalColour : kPerReplicaColour).darker(130));

@@ -107,7 +107,7 @@ int run_scaling(const Options& o) {
   fmt::print("{:>8} {:>12} {:>9} {:>10} {:>9} {:>10} {:>11}  {}\n", "replicas", "mode", "machines", "epoch s",
              "speedup", "efficiency", "comm share", "note");
   for (const auto& p : predictions)
-    fmt::print("{:>8} {:>12} {:>9} {:>10.2f} {:>9.2f} {:>9.0f}% {:>10.1f}%  {}\n", p.replicas, p.mode, p.machines,
+    fmt::print("{:>8} {:>12} {:>9} {:>10.2f} {:>9.2f} {:>9.0f}% {:>10.1f}%  {}\n", p.replicas, to_string(p.mode), p.machines,
                p.epoch_s, p.speedup, 100 * p.efficiency, 100 * p.comm_share, p.note);
 
   nlohmann::json doc = {{"calibration", to_json(cal)}, {"predictions", nlohmann::json::array()}};
