@@ -167,6 +167,11 @@ void TestExperiment::pins_win_while_their_run_exists() {
   QCOMPARE(id_of(find_baseline(runs, {{key, "old"}}, runs[2].config)), std::string("old"));
   // Any run can be pinned, as the GUI's "Pin as baseline" allows.
   QCOMPARE(id_of(find_baseline(runs, {{key, "multi"}}, runs[2].config)), std::string("multi"));
+  // A balanced run is never the baseline of a lock-step one, not even pinned.
+  runs.push_back(made_run("balanced", 2, "2026-01-01T00:03:00Z"));
+  runs.back().config.balance = true;
+  QVERIFY(!can_be_baseline(runs.back()));
+  QCOMPARE(id_of(find_baseline(runs, {{key, "balanced"}}, runs[2].config)), std::string("new"));
   // A pin whose run is gone, or a pin of another key, changes nothing.
   QCOMPARE(id_of(find_baseline(runs, {{key, "deleted"}}, runs[2].config)), std::string("new"));
   QCOMPARE(id_of(find_baseline(runs, {{"mnist|1|x|1|cpu|onednn", "old"}}, runs[2].config)), std::string("new"));
@@ -435,7 +440,7 @@ void TestExperiment::store_reads_a_history_written_by_the_gui() {
       "cnn-reference, batch 128, cpu (onednn)\n",
       "mean epoch time 0.49 s -> 0.38 s: -23.9 % (speedup 1.31x)\n",
       "final validation accuracy 57.17 % (baseline 57.17 %)\n",
-      "criteria of the classic task (these settings differ from it: 1 epoch, 2,048 training images):\n",
+      "criteria of the classic task (lock-step; these settings differ from it: 1 epoch, 2,048 training images):\n",
       "  time per epoch reduced by >= 40 %: no (-23.9 %)\n",
       "  validation accuracy above 80 %: no (57.17 %)\n",
   };

@@ -21,6 +21,7 @@
 
 #include "config/backend.h"
 #include "config/precision.h"
+#include "config/train_options.h"
 #include "setup/data_picker.h"
 #include "setup/device_picker.h"
 #include "setup/note_label.h"
@@ -169,6 +170,12 @@ QWidget* RunSetupPanel::build_training_group() {
   pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
                        "one: for following a short run in class. Its times are not the machine's speed, so it is "
                        "never used as a baseline; Compare, Reference experiment and Sweep always run at full speed."));
+  // Its words come from the option table (its help is the CLI's); the core's check says where it applies.
+  const TrainOption& balance = train_option("balance");
+  balance_ = new QCheckBox(tr("Balanced shares (CPU replicas)"), group);
+  balance_->setObjectName(QString::fromUtf8(balance.key.data(), qsizetype(balance.key.size())));
+  balance_->setToolTip(QString::fromUtf8(balance.flag.data(), qsizetype(balance.flag.size())) + QStringLiteral(": ") +
+                       QString::fromUtf8(balance.help.data(), qsizetype(balance.help.size())));
 
   auto* batch_row = new QHBoxLayout;
   batch_row->addWidget(batch_preset_);
@@ -191,6 +198,7 @@ QWidget* RunSetupPanel::build_training_group() {
   form->addRow(tr("CPU kernels:"), backend_);
   form->addRow(tr("Precision:"), precision_);
   form->addRow(QString(), pace_);
+  form->addRow(QString(), balance_);
 
   connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
     const int preset = batch_preset_->currentData().toInt();
@@ -212,6 +220,7 @@ QWidget* RunSetupPanel::build_training_group() {
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
   connect(precision_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
   connect(pace_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
+  connect(balance_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
   return group;
 }
 
@@ -260,6 +269,7 @@ TrainConfig RunSetupPanel::config() const {
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   c.slow_replica = straggler_->slow_replica();
   c.slow_factor = straggler_->slow_factor();
+  c.balance = balance_->isChecked();
   return c;
 }
 
@@ -285,6 +295,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.slow_replica, c.slow_factor);
+  balance_->setChecked(c.balance);
   on_changed();
 }
 

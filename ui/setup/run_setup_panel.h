@@ -109,6 +109,7 @@ class RunSetupPanel : public QWidget {
   QComboBox* backend_;
   QComboBox* precision_;
   QCheckBox* pace_;                        // teaching pace: TrainConfig::step_delay_s
+  QCheckBox* balance_;                     // balanced shares: TrainConfig::balance
   double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
   QString sweep_problem_;
   QLabel* message_;
