@@ -146,7 +146,6 @@ class TestTrainerProcesses : public QObject {
     const RunRecord& r = got[0].record;
     QVERIFY(r.replicas_in_sync);
     QVERIFY2(r.config.share_changes.size() >= 2, "the shares changed");
-    QVERIFY(got[1].params == got[0].params);
 
     QTemporaryDir dir;
     const std::string file = dir.filePath("processes.json").toStdString();
