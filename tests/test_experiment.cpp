@@ -288,6 +288,7 @@ void TestExperiment::plans_data() {
   QTest::newRow("compare cpu") << int(PlanKind::Compare) << "cpu:4" << "cpu:1";
   QTest::newRow("compare gpus") << int(PlanKind::Compare) << "cuda:1,cuda:2" << "cuda:1";
   QTest::newRow("reference") << int(PlanKind::Reference) << "cpu:2" << "cpu:1";
+  QTest::newRow("lock-step vs balanced") << int(PlanKind::Balance) << "cpu:2" << "cpu:2";
 }
 
 void TestExperiment::plans() {
@@ -318,6 +319,18 @@ void TestExperiment::plans() {
   }
   QCOMPARE(plan.size(), std::size_t(2));
   QVERIFY(!made.notes.empty());   // says the pace was turned off
+  if (PlanKind(kind) == PlanKind::Balance) {
+    // The straggler demonstration: the same run twice, lock-step then balanced, straggler kept.
+    for (const PlannedRun& p : plan) {
+      QCOMPARE(p.role, RunRole::Run);
+      QCOMPARE(QString::fromStdString(format_devices(p.config.devices)), devices);
+      QCOMPARE(p.config.slow_replica, 1);
+      QCOMPARE(p.config.step_delay_s, 0.0);
+    }
+    QVERIFY(!plan[0].config.balance && plan[1].config.balance);
+    QCOMPARE(QString::fromUtf8(to_string(PlanKind::Balance)), QString("Lock-step vs balanced"));
+    return;
+  }
   QCOMPARE(plan[0].role, RunRole::Baseline);
   QCOMPARE(QString::fromStdString(format_devices(plan[0].config.devices)), single);
   QCOMPARE(plan[1].role, RunRole::Run);
@@ -346,6 +359,7 @@ void TestExperiment::plans_refuse() {
   };
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Compare, one); }, "baseline's own device"));
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Reference, one); }, "two or more devices"));
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Balance, one); }, "two or more replicas"));
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs.size(), std::size_t(2));   // 2 processes x cpu:1 against cpu:1
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs[0].processes, 1);          // the baseline in one process
   TrainConfig four;
