@@ -26,8 +26,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
-constexpr int64_t kDetailEvery = 16;
-constexpr std::size_t kLoggedShareChanges = 12;   // share changes logged (with the initial shares)       // steps between detailed steps (each one, at teaching pace)
+constexpr int64_t kDetailEvery = 16;       // steps between detailed steps (each one, at teaching pace)
+constexpr std::size_t kLoggedShareChanges = 12;   // share changes logged (with the initial shares)
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
