@@ -90,6 +90,8 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
   connect(processes_, &ProcessPicker::changed, this, &RunSetupPanel::on_changed);
   connect(straggler_, &StragglerPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(straggler_, &StragglerPicker::lock_step_vs_balanced_clicked, this,
+          &RunSetupPanel::lock_step_vs_balanced_clicked);
   update_state();
 }
 
@@ -414,6 +416,7 @@ void RunSetupPanel::update_state() {
   const bool ok = problems.isEmpty() && !busy_;
   run_->setEnabled(ok);
   compare_->setEnabled(ok && n > 1);
+  straggler_->set_demo_enabled(ok && n > 1);
   const QString run_devices = processes() > 1 ? tr("%1 × %2").arg(processes()).arg(QString::fromStdString(format_devices(config().devices)))
                                               : QString::fromStdString(format_devices(devices_->devices()));
   compare_->setToolTip(n > 1 ? tr("Run %1 (the single-device baseline), then %2, back to back")

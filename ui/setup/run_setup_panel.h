@@ -76,6 +76,7 @@ class RunSetupPanel : public QWidget {
   void compare_clicked();
   void reference_clicked();
   void sweep_clicked();
+  void lock_step_vs_balanced_clicked();
   void stop_clicked();
 
  private:
