@@ -56,6 +56,7 @@ StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated stra
 
   connect(this, &QGroupBox::toggled, this, [this](bool on) {
     note_->setVisible(on);
+    demo_->setEnabled(demo_allowed_ && on);
     emit changed();
   });
   connect(replica_, &QSpinBox::valueChanged, this, &StragglerPicker::changed);
@@ -76,7 +77,11 @@ void StragglerPicker::set(int slow_replica, double slow_factor) {
   }
 }
 
-void StragglerPicker::set_demo_enabled(bool enabled) { demo_->setEnabled(enabled); }
+// Only with the straggler ticked (the group's own rule for its children), and a runnable request.
+void StragglerPicker::set_demo_enabled(bool enabled) {
+  demo_allowed_ = enabled;
+  demo_->setEnabled(demo_allowed_ && isChecked());
+}
 
 void StragglerPicker::set_replicas(int replicas) {
   // Never below 0..1: a replica chosen before the devices shrink stays visible, and the panel

@@ -33,6 +33,7 @@ class StragglerPicker : public QGroupBox {
   QDoubleSpinBox* factor_;
   QLabel* note_;
   QPushButton* demo_;
+  bool demo_allowed_ = false;
 };
 
 }  // namespace mb
