@@ -167,6 +167,11 @@ void TestExperiment::pins_win_while_their_run_exists() {
   QCOMPARE(id_of(find_baseline(runs, {{key, "old"}}, runs[2].config)), std::string("old"));
   // Any run can be pinned, as the GUI's "Pin as baseline" allows.
   QCOMPARE(id_of(find_baseline(runs, {{key, "multi"}}, runs[2].config)), std::string("multi"));
+  // A balanced run is never the baseline of a lock-step one, not even pinned.
+  runs.push_back(made_run("balanced", 2, "2026-01-01T00:03:00Z"));
+  runs.back().config.balance = true;
+  QVERIFY(!can_be_baseline(runs.back()));
+  QCOMPARE(id_of(find_baseline(runs, {{key, "balanced"}}, runs[2].config)), std::string("new"));
   // A pin whose run is gone, or a pin of another key, changes nothing.
   QCOMPARE(id_of(find_baseline(runs, {{key, "deleted"}}, runs[2].config)), std::string("new"));
   QCOMPARE(id_of(find_baseline(runs, {{"mnist|1|x|1|cpu|onednn", "old"}}, runs[2].config)), std::string("new"));
@@ -283,6 +288,7 @@ void TestExperiment::plans_data() {
   QTest::newRow("compare cpu") << int(PlanKind::Compare) << "cpu:4" << "cpu:1";
   QTest::newRow("compare gpus") << int(PlanKind::Compare) << "cuda:1,cuda:2" << "cuda:1";
   QTest::newRow("reference") << int(PlanKind::Reference) << "cpu:2" << "cpu:1";
+  QTest::newRow("lock-step vs balanced") << int(PlanKind::Balance) << "cpu:2" << "cpu:2";
 }
 
 void TestExperiment::plans() {
@@ -313,6 +319,18 @@ void TestExperiment::plans() {
   }
   QCOMPARE(plan.size(), std::size_t(2));
   QVERIFY(!made.notes.empty());   // says the pace was turned off
+  if (PlanKind(kind) == PlanKind::Balance) {
+    // The straggler demonstration: the same run twice, lock-step then balanced, straggler kept.
+    for (const PlannedRun& p : plan) {
+      QCOMPARE(p.role, RunRole::Run);
+      QCOMPARE(QString::fromStdString(format_devices(p.config.devices)), devices);
+      QCOMPARE(p.config.slow_replica, 1);
+      QCOMPARE(p.config.step_delay_s, 0.0);
+    }
+    QVERIFY(!plan[0].config.balance && plan[1].config.balance);
+    QCOMPARE(QString::fromUtf8(to_string(PlanKind::Balance)), QString("Lock-step vs balanced"));
+    return;
+  }
   QCOMPARE(plan[0].role, RunRole::Baseline);
   QCOMPARE(QString::fromStdString(format_devices(plan[0].config.devices)), single);
   QCOMPARE(plan[1].role, RunRole::Run);
@@ -341,6 +359,7 @@ void TestExperiment::plans_refuse() {
   };
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Compare, one); }, "baseline's own device"));
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Reference, one); }, "two or more devices"));
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Balance, one); }, "two or more replicas"));
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs.size(), std::size_t(2));   // 2 processes x cpu:1 against cpu:1
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs[0].processes, 1);          // the baseline in one process
   TrainConfig four;
@@ -435,7 +454,7 @@ void TestExperiment::store_reads_a_history_written_by_the_gui() {
       "cnn-reference, batch 128, cpu (onednn)\n",
       "mean epoch time 0.49 s -> 0.38 s: -23.9 % (speedup 1.31x)\n",
       "final validation accuracy 57.17 % (baseline 57.17 %)\n",
-      "criteria of the classic task (these settings differ from it: 1 epoch, 2,048 training images):\n",
+      "criteria of the classic task (lock-step; these settings differ from it: 1 epoch, 2,048 training images):\n",
       "  time per epoch reduced by >= 40 %: no (-23.9 %)\n",
       "  validation accuracy above 80 %: no (57.17 %)\n",
   };

@@ -40,6 +40,9 @@ RunRecord full_record() {
   c.slow_replica = 3;
   c.slow_factor = 2.5;
   c.step_delay_s = 0.75;
+  c.balance = true;
+  c.shares_from = "/runs/balanced, \"old\".json";
+  c.share_changes = {{0, {256, 256, 256, 256}}, {17, {320, 256, 256, 192}}, {40, {384, 256, 256, 128}}};
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -108,6 +111,9 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.slow_replica, y.slow_replica);
   QVERIFY(same_bits(x.slow_factor, y.slow_factor));
   QVERIFY(same_bits(x.step_delay_s, y.step_delay_s));
+  QCOMPARE(x.balance, y.balance);
+  QCOMPARE(x.shares_from, y.shares_from);
+  QVERIFY(x.share_changes == y.share_changes);
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -262,8 +268,9 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(30));   // every RunConfig member
-  QCOMPARE(j.at("schema_version").get<int>(), 3);
+  QCOMPARE(j.at("config").size(), std::size_t(33));   // every RunConfig member
+  QCOMPARE(j.at("schema_version").get<int>(), 4);
+  QCOMPARE(j.at("config").at("share_changes").at(1).at("step").get<int>(), 17);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
   QCOMPARE(j.at("engine").size(), std::size_t(5));    // path, graph and eager batches, nodes, conv
@@ -298,8 +305,10 @@ void TestRunRecord::fields_added_later_are_optional() {
   j.erase("schema_version");
   j.at("config").erase("precision");
   j.at("config").erase("time_phases");
+  for (const char* key : {"balance", "shares_from", "share_changes"}) j.at("config").erase(key);
   j.erase("comm");
   const RunRecord back = run_record_from_json(j);
+  QVERIFY(!back.config.balance && back.config.share_changes.empty());   // schema 3: lock-step
   QCOMPARE(back.config.precision, Precision::Fp32);
   QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());
@@ -355,6 +364,12 @@ void TestRunRecord::bad_field_data() {
   QTest::newRow("unknown precision") << "/config/precision" << "\"fp8\"" << "config.precision";
   QTest::newRow("comm not object") << "/comm" << "3" << "'comm'";
   QTest::newRow("comm without busbw") << "/comm/busbw_gbs" << "" << "comm.busbw_gbs";
+  QTest::newRow("share change not first at 0") << "/config/share_changes/0/step" << "3" << "config.share_changes[0].step";
+  QTest::newRow("share changes out of order") << "/config/share_changes/2/step" << "17"
+                                              << "config.share_changes[2].step";
+  QTest::newRow("negative share") << "/config/share_changes/1/shares/3" << "-2" << "config.share_changes[1].shares[3]";
+  QTest::newRow("shares not an array") << "/config/share_changes/1/shares" << "5" << "config.share_changes[1].shares";
+  QTest::newRow("share changes not an array") << "/config/share_changes" << "{}" << "config.share_changes";
 }
 
 void TestRunRecord::bad_field() {

@@ -139,6 +139,12 @@ void TestStepView::the_picture_holds_the_steps_numbers() {
   QVERIFY(pic.verdict_text.startsWith("Identical"));
   QVERIFY(pic.verdict_text.contains("00112233aabbccdd"));
   QVERIFY(pic.paced_text.isEmpty());
+  QVERIFY(!pic.batch_text.contains("balanced"));
+  // Balanced shares: the split says so, with the shares.
+  RunConfig balanced = two_replica_run();
+  balanced.balance = true;
+  const StepPicture uneven = describe_step(known_step(), balanced);
+  QVERIFY2(uneven.batch_text.contains("by their speed (balanced shares: 3 / 2)"), qPrintable(uneven.batch_text));
   // A step without detail draws nothing but the invitation.
   StepProgress plain = known_step();
   plain.has_detail = false;

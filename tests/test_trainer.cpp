@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "model/cnn_spec.h"
+#include "trainer_fixtures.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
 #include "trainer/progress_events.h"
@@ -24,21 +25,8 @@ using namespace mb;
 
 namespace {
 
-TrainConfig small_config(const std::string& devices, const std::string& backend, int64_t batch = 64) {
-  TrainConfig c;
-  c.devices = parse_devices(devices);
-  c.backend = parse_backend(backend);   // "auto": none
-  c.batch = batch;
-  c.epochs = 1;
-  c.seed = 3;
-  return c;
-}
-
-double max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
-  double worst = 0;
-  for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, double(std::fabs(a[i] - b[i])));
-  return worst;
-}
+using test::max_abs_diff;
+using test::small_config;
 
 }  // namespace
 

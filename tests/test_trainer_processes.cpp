@@ -3,11 +3,13 @@
 // trains: bit for bit with one replica per process, closely with several; it checks that
 // every process got the same data and options, and a failure in one process fails all of
 // them with its reason. The same over real MPI processes is tests/mpi_run_test.sh.
+#include <QTemporaryDir>
 #include <QtTest>
 
 #include <thread>
 
 #include "loopback_link.h"
+#include "trainer_fixtures.h"
 #include "model/cnn_spec.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
@@ -18,11 +20,9 @@ using namespace mb;
 
 namespace {
 
+// Two epochs, seed 5: the processes' runs.
 TrainConfig small_config(const std::string& devices, int64_t batch = 32) {
-  TrainConfig c;
-  c.devices = parse_devices(devices);
-  c.backend = Backend::OneDnn;
-  c.batch = batch;
+  TrainConfig c = test::small_config(devices, "onednn", batch);
   c.epochs = 2;
   c.seed = 5;
   return c;
@@ -126,6 +126,37 @@ class TestTrainerProcesses : public QObject {
       QVERIFY2(diff <= 1e-3, qPrintable(QString::number(diff)));
       QVERIFY(std::fabs(r.epochs[1].val_acc - want.epochs[1].val_acc) <= 1e-4 + 1.0 / 40);
     }
+  }
+
+  // Balanced shares: every process computes the same shares from the same gathered reports
+  // (the trainer checks each step that the ranks' shares tile the batch), and the threads,
+  // replaying the processes' share changes, train the very same bits.
+  void balanced_processes_agree_with_threads() {
+    auto data = test::make_synthetic_split(1024, 40);
+    TrainConfig c = small_config("cpu:1", 64);
+    c.balance = true;
+    c.slow_replica = 1;
+    c.slow_factor = 10;
+    const auto got = run_processes({c, c}, {data, data});
+    for (const auto& g : got) {
+      QVERIFY2(g.error.empty(), g.error.c_str());
+      QCOMPARE(g.record.status, RunStatus::Completed);
+    }
+    const RunRecord& r = got[0].record;
+    QVERIFY(r.replicas_in_sync);
+    QVERIFY2(r.config.share_changes.size() >= 2, "the shares changed");
+
+    QTemporaryDir dir;
+    const std::string file = dir.filePath("processes.json").toStdString();
+    write_run_json(r, file);
+    TrainConfig threads = small_config("cpu:2", 64);
+    threads.shares_from = file;
+    MirroredTrainer flat(threads, data);
+    const RunRecord replay = flat.run();
+    QCOMPARE(replay.status, RunStatus::Completed);
+    QVERIFY(replay.config.share_changes == r.config.share_changes);
+    QVERIFY(flat.final_params() == got[0].params);
+    QCOMPARE(QString::fromStdString(replay.epochs[1].param_digest), QString::fromStdString(r.epochs[1].param_digest));
   }
 
   void processes_must_load_identical_files() {

@@ -4,6 +4,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QCheckBox>
+#include <QGroupBox>
 #include <QComboBox>
 #include <QDir>
 #include <QFile>
@@ -121,6 +122,7 @@ class TestWorkbench : public QObject {
   void run_fills_charts_and_history();
   void stop_mid_run_saves_stopped_record();
   void compare_runs_baseline_then_devices();
+  void straggler_demo_runs_lock_step_then_balanced();
   void selecting_runs_overlays_them();
   void export_png_has_requested_size_data();
   void export_png_has_requested_size();
@@ -270,6 +272,35 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
   // A 1-epoch run on 512 images is not the classic task, and the card says so.
   QVERIFY2(card.contains("these settings differ from it: 1 epoch, global batch 64, 512 training images"), qPrintable(card));
   QVERIFY(!card.contains("Classic task criteria"));
+}
+
+// The straggler demonstration in one click: the same run lock-step, then with balanced shares;
+// the balanced run is nobody's baseline and its record holds its share changes.
+void TestWorkbench::straggler_demo_runs_lock_step_then_balanced() {
+  if (window_->setup_panel()->findChild<QSpinBox*>("cpu_replicas")->maximum() < 2)
+    QSKIP("the demonstration needs two CPU replicas and this machine offers one core");
+  fill(1, 2);
+  auto* straggler = window_->setup_panel()->findChild<QGroupBox*>("straggler_group");
+  QVERIFY(straggler);
+  auto* demo = window_->setup_panel()->findChild<QPushButton*>("lock_step_vs_balanced_button");
+  QVERIFY(demo);
+  QVERIFY(!demo->isEnabled());   // part of the straggler's group: off with it
+  straggler->setChecked(true);
+  QVERIFY(demo->isEnabled());
+  const int rows_before = window_->history()->rowCount();
+  const RunRecord balanced = click_and_wait("lock_step_vs_balanced_button");
+  QCOMPARE(window_->history()->rowCount(), rows_before + 2);
+  QCOMPARE(balanced.status, RunStatus::Completed);
+  QVERIFY(balanced.config.balance);
+  QVERIFY(!balanced.config.share_changes.empty());
+  QVERIFY(balanced.replicas_in_sync);
+  const RunRecord& lock_step = window_->history()->runs()[window_->history()->runs().size() - 2];
+  QVERIFY(!lock_step.config.balance);
+  QCOMPARE(lock_step.config.slow_replica, balanced.config.slow_replica);
+  QVERIFY(!window_->history()->is_baseline(balanced));
+  // The switch in the run setup was left as it was (the plan sets it per run).
+  QVERIFY(!window_->setup_panel()->findChild<QCheckBox*>("balance")->isChecked());
+  QVERIFY(!window_->setup_panel()->config().balance);
 }
 
 void TestWorkbench::selecting_runs_overlays_them() {

@@ -98,16 +98,11 @@ double conv_flops(int n, int cin, int cout, int side_out) { return 2.0 * n * cou
 
 const char* to_string(Group g) {
   switch (g) {
-    case Group::OwnKernel:
-      return "own kernel";
-    case Group::Cudnn:
-      return "cuDNN";
-    case Group::Cublas:
-      return "cuBLAS";
-    case Group::Fused:
-      return "fused";
-    case Group::Step:
-      return "train step";
+    case Group::OwnKernel: return "own kernel";
+    case Group::Cudnn: return "cuDNN";
+    case Group::Cublas: return "cuBLAS";
+    case Group::Fused: return "fused";
+    case Group::Step: return "train step";
   }
   return "?";
 }
@@ -311,12 +306,9 @@ std::vector<NamedFloats> fused_float_outputs(fused::FusedKernel k, const FusedSt
     return std::vector<float>(v.begin(), v.begin() + std::ptrdiff_t(per * std::size_t(s.n)));
   };
   switch (k) {
-    case FusedKernel::Conv1Fwd:
-      return {{"p1", sized(a.p1, kConv1Out * kPool1Side * kPool1Side)}};
-    case FusedKernel::Conv2Fwd:
-      return {{"p2", sized(a.p2, kFlat)}};
-    case FusedKernel::Fc1Fwd:
-      return {{"h", sized(a.h, kHidden)}};
+    case FusedKernel::Conv1Fwd: return {{"p1", sized(a.p1, kConv1Out * kPool1Side * kPool1Side)}};
+    case FusedKernel::Conv2Fwd: return {{"p2", sized(a.p2, kFlat)}};
+    case FusedKernel::Fc1Fwd: return {{"h", sized(a.h, kHidden)}};
     case FusedKernel::Head: {
       std::vector<float> stats = {float(s.stats[0]), float(s.stats[1])};
       return {{"dlogits", sized(a.dlogits, kClasses)}, {"dh", sized(a.dh, kHidden)}, {"loss, correct", stats}};
@@ -329,8 +321,7 @@ std::vector<NamedFloats> fused_float_outputs(fused::FusedKernel k, const FusedSt
               {"g2", sized(a.g2, kFlat)}};
     case FusedKernel::Conv2Wgrad:
       return {{"conv2.weight grad", tensor(kConv2W)}, {"conv2.bias grad", tensor(kConv2B)}};
-    case FusedKernel::Conv2Dgrad:
-      return {{"g1", sized(a.g1, kConv1Out * kPool1Side * kPool1Side)}};
+    case FusedKernel::Conv2Dgrad: return {{"g1", sized(a.g1, kConv1Out * kPool1Side * kPool1Side)}};
     case FusedKernel::Conv1Wgrad:
       return {{"conv1.weight grad", tensor(kConv1W)}, {"conv1.bias grad", tensor(kConv1B)}};
   }

@@ -30,6 +30,7 @@ struct BackendInfo {
   std::string_view not_built;              // empty: compiled in; else why not
   std::span<const Precision> precisions;   // what it computes in (fp32 first)
   bool straggler = false;                  // a simulated straggler can slow it (the host runs its compute)
+  bool balanced_shares = false;            // --balance: its steps take any share, timed every step
   std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision) = nullptr;
   std::string (*versions)() = nullptr;     // its libraries, e.g. "oneDNN 2.6.3"
 

@@ -14,6 +14,14 @@
 
 namespace mb {
 
+// Balanced shares: from run step `step` (counting from 0 over the run) on, replica r takes
+// shares[r] samples of every full global batch (trainer/share_balancer.h).
+struct ShareChange {
+  int64_t step = 0;
+  std::vector<int64_t> shares;
+  bool operator==(const ShareChange&) const = default;
+};
+
 struct RunConfig {
   std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
   DeviceList devices;                    // as asked (cuda:local kept): cpu:2, cuda:0,cuda:1
@@ -27,6 +35,10 @@ struct RunConfig {
   double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
                                          // long (a demonstration: its times are not the machine's)
   bool time_phases = true;               // the per-replica breakdown was measured
+  bool balance = false;                  // balanced shares (several replicas): the digests differ
+                                         // from lock-step's, which is never compared with it
+  std::string shares_from;               // the record whose share changes this run replayed
+  std::vector<ShareChange> share_changes;   // balanced: every change of shares, the first at step 0
   int64_t global_batch = 128;
   int64_t per_replica_batch = 128;       // largest replica share of the global batch
   bool per_replica_batch_mode = false;   // --per-replica-batch: global = per-replica x N

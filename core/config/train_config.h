@@ -30,6 +30,9 @@ struct TrainConfig {
   int64_t limit_val = 0;                      // 0: whole validation set
   BackendChoice backend;                      // nullopt: auto, the fastest for the device kind
   Precision precision = Precision::Fp32;      // tf32: GPU replicas only (TF32 tensor cores)
+  bool balance = false;                       // balanced shares: each CPU replica's share of the global
+                                              // batch follows its measured speed (lock-step: even)
+  std::string shares_from;                    // replay the share changes of this run record (balanced)
   double timeout_s = kDefaultTimeoutS;        // the longest any wait on another replica, process or
                                               // device may last before the run fails naming it
 

@@ -186,6 +186,24 @@ const TrainOption kOptions[] = {
      .record_keys = "time_phases", .example = "false",
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.time_phases = c.time_phases; },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.time_phases = r.time_phases; }},
+    // With one replica the share is the whole batch: the run is a lock-step run and recorded as one.
+    {.key = "balance", .flag = "--balance",
+     .help = "balanced shares: each CPU replica's share of the global batch follows its measured speed, so the "
+             "others stop waiting for the slowest (digests differ from lock-step's)",
+     .kind = OptionKind::Flag, .member = &TrainConfig::balance, .agree = true, .remembered = true,
+     .record_keys = "balance", .example = "true",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) { r.balance = c.balance && s.replicas > 1; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.balance = r.balance; }},
+    // A replay is balanced by the recorded shares (after the balance row, which it extends).
+    {.key = "shares_from", .flag = "--shares-from", .value_name = "RECORD",
+     .help = "replay the share changes of a balanced run's record (same configuration), bit for bit",
+     .kind = OptionKind::Text, .member = &TrainConfig::shares_from, .agree = true,
+     .record_keys = "shares_from,balance", .example = "/tmp/mirrorbench-example-record.json",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.shares_from = c.shares_from;
+       r.balance = r.balance || (!c.shares_from.empty() && s.replicas > 1);
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.shares_from = r.shares_from; }},
     // Set by the output option --trace FILE; every process samples its steps for the gather.
     {.key = "trace", .help = "keep sampled per-step phase events for a Chrome trace", .kind = OptionKind::Flag,
      .member = &TrainConfig::trace, .agree = true, .example = "true"},

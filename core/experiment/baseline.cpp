@@ -30,9 +30,11 @@ std::string describe_baseline_key(const RunConfig& c) {
 
 bool can_be_baseline(const RunRecord& r) {
   // A run at teaching pace spent most of its epochs waiting on purpose, and a simulated
-  // straggler's run measures the demonstration, not the device: neither is a yardstick.
+  // straggler's run measures the demonstration, not the device: neither is a yardstick. A
+  // balanced run (several replicas, so never a single-device one anyway, not even by a pin)
+  // sums other partial sums: its digests are not lock-step's.
   return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty() &&
-         r.config.step_delay_s == 0 && r.config.slow_replica < 0;
+         r.config.step_delay_s == 0 && r.config.slow_replica < 0 && !r.config.balance;
 }
 
 std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {
@@ -56,7 +58,9 @@ BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselinePin
   std::unordered_map<std::string, std::size_t> position_of_id;
   for (std::size_t i = 0; i < runs.size(); ++i) position_of_id.try_emplace(runs[i].id, i);
   for (const auto& [key, id] : pins) {
-    if (auto it = position_of_id.find(id); it != position_of_id.end()) index.by_key[key] = it->second;
+    // A pinned balanced run is no lock-step run's baseline: the pin is ignored.
+    if (auto it = position_of_id.find(id); it != position_of_id.end() && !runs[it->second].config.balance)
+      index.by_key[key] = it->second;
   }
   index.of_run.assign(runs.size(), std::nullopt);
   for (std::size_t i = 0; i < runs.size(); ++i) {

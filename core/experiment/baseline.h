@@ -24,7 +24,8 @@ std::string describe_baseline_key(const RunConfig& config);   // for tooltips an
 using BaselinePins = std::map<std::string, std::string>;
 
 // Whether a run can be anyone's baseline: a completed single-device run with epochs, not at
-// teaching pace and with no simulated straggler.
+// teaching pace, with no simulated straggler and not balanced (a pin of a balanced run is
+// ignored: a balanced run is never the baseline of a lock-step one).
 bool can_be_baseline(const RunRecord& run);
 
 // The baselines of a list of runs. The baseline of a key is its pinned run if that is still

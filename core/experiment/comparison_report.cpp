@@ -82,8 +82,8 @@ std::string comparison_text(const RunRecord& run, const RunComparison& c) {
   if (c.verdict) {
     const ReferenceVerdict& v = *c.verdict;
     out += v.is_classic_task()
-               ? std::string("classic task criteria:\n")
-               : fmt::format("criteria of the classic task (these settings differ from it: {}):\n",
+               ? fmt::format("classic task criteria ({}):\n", v.mode)
+               : fmt::format("criteria of the classic task ({}; these settings differ from it: {}):\n", v.mode,
                              join(v.differences, ", "));
     out += fmt::format("  time per epoch reduced by >= {:.0f} %: {} ({})\n", ReferenceVerdict::kMinReduction * 100,
                        v.time_ok ? "yes" : "no", v.time ? change(v.time->reduction) : std::string("-"));

@@ -150,7 +150,8 @@ std::string PlanExecutor::keep(const PlannedRun& run, RunRecord& record, const s
   std::string error;
   try {
     store_->save(record);
-    if (run.role == RunRole::Baseline && record.status == RunStatus::Completed) {
+    // Never a balanced run: it is no lock-step run's baseline (baseline.h).
+    if (run.role == RunRole::Baseline && record.status == RunStatus::Completed && !record.config.balance) {
       BaselinePins pins = store_->load_pins();
       pins[baseline_key(record.config)] = record.id;
       store_->save_pins(pins);

@@ -33,6 +33,22 @@ std::vector<PlannedRun> comparison(PlanKind kind, const TrainConfig& config, int
   return {PlannedRun{baseline, RunRole::Baseline, 1, {}}, PlannedRun{config, RunRole::Run, processes, hostfile}};
 }
 
+// The same request twice, lock-step then balanced (a straggler, when set, in both): what
+// balanced shares buy on these devices, shown side by side.
+std::vector<PlannedRun> lock_step_vs_balanced(const TrainConfig& config, int processes, const std::string& hostfile) {
+  const int replicas = total_replicas(config, processes);
+  if (replicas < 2)
+    throw ConfigError(fmt::format("Lock-step vs balanced needs two or more replicas: with {} the share is the whole "
+                                  "batch either way",
+                                  format_devices(config.devices)));
+  TrainConfig lock_step = config, balanced = config;
+  lock_step.balance = false;
+  lock_step.shares_from.clear();
+  balanced.balance = true;
+  balanced.shares_from.clear();
+  return {PlannedRun{lock_step, RunRole::Run, processes, hostfile}, PlannedRun{balanced, RunRole::Run, processes, hostfile}};
+}
+
 void check_plan(const Plan& plan, const DeviceInventory* machine) {
   std::string errors;
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
@@ -67,6 +83,7 @@ Plan make_plan(const PlanRequest& r, const DeviceInventory* machine) {
     case PlanKind::Single: plan.runs = {PlannedRun{config, RunRole::Run, r.processes, hostfile}}; break;
     case PlanKind::Compare:
     case PlanKind::Reference: plan.runs = comparison(r.kind, config, r.processes, hostfile); break;
+    case PlanKind::Balance: plan.runs = lock_step_vs_balanced(config, r.processes, hostfile); break;
     case PlanKind::Sweep: {
       SweepOptions sweep = r.sweep;
       sweep.base = config;

@@ -1,7 +1,8 @@
 // From what a front end asks (a plan kind, the configuration in its fields or flags, where it
 // runs) to a checked plan: the one place of the plan rules - Compare and Reference needing two
 // or more devices, the baseline's device (cuda:local is compared with cuda:0), teaching pace
-// for Run only, the sweep's points - and of checking every run before the first one trains.
+// for Run only, the sweep's points, lock-step vs balanced needing two or more replicas - and
+// of checking every run before the first one trains.
 // (The reference experiment's preset is reference_request() in plans.h: a front end applies it
 // first, then the options its user gave explicitly.)
 #pragma once

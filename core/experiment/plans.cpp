@@ -11,6 +11,7 @@ std::string_view to_string(PlanKind kind) {
     case PlanKind::Compare: return "Compare";
     case PlanKind::Reference: return "Reference experiment";
     case PlanKind::Sweep: return "Sweep";
+    case PlanKind::Balance: return "Lock-step vs balanced";
   }
   return "Run";   // not reached: every enumerator is handled above
 }

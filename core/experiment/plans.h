@@ -11,8 +11,10 @@
 
 namespace mb {
 
-enum class PlanKind { Single, Compare, Reference, Sweep };
-std::string_view to_string(PlanKind kind);   // "Run", "Compare", "Reference experiment", "Sweep" (logs)
+// Balance: the straggler demonstration's two runs, lock-step then balanced shares, back to back.
+enum class PlanKind { Single, Compare, Reference, Sweep, Balance };
+// "Run", "Compare", "Reference experiment", "Sweep", "Lock-step vs balanced" (logs)
+std::string_view to_string(PlanKind kind);
 
 // What a run is for within its plan.
 enum class RunRole {

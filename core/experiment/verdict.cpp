@@ -55,6 +55,7 @@ ReferenceVerdict judge_reference(const RunRecord& baseline, const RunRecord& run
   v.time_ok = v.time && v.time->reduction >= ReferenceVerdict::kMinReduction;
   v.acc_ok = v.val_acc > ReferenceVerdict::kMinValAcc;
   v.differences = classic_task_differences(run.config);
+  v.mode = run.config.balance ? "balanced shares" : "lock-step";
   return v;
 }
 

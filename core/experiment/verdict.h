@@ -42,6 +42,7 @@ struct ReferenceVerdict {
   double val_acc = 0;                 // final validation accuracy of the run (not its best epoch)
   bool time_ok = false, acc_ok = false;
   std::vector<std::string> differences;   // classic_task_differences(run.config)
+  std::string mode;                       // which training ran: "lock-step" or "balanced shares"
 
   bool passed() const { return time_ok && acc_ok; }
   bool is_classic_task() const { return differences.empty(); }

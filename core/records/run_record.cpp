@@ -118,9 +118,10 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
 
 // Schema 1: the first records (tests/data/run_record_v1.json); 2: processes, hosts, the
 // straggler, the teaching pace and the precision (written without a schema number); 3: the
-// schema number itself and time_phases. A field a record's schema predates may be missing and
+// schema number itself and time_phases; 4: balanced shares (balance, shares_from and the
+// share changes with the step each took effect). A field a record's schema predates may be missing and
 // then keeps its default; later issues add fields with the next number.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 struct ConfigField {
   std::string_view key;
@@ -178,6 +179,38 @@ std::optional<Backend> backend_from_word(std::string_view text) { return parse_b
 std::string precision_word(const Precision& p) { return std::string(to_string(p)); }
 std::optional<Precision> precision_from_word(std::string_view text) { return parse_precision(text); }
 
+// [{"step": 0, "shares": [64, 64]}, ...]: steps ascending from 0, shares positive.
+ConfigField share_changes_field(int since) {
+  return {"share_changes", since,
+          [](const RunConfig& c) {
+            json a = json::array();
+            for (const ShareChange& x : c.share_changes) a.push_back(json{{"step", x.step}, {"shares", x.shares}});
+            return a;
+          },
+          [](RunConfig& c, const json& j, const std::string& w) {
+            const json& a = field(j, "share_changes", w);
+            if (!a.is_array()) wrong_type("share_changes", w, a, "an array");
+            c.share_changes.clear();
+            for (std::size_t i = 0; i < a.size(); ++i) {
+              const std::string at = fmt::format("{}share_changes[{}].", w, i);
+              if (!a[i].is_object())
+                throw DataError(fmt::format("field '{}share_changes[{}]' is {}, expected an object", w, i,
+                                            a[i].type_name()));
+              ShareChange x;
+              const int64_t first = c.share_changes.empty() ? 0 : c.share_changes.back().step + 1;
+              x.step = get_int64(a[i], "step", at, first, c.share_changes.empty() ? 0 : std::numeric_limits<int64_t>::max());
+              const json& shares = field(a[i], "shares", at);
+              if (!shares.is_array() || shares.empty()) wrong_type("shares", at, shares, "an array of shares");
+              for (std::size_t r = 0; r < shares.size(); ++r) {
+                const json one = json{{"share", shares[r]}};
+                x.shares.push_back(get_int64(one, "share", fmt::format("{}shares[{}].", at, r), 0,
+                                             std::numeric_limits<int64_t>::max()));
+              }
+              c.share_changes.push_back(std::move(x));
+            }
+          }};
+}
+
 const std::vector<ConfigField>& config_fields() {
   constexpr int64_t kNoLimit = 0;
   static const std::vector<ConfigField> fields = {
@@ -192,6 +225,9 @@ const std::vector<ConfigField>& config_fields() {
       plain("slow_factor", 2, &RunConfig::slow_factor),
       plain("step_delay_s", 2, &RunConfig::step_delay_s),
       plain("time_phases", 3, &RunConfig::time_phases),
+      plain("balance", 4, &RunConfig::balance),
+      plain("shares_from", 4, &RunConfig::shares_from),
+      share_changes_field(4),
       integer("global_batch", 1, &RunConfig::global_batch, 1),
       integer("per_replica_batch", 1, &RunConfig::per_replica_batch, 1),
       plain("per_replica_batch_mode", 1, &RunConfig::per_replica_batch_mode),

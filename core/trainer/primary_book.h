@@ -39,6 +39,7 @@ class PrimaryBook {
   PrimaryBook(const RunConfig& rc, const TrainObserver& observer, RunRecord& record, int64_t steps)
       : rc_(rc), observer_(observer), record_(record), steps_(steps) {}
 
+  const TrainObserver& observer() const { return observer_; }
   void begin_epoch(int epoch);
   void set_steps_per_report(int every) { steps_per_report_ = every; }
   // After `steps_done` steps of this epoch, `images_done` images; `step_samples` is the last

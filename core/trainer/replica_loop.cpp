@@ -13,8 +13,10 @@
 #include "backends/straggler_engine.h"
 #include "comm/process_link.h"
 #include "model/cnn_spec.h"
+#include "trainer/share_balancer.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"
+#include "util/error.h"
 #include "util/random.h"
 #include "util/spin_barrier.h"
 
@@ -25,6 +27,7 @@ using Clock = std::chrono::steady_clock;
 
 constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
 constexpr int64_t kDetailEvery = 16;       // steps between detailed steps (each one, at teaching pace)
+constexpr std::size_t kLoggedShareChanges = 12;   // share changes logged (with the initial shares)
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
@@ -58,7 +61,8 @@ class ReplicaLoop {
  public:
   ReplicaLoop(ReplicaShared& shared, int local)
       : s_(shared), rc_(shared.run.config), local_(local), comm_(*shared.comms[std::size_t(local)]),
-        rank_(comm_.rank()), n_(rc_.replicas), who_(fmt::format("replica {}", rank_)) {}
+        rank_(comm_.rank()), n_(rc_.replicas), who_(fmt::format("replica {}", rank_)),
+        balancer_(BalanceRule::for_run(rc_.global_batch, rc_.replicas)) {}
 
   void run() {
     prepare();
@@ -89,7 +93,9 @@ class ReplicaLoop {
   void prepare() {
     if (device_kind(s_.run.devices) == DeviceKind::Cpu && s_.cpu_for(local_) >= 0) pin_current_thread(s_.cpu_for(local_));
     const DeviceSpec& device = s_.run.devices[std::size_t(local_)];
-    const int max_batch = static_cast<int>(rc_.per_replica_batch);
+    // Balanced: plans for the largest share the rule may give; the shares start even (or as replayed).
+    const int max_batch = static_cast<int>(rc_.balance ? balancer_.rule().max_share() : rc_.per_replica_batch);
+    if (rc_.balance) shares_ = replaying() ? shares_at(s_.run.replay_shares, 0) : balancer_.shares();
     auto engine = s_.engine_factory ? s_.engine_factory(device, max_batch)
                                     : make_engine(device, rc_.backend, max_batch, rc_.precision);
     if (rank_ == rc_.slow_replica) engine = make_straggler(std::move(engine), rc_.slow_factor);
@@ -111,12 +117,13 @@ class ReplicaLoop {
     const int64_t global = rc_.global_batch;
     for (const int64_t b : {global, rc_.train_size % global}) {
       if (b == 0 || (!shapes.empty() && shapes.front().global_batch == b)) continue;
-      shapes.push_back({replica_share_begin(b, n_, rank_ + 1) - replica_share_begin(b, n_, rank_), b});
+      shapes.push_back({share_of(b, rank_ + 1) - share_of(b, rank_), b});
     }
     engine_->warm_up(shapes, comm_);
     comm_.barrier();
     comm_.take_times();
     if (rank_ == 0) {
+      if (rc_.balance) s_.record.config.share_changes = {{0, shares_}};
       s_.record.warmup_s = seconds_since(warm_start);
       s_.record.comm = engine_->comm_profile();
       s_.record.engine = engine_->engine_report();
@@ -127,6 +134,7 @@ class ReplicaLoop {
     if (rank_ == 0) s_.book.set_steps_per_report(every_);
     // Sampled steps for the trace: every `stride_`-th step of the run, at most kMaxTraceSteps.
     const int64_t total_steps = s_.run.steps_per_epoch() * rc_.epochs;
+    total_steps_ = total_steps;
     stride_ = std::max<int64_t>(1, (total_steps + kMaxTraceSteps - 1) / kMaxTraceSteps);
     trace_capacity_ = s_.run.trace ? std::size_t(total_steps / stride_ + 1) : 0;
     trace_.reserve(trace_capacity_);
@@ -138,9 +146,11 @@ class ReplicaLoop {
     const int64_t steps = s_.run.steps_per_epoch(), global = rc_.global_batch;
     const int64_t detail_every = std::max<int64_t>(every_, kDetailEvery);
     PhaseTimes since;   // this replica's phases since the last report
+    int64_t steps_since_report = 0;
     for (int64_t s = 0; s < steps;) {
       const int64_t b0 = s * global, b = std::min(global, rc_.train_size - b0);
-      const int64_t lo = replica_share_begin(b, n_, rank_), hi = replica_share_begin(b, n_, rank_ + 1);
+      if (replaying()) follow_replay();
+      const int64_t lo = share_of(b, rank_), hi = share_of(b, rank_ + 1);
       const bool report = (s + 1) % every_ == 0 || s + 1 == steps;
       // The same steps on every rank: the choice depends on the step number only.
       const bool detailed = report && (rc_.step_delay_s > 0 || (s + 1) % detail_every == 0);
@@ -148,6 +158,8 @@ class ReplicaLoop {
       double grad_norm = std::nan("");
       const PhaseTimes step_times = train_step(order, b0, lo, hi, b, detailed ? &grad_norm : nullptr, since);
       ++s;
+      ++step_;
+      ++steps_since_report;
       if (s_.run.trace && run_step_++ % stride_ == 0 && trace_.size() < trace_capacity_)
         trace_.push_back({std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch,
                           static_cast<int32_t>(s)});
@@ -156,16 +168,17 @@ class ReplicaLoop {
       mine.stats = engine_->take_train_stats();
       mine.times = since;
       mine.stop = s_.stop_requested.load() ? 1 : 0;
+      mine.share_begin = lo;
+      mine.share_count = hi - lo;
       if (detailed) {
         mine.detailed = 1;
         mine.grad_norm = grad_norm;
         engine_->get_params(params_);
         mine.digest = params_digest(params_);
-        mine.share_begin = lo;
-        mine.share_count = hi - lo;
         mine.step_times = step_times;
       }
       const auto all = comm_.all_gather(mine);
+      if (rc_.balance) check_shares_tile(all, b);
       // The exchange itself is step time too: it opens the next report's account.
       const CollectiveTimes ct = comm_.take_times();
       since = PhaseTimes{};
@@ -174,11 +187,65 @@ class ReplicaLoop {
       if (rank_ == 0)
         s_.book.add(all, s, std::min(rc_.train_size, s * global),
                     std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
+      if (rc_.balance && !replaying()) rebalance(all, steps_since_report);
+      steps_since_report = 0;
       stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
       if (stop) return s == steps;
       pace(step_start);
     }
     return true;
+  }
+
+  // Replica r's first sample in a step of b samples: the even split of lock-step, or the
+  // balanced shares in effect.
+  int64_t share_of(int64_t b, int r) const {
+    if (!rc_.balance) return replica_share_begin(b, n_, r);
+    return share_begin(shares_, rc_.global_batch, b, r);
+  }
+
+  bool replaying() const { return !s_.run.replay_shares.empty(); }
+
+  // The shares every rank took must tile the step's batch: ranks that computed other shares
+  // would sum a wrong gradient that the in-sync check cannot see (the all-reduce still makes
+  // every replica equal).
+  static void check_shares_tile(const std::vector<StepReport>& all, int64_t b) {
+    int64_t end = 0;
+    for (const StepReport& r : all) {
+      MB_CHECK(r.share_begin == end && r.share_count >= 0, Error,
+               "balanced shares: the replicas disagree on the shares of a step of {} samples (one began at {}, "
+               "expected {})", b, r.share_begin, end);
+      end += r.share_count;
+    }
+    MB_CHECK(end == b, Error, "balanced shares: the replicas' shares cover {} of the step's {} samples", end, b);
+  }
+
+  // --shares-from: the recorded shares of this step; rank 0 records each change as it happens,
+  // so the replay's record has the same changes.
+  void follow_replay() {
+    const std::vector<int64_t>& now = shares_at(s_.run.replay_shares, step_);
+    if (now == shares_) return;
+    shares_ = now;
+    if (rank_ == 0) s_.record.config.share_changes.push_back({step_, shares_});
+  }
+
+  // Every rank feeds the balancer the same gathered reports, so every rank changes its shares
+  // at the same step to the same values; the change applies from the next step.
+  void rebalance(const std::vector<StepReport>& all, int64_t steps) {
+    if (step_ >= total_steps_) return;   // no step left to take new shares (and none to record)
+    std::vector<ShareSample> samples(all.size());
+    for (std::size_t r = 0; r < all.size(); ++r)
+      samples[r] = {all[r].times.forward_s + all[r].times.backward_s, all[r].times.optimizer_s, all[r].stats.samples,
+                    steps};
+    if (!balancer_.observe(samples)) return;
+    shares_ = balancer_.shares();
+    if (rank_ != 0) return;
+    auto& changes = s_.record.config.share_changes;
+    changes.push_back({step_, shares_});
+    // The first changes show the shares settle; every one is in the record.
+    if (changes.size() <= kLoggedShareChanges)
+      log_line(s_.book.observer(), LogLevel::Info,
+               fmt::format("balanced shares from step {}: {}{}", step_ + 1, fmt::join(shares_, " / "),
+                           changes.size() == kLoggedShareChanges ? " (later changes: in the run record)" : ""));
   }
 
   // One step on this replica's share [lo, hi) of the global batch [b0, b0 + b): returns the
@@ -269,6 +336,10 @@ class ReplicaLoop {
   std::vector<TraceStep> trace_;
   int64_t run_step_ = 0;
   int64_t adam_step_ = 0;
+  int64_t total_steps_ = 0;
+  int64_t step_ = 0;                 // steps done over the run (a share change's step counts these)
+  ShareBalancer balancer_;           // balanced and not replaying: the same on every rank
+  std::vector<int64_t> shares_;      // balanced: the shares of a full global batch in effect
 };
 
 }  // namespace

@@ -5,11 +5,13 @@
 
 #include <unistd.h>
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "backends/registry.h"
 #include "config/train_options.h"
 #include "model/cnn_spec.h"
+#include "records/run_record.h"
 #include "trainer/run_check.h"
 #include "util/error.h"
 #include "util/system_info.h"
@@ -21,6 +23,41 @@ std::string host_name() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   return host;
+}
+
+// The share changes of the record `--shares-from` names, for a run resolved to `rc`: only a
+// balanced run of the same configuration (what the math depends on) can be replayed bit for bit.
+std::vector<ShareChange> load_replayed_shares(const std::string& file, const RunConfig& rc) {
+  RunRecord rec;
+  try {
+    rec = read_run_json(file);
+  } catch (const DataError& e) {
+    throw ConfigError(fmt::format("--shares-from: {}", e.what()));
+  }
+  const RunConfig& was = rec.config;
+  MB_CHECK(was.balance && !was.share_changes.empty(), ConfigError,
+           "--shares-from {}: run {} is a lock-step run: it has no share changes to replay", file, rec.id);
+  auto same = [&](bool equal, std::string_view what, const std::string& then, const std::string& now) {
+    MB_CHECK(equal, ConfigError, "--shares-from {}: run {} is of another configuration: its {} was {}, this run's is {}",
+             file, rec.id, what, then, now);
+  };
+  same(was.replicas == rc.replicas, "replica count", fmt::format("{}", was.replicas), fmt::format("{}", rc.replicas));
+  same(was.global_batch == rc.global_batch, "global batch", fmt::format("{}", was.global_batch),
+       fmt::format("{}", rc.global_batch));
+  same(was.train_size == rc.train_size, "training set size", fmt::format("{}", was.train_size),
+       fmt::format("{}", rc.train_size));
+  same(was.seed == rc.seed, "seed", fmt::format("{}", was.seed), fmt::format("{}", rc.seed));
+  same(was.learning_rate == rc.learning_rate, "learning rate", fmt::format("{}", was.learning_rate),
+       fmt::format("{}", rc.learning_rate));
+  same(was.backend == rc.backend, "backend", std::string(to_string(was.backend)), std::string(to_string(rc.backend)));
+  for (const ShareChange& x : was.share_changes) {
+    int64_t sum = 0;
+    for (const int64_t share : x.shares) sum += share;
+    MB_CHECK(int(x.shares.size()) == rc.replicas && sum == rc.global_batch, ConfigError,
+             "--shares-from {}: the shares of step {} are not {} shares of the global batch {}", file, x.step,
+             rc.replicas, rc.global_batch);
+  }
+  return was.share_changes;
 }
 
 }  // namespace
@@ -62,6 +99,7 @@ ResolvedRun resolve_run(const TrainConfig& request, const ProcessInfo& world, co
   run.config = resolve_options(request, shape);
 
   RunConfig& rc = run.config;
+  if (!request.shares_from.empty() && rc.balance) run.replay_shares = load_replayed_shares(request.shares_from, rc);
   rc.hosts = {world.host.empty() ? host_name() : world.host};
   rc.version = version();
   rc.cpu_model = inventory.cpu_name;

@@ -18,11 +18,13 @@ struct ResolvedRun {
   ProcessInfo world;         // this process among the run's
   bool trace = false;        // sample steps for a Chrome trace (every process alike)
   double timeout_s = 60;     // how long a peer may stay silent (runs across processes)
+  std::vector<ShareChange> replay_shares;   // --shares-from: the recorded share changes (else empty)
   int64_t steps_per_epoch() const;
 };
 
 // Throws ConfigError for a request that cannot run here (check_run's errors, the data's
-// image size); the advice goes to spdlog.
+// image size, a --shares-from record that is missing, corrupt, lock-step or of another
+// configuration); the advice goes to spdlog.
 ResolvedRun resolve_run(const TrainConfig& config, const ProcessInfo& world, const DataSplit& data,
                         const DeviceInventory& inventory);
 

@@ -39,6 +39,21 @@ void check_ranges(const TrainConfig& c, Problems& p) {
   }
 }
 
+// Balanced shares follow each replica's measured compute: engines that take any share and time
+// their phases every step.
+void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
+  const bool balanced = c.balance || !c.shares_from.empty();
+  if (!balanced) return;
+  const std::string_view key = c.balance ? "balance" : "shares_from";
+  if (!b.balanced_shares)
+    p.error(key, fmt::format("--balance: balanced shares are for CPU replicas (cpu:N) in this version; the {} engine "
+                             "reports every 64 steps and keys its CUDA graphs by a fixed share",
+                             to_string(b.backend)));
+  else if (!c.time_phases && c.shares_from.empty())
+    p.error("balance", "--balance measures each replica's compute with the step breakdown: it cannot run with "
+                       "--no-breakdown (or replay measured shares with --shares-from RECORD)");
+}
+
 void check_backend(const TrainConfig& c, int replicas, Problems& p) {
   const DeviceKind kind = device_kind(c.devices);
   Backend backend{};
@@ -57,6 +72,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
     p.error("precision", fmt::format("--precision {} needs GPU replicas (cuda:...); the {} engine computes in fp32 "
                                      "only",
                                      to_string(c.precision), to_string(backend)));
+  check_balance(c, b, p);
   if (c.slow_replica < 0) return;
   if (!b.straggler)
     p.error("slow_replica",

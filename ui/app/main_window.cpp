@@ -160,6 +160,7 @@ void MainWindow::connect_parts() {
   connect(setup_, &RunSetupPanel::compare_clicked, this, [this] { start_plan(PlanKind::Compare); });
   connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
   connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_plan(PlanKind::Sweep); });
+  connect(setup_, &RunSetupPanel::lock_step_vs_balanced_clicked, this, [this] { start_plan(PlanKind::Balance); });
   connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
   connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->batches_problem()); });
   connect(sweep_, &SweepPanel::export_png_requested, this, [this] { export_sweep_dialog(0); });
@@ -234,6 +235,7 @@ void MainWindow::build_menus() {
                  [this] { start_plan(PlanKind::Compare); });
   run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
   run->addAction(tr("S&weep over batch sizes"), this, [this] { start_plan(PlanKind::Sweep); });
+  run->addAction(tr("&Lock-step vs balanced"), this, [this] { start_plan(PlanKind::Balance); });
   run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -490,7 +492,8 @@ void MainWindow::log_plan_result(PlanKind kind, QString* summary) const {
                  .arg(c.time->run_s, 0, 'f', 2)
                  .arg(format_percent(run->epochs.back().val_acc, 2));
   spdlog::info("{}", summary->toStdString());
-  if (!c.verdict) return;
+  // Lock-step vs balanced: two runs of the same devices, not a single-device baseline's verdict.
+  if (!c.verdict || kind == PlanKind::Balance) return;
   spdlog::info("{}, the verdict:", to_string(kind));
   const std::string text = comparison_text(*run, c);
   for (std::size_t at = 0, end; at < text.size(); at = end + 1) {

@@ -114,11 +114,13 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
     // subset run must not read as a failed classic task.
     const QStringList differences = to_qstrings(v.differences);
     if (v.is_classic_task())
-      html += QObject::tr("<p style='margin-bottom:2px'><b>Classic task criteria</b></p>");
+      html += QObject::tr("<p style='margin-bottom:2px'><b>Classic task criteria</b> "
+                          "<span style='color:#555'>(%1)</span></p>")
+                  .arg(QString::fromStdString(v.mode).toHtmlEscaped());
     else
       html += QObject::tr("<p style='margin-bottom:2px'><b>Criteria of the classic task</b> "
-                          "<span style='color:#555'>(these settings differ from it: %1)</span></p>")
-                  .arg(differences.join(QStringLiteral(", ")).toHtmlEscaped());
+                          "<span style='color:#555'>(%1; these settings differ from it: %2)</span></p>")
+                  .arg(QString::fromStdString(v.mode).toHtmlEscaped(), differences.join(QStringLiteral(", ")).toHtmlEscaped());
     html += "<table cellspacing='0' cellpadding='2'>";
     row(QObject::tr("Time per epoch reduced by ≥ 40 %?"),
         QStringLiteral("%1 (%2)").arg(mark(v.time_ok), v.time ? format_reduction(v.time->reduction, 1) : QStringLiteral("–")));

@@ -193,16 +193,11 @@ QVariant HistoryModel::data(const QModelIndex& index, int role) const {
   const RunRecord& r = runs_[std::size_t(row)];
   const int col = index.column();
   switch (role) {
-    case Qt::DisplayRole:
-      return display(row, col);
-    case Qt::EditRole:
-      return col == Name ? QVariant(run_label(r)) : display(row, col);
-    case kSortRole:
-      return sort_value(row, col);
-    case kIdRole:
-      return QString::fromStdString(r.id);
-    case Qt::ToolTipRole:
-      return tooltip(row);
+    case Qt::DisplayRole: return display(row, col);
+    case Qt::EditRole: return col == Name ? QVariant(run_label(r)) : display(row, col);
+    case kSortRole: return sort_value(row, col);
+    case kIdRole: return QString::fromStdString(r.id);
+    case Qt::ToolTipRole: return tooltip(row);
     case Qt::TextAlignmentRole:
       if (col == Batch || col == Epochs || col == MeanEpochTime || col == BestValAcc || col == Speedup)
         return int(Qt::AlignRight | Qt::AlignVCenter);
@@ -233,10 +228,8 @@ QVariant HistoryModel::display(int row, int col) const {
   const RunRecord& r = runs_[std::size_t(row)];
   const RunConfig& c = r.config;
   switch (col) {
-    case Name:
-      return (is_baseline_row(row) ? QStringLiteral("\u2605 ") : QString()) + run_label(r);
-    case Date:
-      return format_date(c.start_time);
+    case Name: return (is_baseline_row(row) ? QStringLiteral("\u2605 ") : QString()) + run_label(r);
+    case Date: return format_date(c.start_time);
     case Devices:
       return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString()) +
              (c.slow_replica >= 0 ? QStringLiteral(" · ") + straggler_tag(c) : QString());
@@ -246,10 +239,8 @@ QVariant HistoryModel::display(int row, int col) const {
     case Epochs:
       return int(r.epochs.size()) == c.epochs ? QString::number(c.epochs)
                                               : QStringLiteral("%1/%2").arg(r.epochs.size()).arg(c.epochs);
-    case MeanEpochTime:
-      return r.epochs.empty() ? QStringLiteral("–") : format_seconds(r.mean_epoch_time());
-    case BestValAcc:
-      return r.epochs.empty() ? QStringLiteral("–") : format_percent(r.best_val_acc(), 2);
+    case MeanEpochTime: return r.epochs.empty() ? QStringLiteral("–") : format_seconds(r.mean_epoch_time());
+    case BestValAcc: return r.epochs.empty() ? QStringLiteral("–") : format_percent(r.best_val_acc(), 2);
     case Speedup: {
       if (is_baseline_row(row)) return tr("baseline");
       const RunRecord* b = baseline_of_row(row);
@@ -258,8 +249,7 @@ QVariant HistoryModel::display(int row, int col) const {
       if (!cmp) return QStringLiteral("–");
       return QStringLiteral("%1 (%2)").arg(format_speedup(cmp->speedup), format_reduction(cmp->reduction));
     }
-    case Status:
-      return QString::fromUtf8(to_string(r.status));
+    case Status: return QString::fromUtf8(to_string(r.status));
     default:
       return {};
   }

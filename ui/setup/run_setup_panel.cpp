@@ -21,6 +21,7 @@
 
 #include "config/backend.h"
 #include "config/precision.h"
+#include "config/train_options.h"
 #include "setup/data_picker.h"
 #include "setup/device_picker.h"
 #include "setup/note_label.h"
@@ -90,6 +91,8 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
   connect(processes_, &ProcessPicker::changed, this, &RunSetupPanel::on_changed);
   connect(straggler_, &StragglerPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(straggler_, &StragglerPicker::lock_step_vs_balanced_clicked, this,
+          &RunSetupPanel::lock_step_vs_balanced_clicked);
   update_state();
 }
 
@@ -177,6 +180,12 @@ void RunSetupPanel::make_engine_fields(QWidget* group) {
   pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
                        "one: for following a short run in class. Its times are not the machine's speed, so it is "
                        "never used as a baseline; Compare, Reference experiment and Sweep always run at full speed."));
+  // Its words come from the option table (its help is the CLI's); the core's check says where it applies.
+  const TrainOption& balance = train_option("balance");
+  balance_ = new QCheckBox(tr("Balanced shares (CPU replicas)"), group);
+  balance_->setObjectName(QString::fromUtf8(balance.key.data(), qsizetype(balance.key.size())));
+  balance_->setToolTip(QString::fromUtf8(balance.flag.data(), qsizetype(balance.flag.size())) + QStringLiteral(": ") +
+                       QString::fromUtf8(balance.help.data(), qsizetype(balance.help.size())));
 }
 
 QWidget* RunSetupPanel::build_training_group() {
@@ -206,6 +215,7 @@ QWidget* RunSetupPanel::build_training_group() {
   form->addRow(tr("CPU kernels:"), backend_);
   form->addRow(tr("Precision:"), precision_);
   form->addRow(QString(), pace_);
+  form->addRow(QString(), balance_);
 
   connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
     const int preset = batch_preset_->currentData().toInt();
@@ -227,6 +237,7 @@ QWidget* RunSetupPanel::build_training_group() {
   connect(backend_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
   connect(precision_, &QComboBox::currentIndexChanged, this, &RunSetupPanel::on_changed);
   connect(pace_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
+  connect(balance_, &QCheckBox::toggled, this, &RunSetupPanel::on_changed);
   return group;
 }
 
@@ -275,6 +286,7 @@ TrainConfig RunSetupPanel::config() const {
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   c.slow_replica = straggler_->slow_replica();
   c.slow_factor = straggler_->slow_factor();
+  c.balance = balance_->isChecked();
   return c;
 }
 
@@ -300,6 +312,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.slow_replica, c.slow_factor);
+  balance_->setChecked(c.balance);
   on_changed();
 }
 
@@ -418,6 +431,7 @@ void RunSetupPanel::update_state() {
   const bool ok = problems.isEmpty() && !busy_;
   run_->setEnabled(ok);
   compare_->setEnabled(ok && n > 1);
+  straggler_->set_demo_enabled(ok && n > 1);
   const QString run_devices = processes() > 1 ? tr("%1 × %2").arg(processes()).arg(QString::fromStdString(format_devices(config().devices)))
                                               : QString::fromStdString(format_devices(devices_->devices()));
   compare_->setToolTip(n > 1 ? tr("Run %1 (the single-device baseline), then %2, back to back")

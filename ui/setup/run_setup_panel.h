@@ -76,6 +76,7 @@ class RunSetupPanel : public QWidget {
   void compare_clicked();
   void reference_clicked();
   void sweep_clicked();
+  void lock_step_vs_balanced_clicked();
   void stop_clicked();
 
  private:
@@ -112,6 +113,7 @@ class RunSetupPanel : public QWidget {
   QComboBox* backend_;
   QComboBox* precision_;
   QCheckBox* pace_;                        // teaching pace: TrainConfig::step_delay_s
+  QCheckBox* balance_;                     // balanced shares: TrainConfig::balance
   double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
   QString sweep_problem_;
   QLabel* message_;

@@ -4,6 +4,7 @@
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSpinBox>
 #include <QVBoxLayout>
 
@@ -40,13 +41,22 @@ StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated stra
   row->addWidget(factor_);
   row->addWidget(new QLabel(tr("slower"), this));
   row->addStretch(1);
+  // One click for the demonstration's answer: the same run lock-step, then with balanced
+  // shares (the slow replica's share shrinks, the others stop waiting), side by side.
+  demo_ = new QPushButton(tr("Lock-step vs balanced"), this);
+  demo_->setObjectName("lock_step_vs_balanced_button");
+  demo_->setToolTip(tr("Run these settings twice, back to back: lock-step (every replica an even share, all "
+                       "waiting for the slowest) and with balanced shares (each share follows its replica's speed)"));
   auto* v = new QVBoxLayout(this);
   v->addLayout(row);
   v->addWidget(note_);
+  v->addWidget(demo_, 0, Qt::AlignLeft);
   note_->setVisible(false);
+  connect(demo_, &QPushButton::clicked, this, &StragglerPicker::lock_step_vs_balanced_clicked);
 
   connect(this, &QGroupBox::toggled, this, [this](bool on) {
     note_->setVisible(on);
+    demo_->setEnabled(demo_allowed_ && on);
     emit changed();
   });
   connect(replica_, &QSpinBox::valueChanged, this, &StragglerPicker::changed);
@@ -65,6 +75,12 @@ void StragglerPicker::set(int slow_replica, double slow_factor) {
     replica_->setValue(slow_replica);
     factor_->setValue(std::clamp(slow_factor, 1.0, 100.0));
   }
+}
+
+// Only with the straggler ticked (the group's own rule for its children), and a runnable request.
+void StragglerPicker::set_demo_enabled(bool enabled) {
+  demo_allowed_ = enabled;
+  demo_->setEnabled(demo_allowed_ && isChecked());
 }
 
 void StragglerPicker::set_replicas(int replicas) {

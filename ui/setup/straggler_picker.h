@@ -6,6 +6,7 @@
 #include <QGroupBox>
 
 class QDoubleSpinBox;
+class QPushButton;
 class QLabel;
 class QSpinBox;
 
@@ -21,14 +22,18 @@ class StragglerPicker : public QGroupBox {
   double slow_factor() const;       // 1 when off
   void set(int slow_replica, double slow_factor);   // slow_replica < 0: off
   void set_replicas(int replicas);  // the replica field offers 0..replicas-1 (at least 0..1)
+  void set_demo_enabled(bool enabled);   // the lock-step vs balanced button (a runnable request)
 
  signals:
   void changed();
+  void lock_step_vs_balanced_clicked();   // the demonstration: the run lock-step, then balanced
 
  private:
   QSpinBox* replica_;
   QDoubleSpinBox* factor_;
   QLabel* note_;
+  QPushButton* demo_;
+  bool demo_allowed_ = false;
 };
 
 }  // namespace mb

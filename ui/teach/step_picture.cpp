@@ -3,6 +3,7 @@
 
 #include <QLocale>
 #include <QObject>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -65,6 +66,12 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
   pic.samples = d.samples;
   pic.batch_text = n == 1 ? QObject::tr("The global batch: %1 images, all for the one replica").arg(number(d.global_batch))
                           : QObject::tr("The global batch: %1 images, split over %2 replicas").arg(number(d.global_batch)).arg(n);
+  if (run.balance && n > 1) {
+    // Balanced shares: the split follows each replica's measured speed, so it is uneven.
+    QStringList shares;
+    for (const ReplicaStepDetail& x : d.replicas) shares << number(x.share_count);
+    pic.batch_text += QObject::tr(" by their speed (balanced shares: %1)").arg(shares.join(QStringLiteral(" / ")));
+  }
   if (run.step_delay_s > 0)
     pic.paced_text = QObject::tr("teaching pace: one step every %1 s").arg(run.step_delay_s, 0, 'g', 3);
 

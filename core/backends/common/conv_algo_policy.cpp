@@ -12,14 +12,10 @@ namespace mb {
 
 std::string to_string(MathKind m) {
   switch (m) {
-    case MathKind::Default:
-      return "default";
-    case MathKind::Fma:
-      return "fma";
-    case MathKind::TensorOp:
-      return "tensor-op";
-    case MathKind::TensorOpAllowConversion:
-      return "tensor-op-allow-conversion";
+    case MathKind::Default: return "default";
+    case MathKind::Fma: return "fma";
+    case MathKind::TensorOp: return "tensor-op";
+    case MathKind::TensorOpAllowConversion: return "tensor-op-allow-conversion";
   }
   return "unknown";
 }

@@ -61,14 +61,10 @@ FaultPlan parse_fault_plan(std::string_view text) {
 
 std::string to_string(const FaultPlan& f) {
   switch (f.kind) {
-    case FaultKind::None:
-      return "none";
-    case FaultKind::Stall:
-      return fmt::format("stall:{}:{}", f.step, f.rank);
-    case FaultKind::Hang:
-      return fmt::format("hang:{}:{}", f.step, f.rank);
-    case FaultKind::Abort:
-      return fmt::format("abort:{}:{}", f.step, f.rank);
+    case FaultKind::None: return "none";
+    case FaultKind::Stall: return fmt::format("stall:{}:{}", f.step, f.rank);
+    case FaultKind::Hang: return fmt::format("hang:{}:{}", f.step, f.rank);
+    case FaultKind::Abort: return fmt::format("abort:{}:{}", f.step, f.rank);
   }
   return "none";
 }

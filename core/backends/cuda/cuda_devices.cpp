@@ -20,10 +20,8 @@ std::string describe_no_gpu(cudaError_t status) {
   int driver = 0;
   const bool have_driver = cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0;
   switch (status) {
-    case cudaErrorNoDevice:
-      return "no CUDA device";
-    case cudaErrorStubLibrary:
-      return "no NVIDIA driver found (only the CUDA stub library is installed)";
+    case cudaErrorNoDevice: return "no CUDA device";
+    case cudaErrorStubLibrary: return "no NVIDIA driver found (only the CUDA stub library is installed)";
     case cudaErrorInsufficientDriver: {
       if (!have_driver) return "no NVIDIA driver found";
       int runtime = 0;
@@ -31,8 +29,7 @@ std::string describe_no_gpu(cudaError_t status) {
       return fmt::format("the NVIDIA driver supports CUDA {} but this build needs CUDA {}: update the driver",
                          version_text(driver), version_text(runtime));
     }
-    case cudaErrorDevicesUnavailable:
-      return "every CUDA device is busy or in exclusive/prohibited compute mode";
+    case cudaErrorDevicesUnavailable: return "every CUDA device is busy or in exclusive/prohibited compute mode";
     default:
       return fmt::format("CUDA unavailable: {} [{}]", cudaGetErrorString(status), cudaGetErrorName(status));
   }

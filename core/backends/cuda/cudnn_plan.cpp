@@ -76,12 +76,9 @@ std::vector<AlgoInfo> backward_data_ranking(cudnnHandle_t h, const ConvShapes& s
 
 MathKind math_kind(cudnnMathType_t m) {
   switch (m) {
-    case CUDNN_FMA_MATH:
-      return MathKind::Fma;
-    case CUDNN_TENSOR_OP_MATH:
-      return MathKind::TensorOp;
-    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION:
-      return MathKind::TensorOpAllowConversion;
+    case CUDNN_FMA_MATH: return MathKind::Fma;
+    case CUDNN_TENSOR_OP_MATH: return MathKind::TensorOp;
+    case CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION: return MathKind::TensorOpAllowConversion;
     default:
       return MathKind::Default;
   }
@@ -89,16 +86,11 @@ MathKind math_kind(cudnnMathType_t m) {
 
 const char* conv_pass_name(int pass) {
   switch (pass) {
-    case kFwd1:
-      return "conv1 forward";
-    case kFwd2:
-      return "conv2 forward";
-    case kBwdFilter1:
-      return "conv1 weight gradient";
-    case kBwdFilter2:
-      return "conv2 weight gradient";
-    case kBwdData2:
-      return "conv2 input gradient";
+    case kFwd1: return "conv1 forward";
+    case kFwd2: return "conv2 forward";
+    case kBwdFilter1: return "conv1 weight gradient";
+    case kBwdFilter2: return "conv2 weight gradient";
+    case kBwdData2: return "conv2 input gradient";
   }
   return "?";
 }

@@ -12,12 +12,9 @@ namespace {
 
 const char* node_name(StepNode n) {
   switch (n) {
-    case StepNode::Input:
-      return "input (sample indices)";
-    case StepNode::Loss:
-      return "loss (1/global batch, statistics)";
-    case StepNode::Adam:
-      return "Adam";
+    case StepNode::Input: return "input (sample indices)";
+    case StepNode::Loss: return "loss (1/global batch, statistics)";
+    case StepNode::Adam: return "Adam";
   }
   return "?";
 }

@@ -63,12 +63,9 @@ FusedArgs HostActivations::args(int n, const int32_t* step_idx, float grad_scale
 
 void emulate_kernel(FusedKernel k, const FusedArgs& a) {
   switch (k) {
-    case FusedKernel::Conv1Fwd:
-      return emulate_elements<Conv1Fwd>(a);
-    case FusedKernel::Conv2Fwd:
-      return emulate_elements<Conv2Fwd>(a);
-    case FusedKernel::Fc1Fwd:
-      return emulate_reduction<Fc1Fwd>(a);
+    case FusedKernel::Conv1Fwd: return emulate_elements<Conv1Fwd>(a);
+    case FusedKernel::Conv2Fwd: return emulate_elements<Conv2Fwd>(a);
+    case FusedKernel::Fc1Fwd: return emulate_reduction<Fc1Fwd>(a);
     case FusedKernel::Head:
       emulate_elements<Head>(a);
       return Head::add_stats(a);
@@ -76,12 +73,9 @@ void emulate_kernel(FusedKernel k, const FusedArgs& a) {
       emulate_reduction<Fc1Wgrad>(a);
       emulate_reduction<Fc2Wgrad>(a);
       return emulate_elements<Fc1Dgrad>(a);
-    case FusedKernel::Conv2Wgrad:
-      return emulate_reduction<Conv2Wgrad>(a);
-    case FusedKernel::Conv2Dgrad:
-      return emulate_elements<Conv2Dgrad>(a);
-    case FusedKernel::Conv1Wgrad:
-      return emulate_reduction<Conv1Wgrad>(a);
+    case FusedKernel::Conv2Wgrad: return emulate_reduction<Conv2Wgrad>(a);
+    case FusedKernel::Conv2Dgrad: return emulate_elements<Conv2Dgrad>(a);
+    case FusedKernel::Conv1Wgrad: return emulate_reduction<Conv1Wgrad>(a);
   }
 }
 

@@ -89,22 +89,14 @@ inline constexpr int kFusedKernels = 8;
 inline constexpr int kFusedForwardKernels = 4;  // evaluation runs the first four
 inline const char* fused_kernel_name(FusedKernel k) {
   switch (k) {
-    case FusedKernel::Conv1Fwd:
-      return "fused conv1 forward (gather, bias, ReLU, pool)";
-    case FusedKernel::Conv2Fwd:
-      return "fused conv2 forward (bias, ReLU, pool)";
-    case FusedKernel::Fc1Fwd:
-      return "fused fc1 forward (bias, ReLU)";
-    case FusedKernel::Head:
-      return "fused head (fc2, softmax cross-entropy, dlogits, dh)";
-    case FusedKernel::DenseBwd:
-      return "fused dense backward (fc1/fc2 gradients, g2)";
-    case FusedKernel::Conv2Wgrad:
-      return "fused conv2 weight gradient";
-    case FusedKernel::Conv2Dgrad:
-      return "fused conv2 input gradient (g1)";
-    case FusedKernel::Conv1Wgrad:
-      return "fused conv1 weight gradient";
+    case FusedKernel::Conv1Fwd: return "fused conv1 forward (gather, bias, ReLU, pool)";
+    case FusedKernel::Conv2Fwd: return "fused conv2 forward (bias, ReLU, pool)";
+    case FusedKernel::Fc1Fwd: return "fused fc1 forward (bias, ReLU)";
+    case FusedKernel::Head: return "fused head (fc2, softmax cross-entropy, dlogits, dh)";
+    case FusedKernel::DenseBwd: return "fused dense backward (fc1/fc2 gradients, g2)";
+    case FusedKernel::Conv2Wgrad: return "fused conv2 weight gradient";
+    case FusedKernel::Conv2Dgrad: return "fused conv2 input gradient (g1)";
+    case FusedKernel::Conv1Wgrad: return "fused conv1 weight gradient";
   }
   return "?";
 }

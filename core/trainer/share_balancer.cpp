@@ -1,0 +1,125 @@
+// The balanced-shares rule (see share_balancer.h). Only integer arithmetic and doubles
+// computed in one fixed order from the gathered reports, so every rank gets the same bits.
+#include "trainer/share_balancer.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "util/error.h"
+
+namespace mb {
+
+BalanceRule BalanceRule::for_run(int64_t global_batch, int replicas) {
+  BalanceRule r;
+  r.global_batch = global_batch;
+  r.replicas = replicas;
+  // Eight quanta per replica on average: shares that follow the speeds to within ~1/8 of an
+  // even share, with at most 8n distinct step shapes (each a oneDNN plan built on first use).
+  r.quantum = std::max<int64_t>(1, global_batch / (8 * int64_t(replicas)));
+  r.min_share = r.quantum;
+  return r;
+}
+
+std::vector<int64_t> even_shares(int64_t global_batch, int replicas) {
+  std::vector<int64_t> s(std::size_t(replicas), global_batch / replicas);
+  for (int r = 0; r < global_batch % replicas; ++r) ++s[std::size_t(r)];
+  return s;
+}
+
+std::vector<int64_t> round_shares(std::span<const double> real, const BalanceRule& rule) {
+  const std::size_t n = real.size();
+  const int64_t q = rule.quantum;
+  std::vector<int64_t> s(n);
+  for (std::size_t r = 0; r < n; ++r)
+    s[r] = std::max(rule.min_share, int64_t(std::max(0.0, real[r]) / double(q)) * q);
+  int64_t rest = rule.global_batch - std::accumulate(s.begin(), s.end(), int64_t{0});
+  // Too much (minimum shares pushed the sum over): take quanta from the largest shares.
+  while (rest < 0) {
+    std::size_t big = 0;
+    for (std::size_t r = 1; r < n; ++r)
+      if (s[r] > s[big]) big = r;
+    const int64_t take = std::min({q, -rest, s[big] - rule.min_share});
+    MB_CHECK(take > 0, Error, "balanced shares: {} replicas cannot each keep {} of a batch of {}", n, rule.min_share,
+             rule.global_batch);
+    s[big] -= take;
+    rest += take;
+  }
+  // Whole quanta to the largest remainders (ties: the lower rank), then the rest to the largest share.
+  std::vector<std::size_t> by_remainder(n);
+  std::iota(by_remainder.begin(), by_remainder.end(), std::size_t{0});
+  std::stable_sort(by_remainder.begin(), by_remainder.end(),
+                   [&](std::size_t a, std::size_t b) { return real[a] - double(s[a]) > real[b] - double(s[b]); });
+  for (std::size_t k = 0; rest >= q; k = (k + 1) % n, rest -= q) s[by_remainder[k]] += q;
+  s[std::size_t(std::max_element(s.begin(), s.end()) - s.begin())] += rest;
+  return s;
+}
+
+int64_t share_begin(std::span<const int64_t> shares, int64_t global_batch, int64_t batch, int replica) {
+  const int64_t prefix = std::accumulate(shares.begin(), shares.begin() + replica, int64_t{0});
+  return batch == global_batch ? prefix : batch * prefix / global_batch;
+}
+
+const std::vector<int64_t>& shares_at(std::span<const ShareChange> schedule, int64_t step) {
+  MB_CHECK(!schedule.empty() && schedule.front().step == 0, Error, "a share schedule starts at step 0");
+  const auto after = std::upper_bound(schedule.begin(), schedule.end(), step,
+                                      [](int64_t s, const ShareChange& c) { return s < c.step; });
+  return std::prev(after)->shares;
+}
+
+ShareBalancer::ShareBalancer(const BalanceRule& rule)
+    : rule_(rule), shares_(even_shares(rule.global_batch, rule.replicas)),
+      per_sample_s_(std::size_t(rule.replicas), 0.0), fixed_s_(std::size_t(rule.replicas), 0.0) {}
+
+bool ShareBalancer::observe(std::span<const ShareSample> all) {
+  MB_CHECK(all.size() == shares_.size(), Error, "balanced shares: {} reports for {} replicas", all.size(),
+           shares_.size());
+  // The first report after a change is left out: a new share may have built its plan then.
+  const bool fresh = steps_since_change_ == 0;
+  steps_since_change_ += all.front().steps;
+  if (!fresh)
+    for (std::size_t r = 0; r < all.size(); ++r) {
+      const ShareSample& x = all[r];
+      if (x.samples <= 0 || x.steps <= 0) continue;   // an empty share says nothing of the speed
+      const double per_sample = x.compute_s / double(x.samples), fixed = x.optimizer_s / double(x.steps);
+      const bool first = per_sample_s_[r] == 0;
+      per_sample_s_[r] = first ? per_sample : per_sample_s_[r] + rule_.smoothing * (per_sample - per_sample_s_[r]);
+      fixed_s_[r] = first ? fixed : fixed_s_[r] + rule_.smoothing * (fixed - fixed_s_[r]);
+    }
+  if (steps_since_change_ < rule_.change_every) return false;
+  if (std::any_of(per_sample_s_.begin(), per_sample_s_.end(), [](double c) { return !(c > 0); })) return false;
+  std::vector<int64_t> next = target();
+  if (next == shares_ || !(predicted_step_s(next) < (1.0 - rule_.min_gain) * predicted_step_s(shares_))) return false;
+  shares_ = std::move(next);
+  steps_since_change_ = 0;
+  return true;
+}
+
+// Shares that would end every replica's compute at once (o_r + c_r s_r = T, summing to the
+// global batch), moved `damping` of the way from today's and rounded (or, when that rounds
+// back to today's, the target itself rounded).
+std::vector<int64_t> ShareBalancer::target() const {
+  const std::size_t n = shares_.size();
+  double inverse_sum = 0, fixed_over = 0;
+  for (std::size_t r = 0; r < n; ++r) {
+    inverse_sum += 1.0 / per_sample_s_[r];
+    fixed_over += fixed_s_[r] / per_sample_s_[r];
+  }
+  const double t = (double(rule_.global_batch) + fixed_over) / inverse_sum;
+  std::vector<double> ideal(n), damped(n);
+  for (std::size_t r = 0; r < n; ++r) {
+    ideal[r] = std::max(double(rule_.min_share), (t - fixed_s_[r]) / per_sample_s_[r]);
+    damped[r] = double(shares_[r]) + rule_.damping * (ideal[r] - double(shares_[r]));
+  }
+  // Damping must not stall the last quantum of the way (half a quantum rounds back to today's).
+  std::vector<int64_t> next = round_shares(damped, rule_);
+  return next != shares_ ? next : round_shares(ideal, rule_);
+}
+
+double ShareBalancer::predicted_step_s(const std::vector<int64_t>& shares) const {
+  double slowest = 0;
+  for (std::size_t r = 0; r < shares.size(); ++r)
+    slowest = std::max(slowest, fixed_s_[r] + per_sample_s_[r] * double(shares[r]));
+  return slowest;
+}
+
+}  // namespace mb
