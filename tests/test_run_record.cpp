@@ -40,6 +40,8 @@ RunRecord full_record() {
   c.slow_replica = 3;
   c.slow_factor = 2.5;
   c.step_delay_s = 0.75;
+  c.link_gbit = 10;
+  c.link_latency_us = 25;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -108,6 +110,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.slow_replica, y.slow_replica);
   QVERIFY(same_bits(x.slow_factor, y.slow_factor));
   QVERIFY(same_bits(x.step_delay_s, y.step_delay_s));
+  QVERIFY(same_bits(x.link_gbit, y.link_gbit));
+  QVERIFY(same_bits(x.link_latency_us, y.link_latency_us));
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -262,8 +266,8 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(30));   // every RunConfig member
-  QCOMPARE(j.at("schema_version").get<int>(), 3);
+  QCOMPARE(j.at("config").size(), std::size_t(32));   // every RunConfig member
+  QCOMPARE(j.at("schema_version").get<int>(), 4);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
   QCOMPARE(j.at("engine").size(), std::size_t(5));    // path, graph and eager batches, nodes, conv
@@ -298,8 +302,11 @@ void TestRunRecord::fields_added_later_are_optional() {
   j.erase("schema_version");
   j.at("config").erase("precision");
   j.at("config").erase("time_phases");
+  j.at("config").erase("link_gbit");
+  j.at("config").erase("link_latency_us");
   j.erase("comm");
   const RunRecord back = run_record_from_json(j);
+  QCOMPARE(back.config.link_gbit, 0.0);   // before schema 4: no simulated link
   QCOMPARE(back.config.precision, Precision::Fp32);
   QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());

@@ -119,8 +119,9 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
 // Schema 1: the first records (tests/data/run_record_v1.json); 2: processes, hosts, the
 // straggler, the teaching pace and the precision (written without a schema number); 3: the
 // schema number itself and time_phases. A field a record's schema predates may be missing and
-// then keeps its default; later issues add fields with the next number.
-constexpr int kSchemaVersion = 3;
+// then keeps its default; later issues add fields with the next number. 4: the simulated link
+// (link_gbit, link_latency_us); the model field names what-if models too ("cnn-dense4096").
+constexpr int kSchemaVersion = 4;
 
 struct ConfigField {
   std::string_view key;
@@ -191,6 +192,8 @@ const std::vector<ConfigField>& config_fields() {
       integer("slow_replica", 2, &RunConfig::slow_replica, -1),
       plain("slow_factor", 2, &RunConfig::slow_factor),
       plain("step_delay_s", 2, &RunConfig::step_delay_s),
+      plain("link_gbit", 4, &RunConfig::link_gbit),
+      plain("link_latency_us", 4, &RunConfig::link_latency_us),
       plain("time_phases", 3, &RunConfig::time_phases),
       integer("global_batch", 1, &RunConfig::global_batch, 1),
       integer("per_replica_batch", 1, &RunConfig::per_replica_batch, 1),

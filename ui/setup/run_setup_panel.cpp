@@ -26,6 +26,7 @@
 #include "setup/note_label.h"
 #include "setup/process_picker.h"
 #include "setup/straggler_picker.h"
+#include "setup/what_if_picker.h"
 
 namespace mb {
 
@@ -36,6 +37,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   devices_ = new DevicePicker(std::move(inventory), this);
   processes_ = new ProcessPicker(launcher, this);
   straggler_ = new StragglerPicker(this);
+  what_if_ = new WhatIfPicker(this);
   message_ = new QLabel(this);
   message_->setObjectName("setup_message");
   message_->setWordWrap(true);
@@ -77,6 +79,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   layout->addWidget(processes_);
   layout->addWidget(build_training_group());
   layout->addWidget(straggler_);
+  layout->addWidget(what_if_);
   layout->addWidget(message_);
   layout->addStretch(1);
 
@@ -89,6 +92,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(devices_, &DevicePicker::changed, this, &RunSetupPanel::on_changed);
   connect(processes_, &ProcessPicker::changed, this, &RunSetupPanel::on_changed);
   connect(straggler_, &StragglerPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(what_if_, &WhatIfPicker::changed, this, &RunSetupPanel::on_changed);
   update_state();
 }
 
@@ -260,6 +264,9 @@ TrainConfig RunSetupPanel::config() const {
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   c.slow_replica = straggler_->slow_replica();
   c.slow_factor = straggler_->slow_factor();
+  c.model = what_if_->model();
+  c.link_gbit = what_if_->link().gbit;
+  c.link_latency_us = what_if_->link().latency_us;
   return c;
 }
 
@@ -285,6 +292,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.slow_replica, c.slow_factor);
+  what_if_->set(c.model, {c.link_gbit, c.link_latency_us});
   on_changed();
 }
 

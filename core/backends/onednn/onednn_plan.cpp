@@ -66,7 +66,7 @@ Conv2Impl choose_conv2() {
   return Conv2Impl::Own;
 }
 
-NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
+NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads)
     : engine_(engine), batch_(batch), params_(params), grads_(grads) {
   using namespace cnn;
   MB_CHECK(batch > 0, Error, "oneDNN plan: batch size {} must be positive", batch);
@@ -78,13 +78,14 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   relu_attr.set_post_ops(relu);
 
   const memory::dim n = batch;
-  const auto& layout = param_tensors();
+  const ParamLayout layout = param_layout(hidden);
+  const memory::dim width = hidden;   // the dense width is the model's (oneDNN sizes it here)
   // Views of the flat buffers in PyTorch layouts.
   auto view = [&](const float* base, ParamId id, const memory::dims& dims, Tag tag) {
     return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout[id].offset);
   };
   const memory::dims w_c2{kConv2Out, kConv1Out, kKernel, kKernel},
-      w_fc1{kHidden, kFlat}, w_fc2{kClasses, kHidden};
+      w_fc1{width, kFlat}, w_fc2{kClasses, width};
   const memory::dims c2_dims{n, kConv2Out, kConv2Side, kConv2Side};
   const memory::dims one{1, 1}, zero{0, 0};
 
@@ -153,15 +154,15 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
 
   // The dense layers use PyTorch's [out, in] weights as they are: no reorders either way.
   auto fc1_fwd = dnnl::inner_product_forward::primitive_desc(
-      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({kHidden}, Tag::x),
-       plain({n, kHidden}, Tag::nc)},
+      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({width}, Tag::x),
+       plain({n, width}, Tag::nc)},
       relu_attr, engine_);
   account(fc1_fwd);
   h1_ = make(fc1_fwd.dst_desc());
   fc1_ = {dnnl::inner_product_forward(fc1_fwd),
           {{DNNL_ARG_SRC, p2_},
            {DNNL_ARG_WEIGHTS, import_weights(fc1_fwd.weights_desc(), view(params, kFc1W, w_fc1, Tag::oi))},
-           {DNNL_ARG_BIAS, view(params, kFc1B, {kHidden}, Tag::x)},
+           {DNNL_ARG_BIAS, view(params, kFc1B, {width}, Tag::x)},
            {DNNL_ARG_DST, h1_}},
           fmt::format("fc1 fwd {}", fc1_fwd.impl_info_str())};
 

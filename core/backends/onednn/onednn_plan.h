@@ -33,9 +33,10 @@ Conv2Impl choose_conv2();
 // plain (N,10).
 class NetPlan {
  public:
-  // `params` and `grads` are the engine's flat buffers (cnn_spec layout); they must outlive
-  // the plan. Biases and, where the layouts agree, weight gradients are bound to them in place.
-  NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads);
+  // `params` and `grads` are the engine's flat buffers (cnn_spec layout for dense width
+  // `hidden`); they must outlive the plan. Biases and, where the layouts agree, weight
+  // gradients are bound to them in place. The conv layers' offsets do not depend on `hidden`.
+  NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads);
 
   int batch() const { return batch_; }
   float* input() { return x_.data(); }                                              // N x 784
