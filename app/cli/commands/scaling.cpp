@@ -25,7 +25,10 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   options::add_train_flags(sub, o.train,
                            {{"devices", "the kind of replica to calibrate: cpu (CPU replicas)"},
                             {"batch", "global batch (global mode) and per-replica batch (per-replica mode)"},
-                            {"backend", "CPU kernels: auto, onednn, reference"}});
+                            {"backend", "CPU kernels: auto, onednn, reference"},
+                            {"model", "the model to calibrate and predict: reference or dense:N (a what-if width)"},
+                            {"simulated_link", "predict with a simulated link between this machine's replicas, as "
+                                               "train --simulated-link makes it (GBIT[:US])"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
