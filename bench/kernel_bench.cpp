@@ -407,7 +407,7 @@ void bench_layers(int batch, const Options& opt) {
   const std::string saved_value = saved ? saved : "";
   for (const char* v : variants) {
     setenv("MB_CONV2", v, 1);
-    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, params.data(), grads.data()));
+    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, cnn::kReferenceHidden, params.data(), grads.data()));
   }
   if (saved) setenv("MB_CONV2", saved_value.c_str(), 1); else unsetenv("MB_CONV2");
   SplitMix64 rng(9);
