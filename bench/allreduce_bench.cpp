@@ -84,7 +84,7 @@ int main(int argc, char** argv) {
   }
   std::vector<std::size_t> counts;
   for (std::size_t bytes = 4096; bytes <= (64u << 20); bytes *= 4) counts.push_back(bytes / sizeof(float));
-  counts.push_back(std::size_t(mb::cnn::kParamCount));
+  counts.push_back(std::size_t(mb::cnn::kReferenceParams));
   std::sort(counts.begin(), counts.end());
 
   std::printf("host all-reduce (hierarchical communicator, threads), %u hardware threads, median of %d\n",
@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
       const double bytes = double(count) * sizeof(float);
       const mb::AllReduceBandwidth bw = mb::bench::all_reduce_bandwidth(bytes, s, n);
       std::printf("%-9d %12.0f %12.1f %12.2f %12.2f  %s%s\n", n, bytes, s * 1e6, bw.algbw_gbs, bw.busbw_gbs,
-                  count == std::size_t(mb::cnn::kParamCount) ? "model " : "", exact ? "" : "WRONG SUM");
+                  count == std::size_t(mb::cnn::kReferenceParams) ? "model " : "", exact ? "" : "WRONG SUM");
     }
   }
   return all_exact ? 0 : 1;

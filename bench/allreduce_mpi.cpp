@@ -54,7 +54,7 @@ double now_s() {
 struct Options {
   int iters = 200;
   double late_ms = 5;
-  std::size_t count = std::size_t(cnn::kParamCount);
+  std::size_t count = std::size_t(cnn::kReferenceParams);
   bool diagnose = false;
 };
 

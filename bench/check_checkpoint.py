@@ -38,13 +38,16 @@ def main():
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     args = ap.parse_args()
     tensors, meta = read_safetensors(args.checkpoint)
-    net = Net()
+    # The dense width is the model's (--model dense:N): fc1.weight is [width, 1600].
+    hidden = tensors["fc1.weight"].shape[0]
+    net = Net(hidden)
     net.load_state_dict(tensors, strict=True)
     net.eval()
     _, _, vx, vy = load(args.data, 0)
     with torch.no_grad():
         correct = sum((net(vx[i:i + 1000]).argmax(1) == vy[i:i + 1000]).sum().item() for i in range(0, len(vx), 1000))
-    print(json.dumps({"checkpoint": args.checkpoint, "run_id": meta.get("run_id"), "val_acc": correct / len(vx)}))
+    print(json.dumps({"checkpoint": args.checkpoint, "run_id": meta.get("run_id"), "model": meta.get("model"),
+                      "dense_width": hidden, "val_acc": correct / len(vx)}))
 
 
 if __name__ == "__main__":

@@ -345,7 +345,7 @@ void bench_conv2(const Conv2Data& k, const std::string& target, const Options& o
 
 // ---- Adam over the whole model (bit-identical to the reference: error = differing floats) ----
 void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
-  const std::size_t count = cnn::kParamCount;
+  const std::size_t count = cnn::kReferenceParams;
   SplitMix64 rng(3);
   std::vector<float> w(count), g(count), m(count), v(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -398,7 +398,7 @@ void bench_layers(int batch, const Options& opt) {
   omp_set_num_threads(opt.threads);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  std::vector<float> params(cnn::kParamCount), grads(cnn::kParamCount);
+  std::vector<float> params(cnn::kReferenceParams), grads(cnn::kReferenceParams);
   cnn::init_params(params, 5);
   const char* const variants[] = {"auto", "onednn", "own"};
   constexpr int kVariants = 3;
@@ -407,7 +407,7 @@ void bench_layers(int batch, const Options& opt) {
   const std::string saved_value = saved ? saved : "";
   for (const char* v : variants) {
     setenv("MB_CONV2", v, 1);
-    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, params.data(), grads.data()));
+    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, cnn::kReferenceHidden, params.data(), grads.data()));
   }
   if (saved) setenv("MB_CONV2", saved_value.c_str(), 1); else unsetenv("MB_CONV2");
   SplitMix64 rng(9);

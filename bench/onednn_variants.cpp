@@ -157,8 +157,8 @@ void conv2(Runner& r, int n) {
 
 void fc1(Runner& r, int n) {
   using namespace mb::cnn;
-  const memory::dims src{n, kFlat}, wei{kHidden, kFlat}, bia{kHidden}, dst{n, kHidden};
-  const double flops = 2.0 * n * kFlat * kHidden;
+  const memory::dims src{n, kFlat}, wei{kReferenceHidden, kFlat}, bia{kReferenceHidden}, dst{n, kReferenceHidden};
+  const double flops = 2.0 * n * kFlat * kReferenceHidden;
   for (Tag w : {Tag::oi, Tag::io, Tag::any}) {
     const char* wn = w == Tag::oi ? "weights oi" : w == Tag::io ? "weights io" : "weights any";
     auto fwd = dnnl::inner_product_forward::primitive_desc(

@@ -47,12 +47,12 @@ class Net(nn.Module):
     """conv32-pool-conv64-pool-dense64-dense10 with Keras-default initialisation. The names
     match mirrorbench's safetensors checkpoints (conv1, conv2, fc1, fc2)."""
 
-    def __init__(self):
+    def __init__(self, hidden=64):
         super().__init__()
         self.conv1 = nn.Conv2d(1, 32, 3)
         self.conv2 = nn.Conv2d(32, 64, 3)
-        self.fc1 = nn.Linear(1600, 64)
-        self.fc2 = nn.Linear(64, 10)
+        self.fc1 = nn.Linear(1600, hidden)   # hidden: the dense width (64: the reference CNN)
+        self.fc2 = nn.Linear(hidden, 10)
         for m in (self.conv1, self.conv2, self.fc1, self.fc2):
             nn.init.xavier_uniform_(m.weight)
             nn.init.zeros_(m.bias)

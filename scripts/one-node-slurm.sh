@@ -109,7 +109,9 @@ do_up() {
   trap 'echo "one-node-slurm: start-up failed, stopping what was started; the daemons said:" >&2
         tail -n 5 "$dir"/*.log "$dir"/*.out >&2 2>/dev/null || true; do_down' ERR
   ip netns add "$(ns)" || skip "cannot make a network namespace here"
-  ip -n "$(ns)" link set lo up
+  # Entering a namespace remounts / as a slave; that fails where / is no mount point (a chroot).
+  ip -n "$(ns)" link set lo up 2> /dev/null ||
+    { do_down; skip "cannot enter a network namespace here (ip -n failed: / is not a mount point, e.g. in a chroot)"; }
   ip -n "$(ns)" link add mb-slurm0 type veth peer name mb-slurm1
   ip -n "$(ns)" addr add 10.213.1.1/32 dev mb-slurm0
   ip -n "$(ns)" link set mb-slurm0 up

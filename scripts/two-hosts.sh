@@ -94,7 +94,9 @@ do_up() {
     ip netns add "mb-$tag-$h" || skip "cannot make a network namespace here (ip netns add failed)"
     touch "$dir/state/$h.uts"
     unshare --uts="$dir/state/$h.uts" hostname "$h" || skip "cannot make a UTS namespace here"
-    ip -n "mb-$tag-$h" link set lo up
+    # Entering a namespace remounts / as a slave; that fails where / is no mount point (a chroot).
+    ip -n "mb-$tag-$h" link set lo up 2> /dev/null ||
+      { do_down; skip "cannot enter a network namespace here (ip -n failed: / is not a mount point, e.g. in a chroot)"; }
     host_cpu "$h" > "$dir/state/cpu-$h"
     if [ -w "$cpuset_root" ] && [ -f "$cpuset_root/cpuset.cpus" ]; then
       local cg="$cpuset_root/mb-$tag-$h"

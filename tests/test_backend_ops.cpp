@@ -59,7 +59,7 @@ std::vector<float> grid_values(std::size_t count, uint64_t seed) {
 }
 
 std::vector<float> random_params(uint64_t seed) {
-  std::vector<float> p(cnn::kParamCount);
+  std::vector<float> p(cnn::kReferenceParams);
   cnn::init_params(p, seed);
   return p;
 }
@@ -185,6 +185,41 @@ class TestBackendOps : public QObject {
     QVERIFY(cases.size() % 20 == 0);   // 20 rows per engine: nothing silently skipped
   }
 
+  // Every what-if preset (and an odd width, no multiple of any vector) on every backend against
+  // the reference: the dense layers are sized at run time everywhere, so the same 20 checks
+  // per engine hold for every width. Batch 5: the reference at dense 8192 is slow.
+  void matches_reference_per_model_data() {
+    QTest::addColumn<QString>("target");
+    QTest::addColumn<int>("hidden");
+    for (const QString& target : {QString("onednn"), QString("cuda")}) {
+      for (const ModelPreset& m : model_presets())
+        if (!m.model.is_reference())
+          QTest::addRow("%s/%s", qPrintable(target), m.model.name().c_str()) << target << m.model.hidden;
+      QTest::addRow("%s/cnn-dense37", qPrintable(target)) << target << 37;
+    }
+  }
+  void matches_reference_per_model() {
+    QFETCH(QString, target);
+    QFETCH(int, hidden);
+    if (target == "cuda") {
+      const DeviceInventory inv = query_devices();
+      if (inv.gpus.empty()) QSKIP(qPrintable("no GPU: " + QString::fromStdString(inv.gpu_note)));
+    }
+    SelftestOptions opt;
+    opt.targets = {target.toStdString()};
+    opt.batches = {5};
+    opt.model = ModelSpec{hidden};
+    const auto cases = run_selftest(opt);
+    int failures = 0;
+    for (const auto& c : cases)
+      if (!c.pass) {
+        qInfo().noquote() << describe(c);
+        ++failures;
+      }
+    QCOMPARE(failures, 0);
+    QVERIFY(!cases.empty() && cases.size() % 20 == 0);
+  }
+
   void conv2_choice_follows_mb_conv2() {
     qputenv("MB_CONV2", "own");
     const auto own = onednn::choose_conv2();
@@ -248,7 +283,7 @@ class TestBackendOps : public QObject {
       e->bind_data(data, data);
       e->set_params(params);
       for (int rep = 0; rep < 3; ++rep) stats = e->forward_backward(idx, 0.5f);
-      grads.resize(cnn::kParamCount);
+      grads.resize(cnn::kReferenceParams);
       e->get_grads(grads);
     };
     std::vector<float> ga_alone, gb_alone, ga, gb;
@@ -277,13 +312,13 @@ class TestBackendOps : public QObject {
     const Dataset data = test::make_synthetic_dataset(64, 9);
     auto e = make_onednn_engine(64);
     e->bind_data(data, data);
-    std::vector<float> host = random_params(11), m(cnn::kParamCount, 0.0f), v(cnn::kParamCount, 0.0f);
+    std::vector<float> host = random_params(11), m(cnn::kReferenceParams, 0.0f), v(cnn::kReferenceParams, 0.0f);
     e->set_params(host);
     std::vector<int32_t> idx(64);
     for (int i = 0; i < 64; ++i) idx[i] = i;
     AdamConfig cfg;
     cfg.lr = 3e-3f;
-    std::vector<float> g(cnn::kParamCount), got(cnn::kParamCount);
+    std::vector<float> g(cnn::kReferenceParams), got(cnn::kReferenceParams);
     for (int step = 1; step <= 3; ++step) {
       e->forward_backward(idx, 1.0f / 64);
       e->get_grads(g);
@@ -626,7 +661,7 @@ class TestBackendOps : public QObject {
     const BatchStats chunked = e->forward_backward(all, 0.25f), whole = big->forward_backward(all, 0.25f);
     QCOMPARE(int(chunked.samples), 16);
     QVERIFY(within(chunked.loss_sum, whole.loss_sum, {1e-5, 1e-6}));
-    std::vector<float> g_chunked(cnn::kParamCount), g_whole(cnn::kParamCount);
+    std::vector<float> g_chunked(cnn::kReferenceParams), g_whole(cnn::kReferenceParams);
     e->get_grads(g_chunked);
     big->get_grads(g_whole);
     double scale = 0;

@@ -93,6 +93,7 @@ class FailingEngine final : public ReplicaEngine {
   FailingEngine(std::unique_ptr<ReplicaEngine> inner, int rank, int64_t step)
       : inner_(std::move(inner)), rank_(rank), step_(step) {}
   std::string device_name() const override { return inner_->device_name(); }
+  ModelSpec model() const override { return inner_->model(); }
   void bind_data(const Dataset& t, const Dataset& v) override { inner_->bind_data(t, v); }
   void set_params(std::span<const float> p) override { inner_->set_params(p); }
   void get_params(std::span<float> p) const override { inner_->get_params(p); }
@@ -148,7 +149,7 @@ class TestCuda : public QObject {
   std::string why_none_;
   Dataset train_ = test::make_synthetic_dataset(256, 11, "synthetic/train");
   Dataset val_ = test::make_synthetic_dataset(100, 12, "synthetic/val");
-  std::vector<float> init_ = std::vector<float>(cnn::kParamCount);
+  std::vector<float> init_ = std::vector<float>(cnn::kReferenceParams);
 
   bool have_gpu() const { return !gpus_.empty(); }
 
@@ -329,7 +330,7 @@ class TestCuda : public QObject {
              qPrintable(QString("loss sum %1 vs %2").arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
     QVERIFY2(std::abs(g.correct - r.correct) <= 1, qPrintable(QString("correct %1 vs %2").arg(g.correct).arg(r.correct)));
 
-    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
+    std::vector<float> gg(cnn::kReferenceParams), rg(cnn::kReferenceParams);
     gpu->get_grads(gg);
     ref->get_grads(rg);
     // FP32 sums of up to 64 x 676 terms in a different order (cuDNN vs plain loops): agree
@@ -385,7 +386,7 @@ class TestCuda : public QObject {
     // formula (epsilon placement, bias correction, beta on the wrong term) differs by far more.
     auto gpu = cuda::make_cuda_engine(0, 8);
     gpu->set_params(init_);
-    std::vector<float> w = init_, m(cnn::kParamCount, 0.0f), v(cnn::kParamCount, 0.0f), g(cnn::kParamCount);
+    std::vector<float> w = init_, m(cnn::kReferenceParams, 0.0f), v(cnn::kReferenceParams, 0.0f), g(cnn::kReferenceParams);
     AdamConfig cfg;
     cfg.lr = 3e-3f;
     for (int step = 1; step <= 3; ++step) {
@@ -397,7 +398,7 @@ class TestCuda : public QObject {
       gpu->apply_adam(cfg, step);
       adam_update_reference(cfg, step, w, g, m, v);
     }
-    std::vector<float> got(cnn::kParamCount);
+    std::vector<float> got(cnn::kReferenceParams);
     gpu->get_params(got);
     const WorstElement worst = worst_element(got, w, {1e-7, 1e-6});
     QVERIFY2(worst.ratio <= 1.0, qPrintable(QString("parameter %1: cuda %2 vs reference %3")
@@ -419,7 +420,7 @@ class TestCuda : public QObject {
       e->set_params(init_);
     }
     AdamConfig cfg;
-    std::vector<float> gp(cnn::kParamCount), rp(cnn::kParamCount);
+    std::vector<float> gp(cnn::kReferenceParams), rp(cnn::kReferenceParams);
     for (int step = 1; step <= 3; ++step) {
       const auto idx = batch_indices(32, step, train_.count);
       gpu->forward_backward(idx, 1.0f / 32);
@@ -467,9 +468,9 @@ class TestCuda : public QObject {
     // Both shapes prepared (graphs captured and replayed once); the state must not move.
     const ReplicaEngine::StepShape shapes[] = {{32, 32}, {20, 20}};
     gpu->warm_up(shapes, *comm[0]);
-    std::vector<float> after(cnn::kParamCount);
+    std::vector<float> after(cnn::kReferenceParams);
     gpu->get_params(after);
-    QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kParamCount * sizeof(float)) == 0,
+    QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kReferenceParams * sizeof(float)) == 0,
              "warm_up changed the parameters");
     QCOMPARE(gpu->take_train_stats().samples, int64_t(0));
     // One NCCL rank is a real communicator: its all-reduce was measured like any other.
@@ -497,7 +498,7 @@ class TestCuda : public QObject {
     std::vector<int32_t> order(static_cast<std::size_t>(train_.count));
     for (std::size_t i = 0; i < order.size(); ++i) order[i] = int32_t((i * 37 + 11) % order.size());
     if (epoch_order) gpu->begin_epoch(order);
-    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
+    std::vector<float> gg(cnn::kReferenceParams), rg(cnn::kReferenceParams);
     int step = 0;
     int64_t offset = 0;
     for (int n : sizes) {
@@ -525,7 +526,7 @@ class TestCuda : public QObject {
                qPrintable(QString("step %1: loss sum %2 vs %3").arg(step).arg(g.loss_sum, 0, 'g', 10).arg(r.loss_sum, 0, 'g', 10)));
       QVERIFY(std::abs(g.correct - r.correct) <= 1);
     }
-    std::vector<float> gp(cnn::kParamCount), rp(cnn::kParamCount);
+    std::vector<float> gp(cnn::kReferenceParams), rp(cnn::kReferenceParams);
     gpu->get_params(gp);
     ref->get_params(rp);
     verify_adam_params(gp, rp, cfg, step);
@@ -551,7 +552,7 @@ class TestCuda : public QObject {
     const BatchStats g = gpu->forward_backward(idx, 1.0f / 64), r = ref->forward_backward(idx, 1.0f / 64);
     QVERIFY2(within(g.loss_sum, r.loss_sum, {1e-2, 1e-2}),
              qPrintable(QString("loss sum %1 vs %2").arg(g.loss_sum).arg(r.loss_sum)));
-    std::vector<float> gg(cnn::kParamCount), rg(cnn::kParamCount);
+    std::vector<float> gg(cnn::kReferenceParams), rg(cnn::kReferenceParams);
     gpu->get_grads(gg);
     ref->get_grads(rg);
     verify_tensors(gg, rg, 3e-2, 5e-2, "tf32 gradient");
@@ -724,17 +725,17 @@ class TestCuda : public QObject {
     });
     const CommProfile prof = replicas[0]->comm_profile();
     QCOMPARE(prof.replicas, ranks);
-    QCOMPARE(prof.bytes, int64_t(cnn::kParamCount * sizeof(float)));
+    QCOMPARE(prof.bytes, int64_t(cnn::kReferenceParams * sizeof(float)));
     QVERIFY(prof.allreduce_s > 0 && prof.algbw_gbs > 0 && prof.step_s > 0 && prof.step_no_comm_s > 0);
     QVERIFY(prof.exposed_s >= 0);
-    std::vector<float> after(cnn::kParamCount);
+    std::vector<float> after(cnn::kReferenceParams);
     replicas[1]->get_params(after);
-    QVERIFY(std::memcmp(after.data(), init_.data(), cnn::kParamCount * sizeof(float)) == 0);
+    QVERIFY(std::memcmp(after.data(), init_.data(), cnn::kReferenceParams * sizeof(float)) == 0);
 
     AdamConfig cfg;
     std::vector<PhaseTimes> timing(ranks);
     PhaseTimes single_timing;
-    std::vector<float> g0(cnn::kParamCount), g1(cnn::kParamCount), gs(cnn::kParamCount);
+    std::vector<float> g0(cnn::kReferenceParams), g1(cnn::kReferenceParams), gs(cnn::kReferenceParams);
     // Steps 1-4 split 64 samples evenly; in steps 5 and 6 one replica has none (the last
     // partial batch of an epoch) and must still contribute zeros to the all-reduce.
     const int steps = 6;
@@ -760,15 +761,15 @@ class TestCuda : public QObject {
       replicas[0]->get_grads(g0);
       replicas[1]->get_grads(g1);
       single->get_grads(gs);
-      QVERIFY2(std::memcmp(g0.data(), g1.data(), cnn::kParamCount * sizeof(float)) == 0,
+      QVERIFY2(std::memcmp(g0.data(), g1.data(), cnn::kReferenceParams * sizeof(float)) == 0,
                qPrintable(QString("step %1: the ranks' all-reduced gradients differ").arg(step)));
       verify_tensors(g0, gs, 2e-3, 2e-2, qPrintable(QString("step %1 summed gradient").arg(step)));
     }
-    std::vector<std::vector<float>> p(ranks, std::vector<float>(cnn::kParamCount));
+    std::vector<std::vector<float>> p(ranks, std::vector<float>(cnn::kReferenceParams));
     for (int r = 0; r < ranks; ++r) replicas[r]->get_params(p[r]);
     // Identical summed gradients and identical Adam: replicas agree bit for bit.
-    QVERIFY(std::memcmp(p[0].data(), p[1].data(), cnn::kParamCount * sizeof(float)) == 0);
-    std::vector<float> sp(cnn::kParamCount);
+    QVERIFY(std::memcmp(p[0].data(), p[1].data(), cnn::kReferenceParams * sizeof(float)) == 0);
+    std::vector<float> sp(cnn::kReferenceParams);
     single->get_params(sp);
     verify_adam_params(p[0], sp, cfg, steps);
     // Each step adds the exposed communication the warm-up measured.

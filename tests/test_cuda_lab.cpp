@@ -37,7 +37,7 @@ class TestCudaLab : public QObject {
     QCOMPARE(s.p1.size(), std::size_t(n) * 32 * 169);
     QCOMPARE(s.dc2.size(), std::size_t(n) * 64 * 121);
     std::vector<uint8_t> labels(s.labels.begin(), s.labels.end());
-    std::vector<float> want(cnn::kParamCount);
+    std::vector<float> want(cnn::kReferenceParams);
     ReferenceWorkspace ws;
     const BatchStats r =
         reference_forward_backward(s.params.data(), s.x.data(), labels.data(), n, s.grad_scale, want.data(), ws);

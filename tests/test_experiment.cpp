@@ -146,7 +146,9 @@ void TestExperiment::baseline_is_the_latest_completed_single_device_run() {
   RunRecord straggler = made_run("straggler", 1, "2026-01-01T00:04:30Z");   // a demonstration
   straggler.config.slow_replica = 0;
   straggler.config.slow_factor = 2;
-  for (const RunRecord& r : {stopped, failed, empty, paced, straggler}) {
+  RunRecord linked = made_run("simulated-link", 1, "2026-01-01T00:04:40Z");   // a demonstration too
+  linked.config.link_gbit = 1;
+  for (const RunRecord& r : {stopped, failed, empty, paced, straggler, linked}) {
     QVERIFY(!can_be_baseline(r));
     runs.push_back(r);
   }
@@ -305,7 +307,9 @@ void TestExperiment::plans() {
   if (device_kind(config.devices) == DeviceKind::Cpu) {
     config.slow_replica = 1;   // a simulated straggler: the run's, never the baseline's
     config.slow_factor = 3;
+    config.link_gbit = 10;     // a simulated link: the run's too
   }
+  config.model = ModelSpec{1024};   // a what-if model: every run's, but not the reference experiment's
   config.step_delay_s = 1;     // teaching pace: for Run only
   const Plan made = make_plan(PlanRequest{PlanKind(kind), config, 1, {}, {}});
   const std::vector<PlannedRun>& plan = made.runs;
@@ -340,6 +344,10 @@ void TestExperiment::plans() {
   QCOMPARE(plan[0].config.slow_factor, 1.0);
   QCOMPARE(plan[1].config.slow_replica, 1);
   QCOMPARE(plan[1].config.slow_factor, 3.0);
+  QCOMPARE(plan[0].config.link_gbit, 0.0);
+  QCOMPARE(plan[1].config.link_gbit, 10.0);
+  const int width = PlanKind(kind) == PlanKind::Reference ? 64 : 1024;
+  for (const PlannedRun& p : plan) QCOMPARE(p.config.model.hidden, width);
   for (const PlannedRun& p : plan) {   // only the devices differ: the same work per device
     QCOMPARE(p.config.batch, int64_t(64));
     QVERIFY(p.config.per_replica_batch);

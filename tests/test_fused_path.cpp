@@ -23,13 +23,13 @@ namespace {
 
 struct Outcome {
   double loss_sum = 0, correct = 0;
-  std::vector<float> grads = std::vector<float>(cnn::kParamCount, 0.0f);
+  std::vector<float> grads = std::vector<float>(cnn::kReferenceParams, 0.0f);
 };
 
 Outcome run_emulator(const Dataset& d, const std::vector<int32_t>& idx, const std::vector<float>& params, float scale,
                      bool backward) {
   Outcome out;
-  fused::HostActivations acts(int(idx.size()), cnn::kHidden);
+  fused::HostActivations acts(int(idx.size()), cnn::kReferenceHidden);
   double stats[2] = {0, 0};
   const fused::FusedArgs a = acts.args(int(idx.size()), idx.data(), scale, stats, d.pixels.data(), d.labels.data(),
                                        params.data(), out.grads.data(), backward);
@@ -64,15 +64,15 @@ class TestFusedPath : public QObject {
   Q_OBJECT
 
   Dataset data_ = test::make_synthetic_dataset(300, 21, "synthetic/fused");
-  std::vector<float> init_ = std::vector<float>(cnn::kParamCount);
+  std::vector<float> init_ = std::vector<float>(cnn::kReferenceParams);
 
  private slots:
   void initTestCase() { cnn::init_params(init_, 9); }
 
   void layout_matches_the_model() {
-    const fused::ParamOffsets o = fused::param_offsets(cnn::kHidden);
+    const fused::ParamOffsets o = fused::param_offsets(cnn::kReferenceHidden);
     const auto& t = cnn::param_tensors();
-    QCOMPARE(o.total, cnn::kParamCount);
+    QCOMPARE(o.total, cnn::kReferenceParams);
     QCOMPARE(o.w2, t[cnn::kConv2W].offset);
     QCOMPARE(o.fw1, t[cnn::kFc1W].offset);
     QCOMPARE(o.fb2, t[cnn::kFc2B].offset);

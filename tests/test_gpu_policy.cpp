@@ -85,6 +85,7 @@ class FakeEngine final : public ReplicaEngine {
   ~FakeEngine() override { ++journal_->destroyed; }
 
   std::string device_name() const override { return "fake"; }
+  ModelSpec model() const override { return {}; }
   void bind_data(const Dataset&, const Dataset&) override {}
   void set_params(std::span<const float> p) override { params_.assign(p.begin(), p.end()); }
   void get_params(std::span<float> p) const override { std::copy(params_.begin(), params_.end(), p.begin()); }
@@ -152,8 +153,8 @@ class FakeEngine final : public ReplicaEngine {
   Script script_;
   std::shared_ptr<Journal> journal_;
   int rank_ = -1;
-  std::vector<float> params_ = std::vector<float>(cnn::kParamCount);
-  std::vector<float> grads_ = std::vector<float>(cnn::kParamCount);
+  std::vector<float> params_ = std::vector<float>(cnn::kReferenceParams);
+  std::vector<float> grads_ = std::vector<float>(cnn::kReferenceParams);
   BatchStats pending_;
   CommProfile profile_;
 };

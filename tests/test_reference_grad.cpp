@@ -191,7 +191,7 @@ GradCheck check_softmax_xent(float eps) {
 GradCheck check_whole_model(double eps) {
   SplitMix64 rng(16);
   const int n = 2;
-  std::vector<float> params(cnn::kParamCount);
+  std::vector<float> params(cnn::kReferenceParams);
   cnn::init_params(params, 5);
   // Non-zero biases, so every bias path carries a gradient and ReLUs are not all symmetric.
   for (auto id : {cnn::kConv1B, cnn::kConv2B, cnn::kFc1B, cnn::kFc2B}) {
@@ -201,7 +201,7 @@ GradCheck check_whole_model(double eps) {
   const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
   const auto labels = random_labels(n, rng);
 
-  std::vector<float> grads(cnn::kParamCount, NAN);
+  std::vector<float> grads(cnn::kReferenceParams, NAN);
   ReferenceWorkspace ws;
   reference_forward_backward(params.data(), images.data(), labels.data(), n, 1.0f / n, grads.data(), ws);
 
@@ -421,9 +421,9 @@ class TestReferenceGrad : public QObject {
   // ---- the whole model ------------------------------------------------------------------------
 
   void empty_batch_gives_zero_gradient() {
-    std::vector<float> params(cnn::kParamCount);
+    std::vector<float> params(cnn::kReferenceParams);
     cnn::init_params(params, 1);
-    std::vector<float> grads(cnn::kParamCount, 1.0f);
+    std::vector<float> grads(cnn::kReferenceParams, 1.0f);
     ReferenceWorkspace ws;
     const BatchStats st = reference_forward_backward(params.data(), nullptr, nullptr, 0, 1.0f, grads.data(), ws);
     QCOMPARE(st.samples, int64_t{0});
@@ -439,12 +439,12 @@ class TestReferenceGrad : public QObject {
     SplitMix64 rng(3);
     const int n = 7;
     const float scale = 0.5f;
-    const std::vector<float> params(cnn::kParamCount, 0.0f);
+    const std::vector<float> params(cnn::kReferenceParams, 0.0f);
     const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
     auto labels = random_labels(n, rng);
     labels[0] = 0;
     labels[1] = 3;
-    std::vector<float> grads(cnn::kParamCount, NAN);
+    std::vector<float> grads(cnn::kReferenceParams, NAN);
     ReferenceWorkspace ws;
     const BatchStats st =
         reference_forward_backward(params.data(), images.data(), labels.data(), n, scale, grads.data(), ws);
@@ -453,7 +453,7 @@ class TestReferenceGrad : public QObject {
     QCOMPARE(st.correct, int64_t(std::count(labels.begin(), labels.end(), uint8_t{0})));
 
     const auto& fc2b = cnn::param_tensors()[cnn::kFc2B];
-    for (std::size_t i = 0; i < cnn::kParamCount; ++i) {
+    for (std::size_t i = 0; i < cnn::kReferenceParams; ++i) {
       if (i >= fc2b.offset && i < fc2b.offset + fc2b.size) continue;
       QCOMPARE(grads[i], 0.0f);
     }
@@ -471,13 +471,13 @@ class TestReferenceGrad : public QObject {
     // the batch gradient must be the sum of per-sample gradients.
     SplitMix64 rng(4);
     const int n = 3;
-    std::vector<float> params(cnn::kParamCount);
+    std::vector<float> params(cnn::kReferenceParams);
     cnn::init_params(params, 9);
     const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
     const auto labels = random_labels(n, rng);
     ReferenceWorkspace ws;
-    std::vector<float> batch(cnn::kParamCount), one(cnn::kParamCount);
-    std::vector<double> sum(cnn::kParamCount, 0.0);
+    std::vector<float> batch(cnn::kReferenceParams), one(cnn::kReferenceParams);
+    std::vector<double> sum(cnn::kReferenceParams, 0.0);
     const BatchStats all =
         reference_forward_backward(params.data(), images.data(), labels.data(), n, 1.0f, batch.data(), ws);
     double loss = 0;
@@ -501,7 +501,7 @@ class TestReferenceGrad : public QObject {
   void float_and_double_forward_agree() {
     SplitMix64 rng(5);
     const int n = 4;
-    std::vector<float> params(cnn::kParamCount);
+    std::vector<float> params(cnn::kReferenceParams);
     cnn::init_params(params, 2);
     const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
     const auto labels = random_labels(n, rng);

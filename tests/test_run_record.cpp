@@ -43,6 +43,8 @@ RunRecord full_record() {
   c.balance = true;
   c.shares_from = "/runs/balanced, \"old\".json";
   c.share_changes = {{0, {256, 256, 256, 256}}, {17, {320, 256, 256, 192}}, {40, {384, 256, 256, 128}}};
+  c.link_gbit = 10;
+  c.link_latency_us = 25;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -114,6 +116,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.balance, y.balance);
   QCOMPARE(x.shares_from, y.shares_from);
   QVERIFY(x.share_changes == y.share_changes);
+  QVERIFY(same_bits(x.link_gbit, y.link_gbit));
+  QVERIFY(same_bits(x.link_latency_us, y.link_latency_us));
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -268,7 +272,7 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(33));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(35));   // every RunConfig member
   QCOMPARE(j.at("schema_version").get<int>(), 4);
   QCOMPARE(j.at("config").at("share_changes").at(1).at("step").get<int>(), 17);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
@@ -305,10 +309,12 @@ void TestRunRecord::fields_added_later_are_optional() {
   j.erase("schema_version");
   j.at("config").erase("precision");
   j.at("config").erase("time_phases");
-  for (const char* key : {"balance", "shares_from", "share_changes"}) j.at("config").erase(key);
+  for (const char* key : {"balance", "shares_from", "share_changes", "link_gbit", "link_latency_us"})
+    j.at("config").erase(key);
   j.erase("comm");
   const RunRecord back = run_record_from_json(j);
   QVERIFY(!back.config.balance && back.config.share_changes.empty());   // schema 3: lock-step
+  QCOMPARE(back.config.link_gbit, 0.0);                                  // and no simulated link
   QCOMPARE(back.config.precision, Precision::Fp32);
   QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());

@@ -21,14 +21,14 @@ namespace fs = std::filesystem;
 namespace {
 
 std::vector<float> sample_params() {
-  std::vector<float> p(cnn::kParamCount);
+  std::vector<float> p(cnn::kReferenceParams);
   cnn::init_params(p, 99);
   // Values that a text format or a careless copy would mangle.
   p[0] = -0.0f;
   p[1] = std::numeric_limits<float>::denorm_min();
   p[2] = std::numeric_limits<float>::infinity();
   p[3] = std::numeric_limits<float>::quiet_NaN();
-  p[cnn::kParamCount - 1] = 1234.5f;
+  p[cnn::kReferenceParams - 1] = 1234.5f;
   return p;
 }
 
@@ -75,6 +75,7 @@ class TestSafetensors : public QObject {
   void missing_file();
   void bytes_round_trip_bit_exact();
   void save_rejects_wrong_size();
+  void what_if_models_round_trip_with_their_shapes();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -104,7 +105,7 @@ void TestSafetensors::header_layout() {
   const auto p = sample_params();
   const uint64_t n = le64(good_);
   QCOMPARE(n % 8, uint64_t(0));                                     // data section 8-byte aligned
-  QCOMPARE(uint64_t(good_.size()), 8 + n + cnn::kParamCount * 4);   // no holes, nothing extra
+  QCOMPARE(uint64_t(good_.size()), 8 + n + cnn::kReferenceParams * 4);   // no holes, nothing extra
   QCOMPARE(good_[8], '{');
   const Parsed f = split(good_);
   QCOMPARE(f.header.size(), std::size_t(cnn::kNumParamTensors + 1));
@@ -229,6 +230,27 @@ void TestSafetensors::save_rejects_wrong_size() {
   std::vector<float> p(10);
   QVERIFY_THROWS_EXCEPTION(Error, save_checkpoint(dir() / "small.safetensors", p));
   QVERIFY(!fs::exists(dir() / "small.safetensors"));
+}
+
+// A what-if model's checkpoint holds its own shapes (fc1 [N, 1600], fc2 [10, N]), as
+// torch.nn.Linear(1600, N) expects, and loads back to its own parameter count.
+void TestSafetensors::what_if_models_round_trip_with_their_shapes() {
+  for (int hidden : {1, 1024}) {
+    std::vector<float> p(std::size_t(cnn::param_count(hidden)));
+    cnn::init_params(p, 5, hidden);
+    const fs::path file = dir() / ("dense" + std::to_string(hidden) + ".safetensors");
+    save_checkpoint(file, p, {{"model", "cnn-dense" + std::to_string(hidden)}});
+    const Parsed f = split(test::read_bytes(file));
+    QVERIFY(f.header.at("fc1.weight").at("shape") == json({hidden, 1600}));
+    QVERIFY(f.header.at("fc2.weight").at("shape") == json({10, hidden}));
+    QVERIFY(f.header.at("conv2.weight").at("shape") == json({64, 32, 3, 3}));
+    const auto q = load_checkpoint(file);
+    QCOMPARE(q.size(), p.size());
+    QVERIFY(std::memcmp(p.data(), q.data(), p.size() * sizeof(float)) == 0);
+  }
+  // A count no width gives is refused, naming the rule.
+  std::vector<float> odd(cnn::kReferenceParams + 1);
+  QVERIFY(test::expect_error<Error>([&] { save_checkpoint(dir() / "odd.safetensors", odd); }, "1,611"));
 }
 
 QTEST_GUILESS_MAIN(TestSafetensors)

@@ -198,6 +198,55 @@ class TestTrainOptions : public QObject {
     QCOMPARE(QString::fromStdString(option_value_help(train_option("lr"))), QString("X:(0, 1e6]"));
     QCOMPARE(QString::fromStdString(option_value_help(train_option("pace"))), QString("S:[0, 60]"));
   }
+
+  // --model and --simulated-link: their texts, their record words, and what they refuse.
+  void model_and_link_syntax() {
+    TrainConfig c;
+    QCOMPARE(QString::fromStdString(option_text(train_option("model"), c)), QString("reference"));
+    QCOMPARE(QString::fromStdString(option_text(train_option("simulated_link"), c)), QString("off"));
+    set_option(train_option("model"), c, "dense:4096");
+    QCOMPARE(c.model.hidden, 4096);
+    QCOMPARE(QString::fromStdString(resolve_options(c, shape_of(c)).model), QString("cnn-dense4096"));
+    QCOMPARE(QString::fromStdString(resolve_options(TrainConfig{}, shape_of(TrainConfig{})).model),
+             QString("cnn-reference"));   // the reference's record word is unchanged
+    set_option(train_option("simulated_link"), c, "10");
+    QCOMPARE(c.link_gbit, 10.0);
+    QCOMPARE(c.link_latency_us, 0.0);
+    set_option(train_option("simulated_link"), c, "1:50");
+    QCOMPARE(c.link_gbit, 1.0);
+    QCOMPARE(c.link_latency_us, 50.0);
+    QCOMPARE(QString::fromStdString(option_text(train_option("simulated_link"), c)), QString("1:50"));
+    QVERIFY(config_digest(c) != config_digest(TrainConfig{}));
+    set_option(train_option("simulated_link"), c, "off");
+    QCOMPARE(c.link_gbit, 0.0);
+    for (const char* bad : {"0", "-1", "fast", "1:", "1:-5", "1e6"})
+      QVERIFY2(test::expect_error<ConfigError>([&] { set_option(train_option("simulated_link"), c, bad); },
+                                               "--simulated-link"),
+               bad);
+    for (const char* bad : {"dense:0", "wide", "dense:99999"})
+      QVERIFY2(test::expect_error<ConfigError>([&] { set_option(train_option("model"), c, bad); }, "--model"), bad);
+  }
+
+  // The rules: a simulated link on GPU replicas is refused; on one replica it is advice.
+  void link_rules() {
+    TrainConfig c = base();
+    c.link_gbit = 1;
+    for (const RunProblem& p : check_run(c, RunSite{})) QVERIFY2(!p.is_error(), p.message.c_str());
+    c.devices = cpu_replicas(1);
+    const auto one = check_run(c, RunSite{});
+    QVERIFY(std::any_of(one.begin(), one.end(), [](const RunProblem& p) {
+      return !p.is_error() && p.option == "simulated_link";
+    }));
+    c.devices = parse_devices("cuda:0,cuda:1");
+    const auto gpu = check_run(c, RunSite{});
+    QVERIFY(std::any_of(gpu.begin(), gpu.end(), [](const RunProblem& p) {
+      return p.is_error() && p.option == "simulated_link" && p.message.find("CPU replicas only") != std::string::npos;
+    }));
+    c = base();
+    c.model.hidden = 0;   // filled in code, not parsed
+    const auto bad = check_run(c, RunSite{});
+    QVERIFY(std::any_of(bad.begin(), bad.end(), [](const RunProblem& p) { return p.is_error() && p.option == "model"; }));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestTrainOptions)

@@ -19,6 +19,7 @@
 #include <set>
 
 #include <nlohmann/json.hpp>
+#include "util/bandwidth.h"
 #include "util/error.h"
 
 using namespace mb;
@@ -37,25 +38,34 @@ class TestTrainer : public QObject {
     QTest::addColumn<QString>("backend");
     QTest::addColumn<QString>("devices");
     QTest::addColumn<int>("train");
+    QTest::addColumn<int>("hidden");   // the dense width: 64 is the reference CNN
     // 65 samples at batch 64: the last step has ONE sample, so with 2+ replicas some
     // replicas contribute an empty share (zero gradient) — the trickiest split.
     for (const char* backend : {"reference", "onednn"}) {
-      QTest::addRow("%s cpu:2 even", backend) << backend << "cpu:2" << 256;
-      QTest::addRow("%s cpu:2 partial", backend) << backend << "cpu:2" << 65;
-      QTest::addRow("%s cpu:3 uneven", backend) << backend << "cpu:3" << 200;
+      QTest::addRow("%s cpu:2 even", backend) << backend << "cpu:2" << 256 << 64;
+      QTest::addRow("%s cpu:2 partial", backend) << backend << "cpu:2" << 65 << 64;
+      QTest::addRow("%s cpu:3 uneven", backend) << backend << "cpu:3" << 200 << 64;
+      // What-if models: the all-reduce and Adam over their own parameter counts.
+      QTest::addRow("%s cpu:2 partial dense 300", backend) << backend << "cpu:2" << 65 << 300;
     }
+    QTest::addRow("onednn cpu:3 uneven dense 1024") << "onednn" << "cpu:3" << 200 << 1024;
   }
   void replicas_match_single_replica() {
     QFETCH(QString, backend);
     QFETCH(QString, devices);
     QFETCH(int, train);
+    QFETCH(int, hidden);
     auto data = test::make_synthetic_split(train, 50);
+    TrainConfig c1 = small_config("cpu:1", backend.toStdString()), cn = small_config(devices.toStdString(), backend.toStdString());
+    c1.model = cn.model = ModelSpec{hidden};
 
-    MirroredTrainer one(small_config("cpu:1", backend.toStdString()), data);
+    MirroredTrainer one(c1, data);
     RunRecord r1 = one.run();
     QCOMPARE(r1.status, RunStatus::Completed);
+    QCOMPARE(QString::fromStdString(r1.config.model), QString::fromStdString(ModelSpec{hidden}.name()));
+    QCOMPARE(one.final_params().size(), ModelSpec{hidden}.param_count());
 
-    MirroredTrainer many(small_config(devices.toStdString(), backend.toStdString()), data);
+    MirroredTrainer many(cn, data);
     RunRecord rn = many.run();
     QCOMPARE(rn.status, RunStatus::Completed);
     QVERIFY(rn.replicas_in_sync);
@@ -70,9 +80,31 @@ class TestTrainer : public QObject {
     QVERIFY(std::fabs(r1.epochs[0].train_loss - rn.epochs[0].train_loss) <= 1e-4);
     QCOMPARE(rn.epochs[0].val_acc, r1.epochs[0].val_acc);
     // And training moved the weights at all.
-    std::vector<float> initial(cnn::kParamCount);
-    cnn::init_params(initial, 3);
+    std::vector<float> initial(ModelSpec{hidden}.param_count());
+    cnn::init_params(initial, 3, hidden);
     QVERIFY(max_abs_diff(initial, many.final_params()) > 1e-4);
+  }
+
+  // A simulated link of 1 Gbit/s between two replicas of dense 1024 (6.7 MB per all-reduce):
+  // each all-reduce lasts at least the ring's 53 ms, counted as exchange in every replica's
+  // breakdown (sleeps never end early), labelled in the record; the replicas stay in sync.
+  void a_simulated_link_is_exchange() {
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    c.model = ModelSpec{1024};
+    c.link_gbit = 1;
+    c.link_latency_us = 20;
+    MirroredTrainer t(c, data);
+    const RunRecord r = t.run();
+    QCOMPARE(r.status, RunStatus::Completed);
+    QVERIFY(r.replicas_in_sync);
+    QCOMPARE(r.config.link_gbit, 1.0);
+    QCOMPARE(r.config.link_latency_us, 20.0);
+    QVERIFY2(QString::fromStdString(r.config.communicator).contains("simulated link"), r.config.communicator.c_str());
+    const double ring = ring_all_reduce_s(ModelSpec{1024}.gradient_bytes(), 2, 1, 20);
+    for (const auto& times : r.epochs.at(0).replica_times)
+      QVERIFY2(times.allreduce_s >= 4 * ring * 0.999,
+               qPrintable(QString("exchange %1 s for 4 steps of %2 s").arg(times.allreduce_s).arg(ring)));
   }
 
   void learns_the_synthetic_task() {
@@ -387,7 +419,7 @@ class TestTrainer : public QObject {
       QCOMPARE(p.step % 16, int64_t(0));
       QCOMPARE(d.global_batch, int64_t(64));
       QCOMPARE(int(d.samples.size()), 64);
-      QCOMPARE(d.allreduce_bytes, double(cnn::kParamCount) * 4);
+      QCOMPARE(d.allreduce_bytes, double(cnn::kReferenceParams) * 4);   // the reference model's
       QCOMPARE(int(d.replicas.size()), 3);
       int64_t covered = 0;
       for (int k = 0; k < 3; ++k) {

@@ -27,6 +27,7 @@
 #include <set>
 
 #include "app/main_window.h"
+#include "backends/registry.h"
 #include "charts/chart_panel.h"
 #include "data/dataset.h"
 #include "history/history_model.h"
@@ -395,6 +396,11 @@ void TestWorkbenchProcesses::process_choices_are_checked_in_place() {
 }
 
 void TestWorkbenchProcesses::gpus_across_processes_are_one_each() {
+  // The panel asks the core, which refuses GPU devices in a build without the CUDA backend.
+  if (!backend_info(Backend::Cuda).built())
+    QSKIP(qPrintable(QString::fromUtf8("GPU devices are refused by this build: ") +
+                     QString::fromUtf8(backend_info(Backend::Cuda).not_built.data(),
+                                       qsizetype(backend_info(Backend::Cuda).not_built.size()))));
   DeviceInventory inv;
   inv.cpu_cores = 4;
   inv.cpu_name = "Test CPU";

@@ -57,6 +57,7 @@ std::vector<OutputResult> write_outputs(const RunOutputs& o, const RunRecord& re
     MB_CHECK(!params.empty(), Error, "the run ended before it had weights");
     save_checkpoint(o.checkpoint, params,
                     {{"run_id", record.id},
+                     {"model", record.config.model},
                      {"devices", record.config.devices_text()},
                      {"status", std::string(to_string(record.status))},
                      {"epochs", std::to_string(record.epochs.size())},

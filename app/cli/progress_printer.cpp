@@ -6,16 +6,24 @@
 #include <fmt/format.h>
 
 #include "model/cnn_spec.h"
+#include "model/model_spec.h"
 
 namespace mb::cli {
 
 ProgressPrinter::ProgressPrinter(std::FILE* out) : out_(out), tty_(isatty(fileno(out)) != 0) {}
 
 void ProgressPrinter::start(const RunConfig& c) {
+  const ModelSpec model = model_from_text(c.model);
+  flops_per_image_ = cnn::train_flops_per_image(model.hidden);
   const std::string where =
       c.processes > 1 ? fmt::format(" in each of {} processes on {}", c.processes, fmt::join(c.hosts, ", ")) : "";
   fmt::print(out_, "mirrorbench {}: {} on {} replica(s) [{}{}{}], backend {}, comm {}\n", c.version, c.dataset,
              c.replicas, c.devices_text(), where, c.simulated ? ", simulated" : "", to_string(c.backend), c.communicator);
+  fmt::print(out_, "  model {} ({} parameters, {:.2f} MB per all-reduce){}\n", c.model, model.param_count(),
+             model.gradient_bytes() * 1e-6, model.is_reference() ? "" : ", a what-if model");
+  if (c.link_gbit > 0)
+    fmt::print(out_, "  simulated link: {} Gbit/s, {} us latency (a demonstration: all-reduce times are not this machine's)\n",
+               c.link_gbit, c.link_latency_us);
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
   if (c.slow_replica >= 0)
@@ -44,7 +52,7 @@ void ProgressPrinter::epoch(const EpochMetrics& m, int epochs) {
   fmt::print(out_,
              "epoch {}/{}  time {:.2f} s  {:.0f} img/s  {:.1f} GFLOP/s  all-reduce {:.1f} %  loss {:.4f}  "
              "acc {:.4f}  val_loss {:.4f}  val_acc {:.4f}\n",
-             m.epoch, epochs, m.time_s, m.images_per_s, m.images_per_s * cnn::train_flops_per_image() * 1e-9, share,
+             m.epoch, epochs, m.time_s, m.images_per_s, m.images_per_s * flops_per_image_ * 1e-9, share,
              m.train_loss, m.train_acc, m.val_loss, m.val_acc);
   std::fflush(out_);
 }

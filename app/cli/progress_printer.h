@@ -18,6 +18,7 @@ class ProgressPrinter {
  private:
   std::FILE* out_;
   bool tty_;
+  double flops_per_image_ = 0;   // the run's model's (start)
   bool bar_shown_ = false;
 };
 

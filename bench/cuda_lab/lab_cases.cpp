@@ -35,7 +35,7 @@ constexpr CaseTolerance kStepTf32{3e-2, 5e-2, "a whole step's gradients in TF32 
 // Glorot weights, then nonzero biases of both signs and conv1 channels 0-7 tied (zero weights,
 // a positive bias): every pooling window there is a 4-way tie, the reference's tie rule.
 std::vector<float> lab_params(uint64_t seed) {
-  std::vector<float> p(kParamCount);
+  std::vector<float> p(kReferenceParams);
   init_params(p, seed);
   for (const auto& t : param_tensors()) {
     if (t.rank != 1) continue;
@@ -114,8 +114,8 @@ std::vector<CaseSpec> lab_cases(int n, Precision precision) {
   const double x = double(n) * kImagePixels, c1 = double(n) * kConv1Out * kConv1Side * kConv1Side;
   const double p1 = double(n) * kConv1Out * kPool1Side * kPool1Side,
                c2 = double(n) * kConv2Out * kConv2Side * kConv2Side;
-  const double p2 = double(n) * kFlat, h = double(n) * kHidden, lg = double(n) * kClasses;
-  const double w1 = 288, w2 = 18432, fw1 = double(kFlat) * kHidden, fw2 = double(kHidden) * kClasses;
+  const double p2 = double(n) * kFlat, h = double(n) * kReferenceHidden, lg = double(n) * kClasses;
+  const double w1 = 288, w2 = 18432, fw1 = double(kFlat) * kReferenceHidden, fw2 = double(kReferenceHidden) * kClasses;
   const bool tf32 = precision == Precision::Tf32;
   const CaseTolerance lib = tf32 ? kLibTf32 : kLibFp32;
   std::vector<CaseSpec> c;
@@ -133,20 +133,20 @@ std::vector<CaseSpec> lab_cases(int n, Precision precision) {
   add("fc1 ReLU mask + bias gradient", Group::OwnKernel, kDoubleSum, h * 2, 3 * h * f);
   add("conv2 pool + ReLU + bias backward", Group::OwnKernel, kDoubleSum, c2, c2 * f + p2 * (2 * f + u8));
   add("conv1 pool + ReLU + bias backward", Group::OwnKernel, kDoubleSum, c1, c1 * f + p1 * (2 * f + u8));
-  add("Adam (fused)", Group::OwnKernel, kAdam, double(kParamCount) * 12, double(kParamCount) * 7 * f);
-  add("in-GPU all-reduce (3 buffers)", Group::OwnKernel, kExact, double(kParamCount) * 2, double(kParamCount) * 6 * f);
+  add("Adam (fused)", Group::OwnKernel, kAdam, double(kReferenceParams) * 12, double(kReferenceParams) * 7 * f);
+  add("in-GPU all-reduce (3 buffers)", Group::OwnKernel, kExact, double(kReferenceParams) * 2, double(kReferenceParams) * 6 * f);
   // The library calls, with the algorithm the engine chose.
   add("cuDNN conv1 forward", Group::Cudnn, lib, conv_flops(n, 1, 32, 26), (x + w1 + c1) * f, tf32);
   add("cuDNN conv2 forward", Group::Cudnn, lib, conv_flops(n, 32, 64, 11), (p1 + w2 + c2) * f, tf32);
   add("cuDNN conv1 weight gradient", Group::Cudnn, lib, conv_flops(n, 1, 32, 26), (x + c1 + w1) * f, tf32);
   add("cuDNN conv2 weight gradient", Group::Cudnn, lib, conv_flops(n, 32, 64, 11), (p1 + c2 + w2) * f, tf32);
   add("cuDNN conv2 input gradient", Group::Cudnn, lib, conv_flops(n, 32, 64, 11), (c2 + w2 + p1) * f, tf32);
-  add("cuBLAS fc1 forward", Group::Cublas, lib, 2.0 * n * kFlat * kHidden, (p2 + fw1 + h) * f, tf32);
-  add("cuBLAS fc1 weight gradient", Group::Cublas, lib, 2.0 * n * kFlat * kHidden, (p2 + h + fw1) * f, tf32);
-  add("cuBLAS fc1 input gradient", Group::Cublas, lib, 2.0 * n * kFlat * kHidden, (h + fw1 + p2) * f, tf32);
-  add("cuBLAS fc2 forward", Group::Cublas, lib, 2.0 * n * kHidden * kClasses, (h + fw2 + lg) * f, tf32);
-  add("cuBLAS fc2 weight gradient", Group::Cublas, lib, 2.0 * n * kHidden * kClasses, (h + lg + fw2) * f, tf32);
-  add("cuBLAS fc2 input gradient", Group::Cublas, lib, 2.0 * n * kHidden * kClasses, (lg + fw2 + h) * f, tf32);
+  add("cuBLAS fc1 forward", Group::Cublas, lib, 2.0 * n * kFlat * kReferenceHidden, (p2 + fw1 + h) * f, tf32);
+  add("cuBLAS fc1 weight gradient", Group::Cublas, lib, 2.0 * n * kFlat * kReferenceHidden, (p2 + h + fw1) * f, tf32);
+  add("cuBLAS fc1 input gradient", Group::Cublas, lib, 2.0 * n * kFlat * kReferenceHidden, (h + fw1 + p2) * f, tf32);
+  add("cuBLAS fc2 forward", Group::Cublas, lib, 2.0 * n * kReferenceHidden * kClasses, (h + fw2 + lg) * f, tf32);
+  add("cuBLAS fc2 weight gradient", Group::Cublas, lib, 2.0 * n * kReferenceHidden * kClasses, (h + lg + fw2) * f, tf32);
+  add("cuBLAS fc2 input gradient", Group::Cublas, lib, 2.0 * n * kReferenceHidden * kClasses, (lg + fw2 + h) * f, tf32);
   // The fused path's kernels (fused_math.h), against the emulator. Forward FLOPs are the
   // pooled region's (row/column 10 of conv2 is never pooled); the backward ones count the
   // argmax-routed terms (a quarter of the dense formulation's).
@@ -154,11 +154,11 @@ std::vector<CaseSpec> lab_cases(int n, Precision precision) {
   add(fused::fused_kernel_name(fused::FusedKernel::Conv1Fwd), Group::Fused, kFused, conv_flops(n, 1, 32, 26),
       x * u8 + p1 * (f + u8));
   add(fused::fused_kernel_name(fused::FusedKernel::Conv2Fwd), Group::Fused, kFused, c2_pooled, p1 * f + p2 * (f + u8));
-  add(fused::fused_kernel_name(fused::FusedKernel::Fc1Fwd), Group::Fused, kFused, 2.0 * n * kFlat * kHidden,
+  add(fused::fused_kernel_name(fused::FusedKernel::Fc1Fwd), Group::Fused, kFused, 2.0 * n * kFlat * kReferenceHidden,
       (p2 + fw1 + h) * f);
-  add(fused::fused_kernel_name(fused::FusedKernel::Head), Group::Fused, kFused, 4.0 * n * kHidden * kClasses,
+  add(fused::fused_kernel_name(fused::FusedKernel::Head), Group::Fused, kFused, 4.0 * n * kReferenceHidden * kClasses,
       (h * 2 + lg) * f);
-  add(fused::fused_kernel_name(fused::FusedKernel::DenseBwd), Group::Fused, kFused, 4.0 * n * kFlat * kHidden,
+  add(fused::fused_kernel_name(fused::FusedKernel::DenseBwd), Group::Fused, kFused, 4.0 * n * kFlat * kReferenceHidden,
       (p2 * 2 + fw1 * 2 + h * 2) * f);
   add(fused::fused_kernel_name(fused::FusedKernel::Conv2Wgrad), Group::Fused, kFused, c2_pooled / 4,
       (p1 + p2 + w2) * f + p2 * u8);
@@ -217,12 +217,12 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
   s.c2.resize(std::size_t(n) * kConv2Out * kConv2Side * kConv2Side);
   ref::conv2d_forward(conv2, s.p1.data(), param(P, kConv2W), zeros.data(), s.c2.data());
   bias_relu_pool(s.c2, param(P, kConv2B), n, kConv2Out, kConv2Side, kConv2Side, s.p2, s.a2);
-  s.h_gemm.resize(std::size_t(n) * kHidden);
-  ref::dense_forward({n, kFlat, kHidden}, s.p2.data(), param(P, kFc1W), zeros.data(), s.h_gemm.data());
+  s.h_gemm.resize(std::size_t(n) * kReferenceHidden);
+  ref::dense_forward({n, kFlat, kReferenceHidden}, s.p2.data(), param(P, kFc1W), zeros.data(), s.h_gemm.data());
   s.h = s.h_gemm;
-  for (std::size_t i = 0; i < s.h.size(); ++i) s.h[i] = std::max(s.h[i] + param(P, kFc1B)[i % kHidden], 0.0f);
+  for (std::size_t i = 0; i < s.h.size(); ++i) s.h[i] = std::max(s.h[i] + param(P, kFc1B)[i % kReferenceHidden], 0.0f);
   s.logits.resize(std::size_t(n) * kClasses);
-  ref::dense_forward({n, kHidden, kClasses}, s.h.data(), param(P, kFc2W), zeros.data(), s.logits.data());
+  ref::dense_forward({n, kReferenceHidden, kClasses}, s.h.data(), param(P, kFc2W), zeros.data(), s.logits.data());
 
   std::vector<float> z = s.logits;  // the softmax kernel adds the fc2 bias in float
   for (std::size_t i = 0; i < z.size(); ++i) z[i] += param(P, kFc2B)[i % kClasses];
@@ -232,17 +232,17 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
   s.dlogits.resize(z.size());
   ref::softmax_xent_backward(z.data(), labels8.data(), n, kClasses, s.grad_scale, s.dlogits.data());
 
-  s.g_fc2w.resize(std::size_t(kClasses) * kHidden);
+  s.g_fc2w.resize(std::size_t(kClasses) * kReferenceHidden);
   s.g_fc2b.resize(kClasses);
-  s.dh_gemm.resize(std::size_t(n) * kHidden);
-  ref::dense_backward({n, kHidden, kClasses}, s.h.data(), param(P, kFc2W), s.dlogits.data(), s.dh_gemm.data(),
+  s.dh_gemm.resize(std::size_t(n) * kReferenceHidden);
+  ref::dense_backward({n, kReferenceHidden, kClasses}, s.h.data(), param(P, kFc2W), s.dlogits.data(), s.dh_gemm.data(),
                       s.g_fc2w.data(), s.g_fc2b.data());
   s.dh = s.dh_gemm;
   ref::relu_backward(s.h.data(), s.dh.data(), s.dh.data(), s.dh.size());
-  s.g_fc1w.resize(std::size_t(kHidden) * kFlat);
-  s.g_fc1b.resize(kHidden);
+  s.g_fc1w.resize(std::size_t(kReferenceHidden) * kFlat);
+  s.g_fc1b.resize(kReferenceHidden);
   s.dp2.resize(std::size_t(n) * kFlat);
-  ref::dense_backward({n, kFlat, kHidden}, s.p2.data(), param(P, kFc1W), s.dh.data(), s.dp2.data(), s.g_fc1w.data(),
+  ref::dense_backward({n, kFlat, kReferenceHidden}, s.p2.data(), param(P, kFc1W), s.dh.data(), s.dp2.data(), s.g_fc1w.data(),
                       s.g_fc1b.data());
   pool_relu_bias_backward(s.dp2, s.p2, s.a2, n, kConv2Out, kConv2Side, kConv2Side, s.dc2, s.g_conv2b);
   std::vector<float> unused(64);
@@ -257,7 +257,7 @@ CudnnStages make_cudnn_stages(int n, uint64_t seed) {
 }
 
 std::vector<float> CudnnStages::grads() const {
-  std::vector<float> g(kParamCount);
+  std::vector<float> g(kReferenceParams);
   const std::vector<float>* parts[kNumParamTensors] = {&g_conv1w, &g_conv1b, &g_conv2w, &g_conv2b,
                                                        &g_fc1w,   &g_fc1b,   &g_fc2w,   &g_fc2b};
   for (int t = 0; t < kNumParamTensors; ++t) {
@@ -274,8 +274,8 @@ FusedState::FusedState(const CudnnStages& s)
       data(&s.data),
       step_idx(s.idx),
       params(s.params),
-      grads(kParamCount, 0.0f),
-      acts(s.n, kHidden) {}
+      grads(kReferenceParams, 0.0f),
+      acts(s.n, kReferenceHidden) {}
 
 FusedState::FusedState(const FusedState& o)
     : n(o.n),
@@ -308,10 +308,10 @@ std::vector<NamedFloats> fused_float_outputs(fused::FusedKernel k, const FusedSt
   switch (k) {
     case FusedKernel::Conv1Fwd: return {{"p1", sized(a.p1, kConv1Out * kPool1Side * kPool1Side)}};
     case FusedKernel::Conv2Fwd: return {{"p2", sized(a.p2, kFlat)}};
-    case FusedKernel::Fc1Fwd: return {{"h", sized(a.h, kHidden)}};
+    case FusedKernel::Fc1Fwd: return {{"h", sized(a.h, kReferenceHidden)}};
     case FusedKernel::Head: {
       std::vector<float> stats = {float(s.stats[0]), float(s.stats[1])};
-      return {{"dlogits", sized(a.dlogits, kClasses)}, {"dh", sized(a.dh, kHidden)}, {"loss, correct", stats}};
+      return {{"dlogits", sized(a.dlogits, kClasses)}, {"dh", sized(a.dh, kReferenceHidden)}, {"loss, correct", stats}};
     }
     case FusedKernel::DenseBwd:
       return {{"fc1.weight grad", tensor(kFc1W)},

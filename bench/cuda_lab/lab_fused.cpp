@@ -59,7 +59,7 @@ struct DeviceFused {
   FusedArgs args(const FusedState& s) const {
     FusedArgs a;
     a.n = s.n;
-    a.hidden = cnn::kHidden;
+    a.hidden = cnn::kReferenceHidden;
     a.step_idx = step_idx.get();
     a.grad_scale = s.grad_scale;
     a.stats = stats.get();

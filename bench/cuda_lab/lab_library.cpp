@@ -134,15 +134,15 @@ std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o,
     const std::vector<float>* want;
   };
   const Gemm gemms[] = {
-      {"cuBLAS fc1 forward", [&] { gemm_fwd(p2.get(), fw1.get(), hy.get(), kFlat, kHidden); }, hy.get(), &s.h_gemm},
-      {"cuBLAS fc1 weight gradient", [&] { gemm_wgrad(p2.get(), dh.get(), gw1.get(), kFlat, kHidden); }, gw1.get(),
+      {"cuBLAS fc1 forward", [&] { gemm_fwd(p2.get(), fw1.get(), hy.get(), kFlat, kReferenceHidden); }, hy.get(), &s.h_gemm},
+      {"cuBLAS fc1 weight gradient", [&] { gemm_wgrad(p2.get(), dh.get(), gw1.get(), kFlat, kReferenceHidden); }, gw1.get(),
        &s.g_fc1w},
-      {"cuBLAS fc1 input gradient", [&] { gemm_dgrad(fw1.get(), dh.get(), dx2.get(), kFlat, kHidden); }, dx2.get(),
+      {"cuBLAS fc1 input gradient", [&] { gemm_dgrad(fw1.get(), dh.get(), dx2.get(), kFlat, kReferenceHidden); }, dx2.get(),
        &s.dp2},
-      {"cuBLAS fc2 forward", [&] { gemm_fwd(h.get(), fw2.get(), ly.get(), kHidden, kClasses); }, ly.get(), &s.logits},
-      {"cuBLAS fc2 weight gradient", [&] { gemm_wgrad(h.get(), dl.get(), gw2.get(), kHidden, kClasses); }, gw2.get(),
+      {"cuBLAS fc2 forward", [&] { gemm_fwd(h.get(), fw2.get(), ly.get(), kReferenceHidden, kClasses); }, ly.get(), &s.logits},
+      {"cuBLAS fc2 weight gradient", [&] { gemm_wgrad(h.get(), dl.get(), gw2.get(), kReferenceHidden, kClasses); }, gw2.get(),
        &s.g_fc2w},
-      {"cuBLAS fc2 input gradient", [&] { gemm_dgrad(fw2.get(), dl.get(), dxh.get(), kHidden, kClasses); }, dxh.get(),
+      {"cuBLAS fc2 input gradient", [&] { gemm_dgrad(fw2.get(), dl.get(), dxh.get(), kReferenceHidden, kClasses); }, dxh.get(),
        &s.dh_gemm},
   };
   for (const Gemm& g : gemms) {

@@ -103,10 +103,10 @@ void OwnKernels::forward() {
   {  // fc1 bias + ReLU, in place: validated on the first launch
     auto y = to_device(s.h_gemm, st);
     auto b = to_device(host_tensor(s, kFc1B), st);
-    cuda::launch_bias_relu(y.get(), b.get(), n, kHidden, st);
+    cuda::launch_bias_relu(y.get(), b.get(), n, kReferenceHidden, st);
     const auto c = spec("fc1 bias + ReLU");
     const auto got = to_host(y.get(), s.h.size(), st);
-    const double us = time_us(st, o.reps, [&] { cuda::launch_bias_relu(y.get(), b.get(), n, kHidden, st); });
+    const double us = time_us(st, o.reps, [&] { cuda::launch_bias_relu(y.get(), b.get(), n, kReferenceHidden, st); });
     out.push_back(finish_case(c, n, {{"h", compare(got, s.h, c.tol)}}, us, o.peak));
   }
 }
@@ -151,14 +151,14 @@ void OwnKernels::backward() {
         o.peak));
     auto dh = to_device(s.dh_gemm, st);
     auto h = to_device(s.h, st);
-    DeviceBuffer<float> db1(kHidden);
-    cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kHidden, db1.get(), st);
+    DeviceBuffer<float> db1(kReferenceHidden);
+    cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kReferenceHidden, db1.get(), st);
     const auto c1 = spec("fc1 ReLU mask + bias gradient");
     const auto got_dh = to_host(dh.get(), s.dh.size(), st);
-    const auto got_db = to_host(db1.get(), kHidden, st);
+    const auto got_db = to_host(db1.get(), kReferenceHidden, st);
     out.push_back(finish_case(
         c1, n, {{"dh", compare(got_dh, s.dh, c1.tol)}, {"fc1.bias grad", compare(got_db, s.g_fc1b, c1.tol)}},
-        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kHidden, db1.get(), st); }),
+        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kReferenceHidden, db1.get(), st); }),
         o.peak));
   }
   // pool + ReLU + bias backward, both convolutions
@@ -190,37 +190,37 @@ void OwnKernels::backward() {
 void OwnKernels::optimizer() {
   const int n = s.n;
   {  // Adam on the whole parameter buffer, against adam_update_reference (in place: first launch)
-    std::vector<float> w = s.params, g = s.grads(), m(kParamCount, 0.01f), v(kParamCount, 1e-4f);
+    std::vector<float> w = s.params, g = s.grads(), m(kReferenceParams, 0.01f), v(kReferenceParams, 1e-4f);
     auto dw = to_device(w, st), dg = to_device(g, st), dm = to_device(m, st), dv = to_device(v, st);
     AdamConfig cfg;
     const float lr_t = adam_step_size(cfg, 3);
-    const cuda::AdamArgs a{dw.get(), dg.get(),  dm.get(),  dv.get(),   int(kParamCount),
+    const cuda::AdamArgs a{dw.get(), dg.get(),  dm.get(),  dv.get(),   int(kReferenceParams),
                            lr_t,     cfg.beta1, cfg.beta2, cfg.epsilon};
     cuda::launch_adam(a, st);
     adam_update_reference(cfg, 3, w, g, m, v);
     const auto c = spec("Adam (fused)");
     out.push_back(finish_case(c, n,
-                              {{"weights", compare(to_host(dw.get(), kParamCount, st), w, c.tol)},
-                               {"m", compare(to_host(dm.get(), kParamCount, st), m, c.tol)},
-                               {"v", compare(to_host(dv.get(), kParamCount, st), v, c.tol)}},
+                              {{"weights", compare(to_host(dw.get(), kReferenceParams, st), w, c.tol)},
+                               {"m", compare(to_host(dm.get(), kReferenceParams, st), m, c.tol)},
+                               {"v", compare(to_host(dv.get(), kReferenceParams, st), v, c.tol)}},
                               time_us(st, o.reps, [&] { cuda::launch_adam(a, st); }), o.peak));
   }
   {  // the in-GPU all-reduce of 3 buffers of integers (exact sums in any order)
-    std::vector<std::vector<float>> host(3, std::vector<float>(kParamCount));
-    std::vector<float> want(kParamCount, 0.0f);
+    std::vector<std::vector<float>> host(3, std::vector<float>(kReferenceParams));
+    std::vector<float> want(kReferenceParams, 0.0f);
     for (int r = 0; r < 3; ++r)
-      for (std::size_t i = 0; i < kParamCount; ++i)
+      for (std::size_t i = 0; i < kReferenceParams; ++i)
         want[i] += host[std::size_t(r)][i] = float((i * 31 + std::size_t(r) * 7) % 1024);
     std::vector<DeviceBuffer<float>> bufs;
     cuda::BufferSet set{};
     for (int r = 0; r < 3; ++r) bufs.push_back(to_device(host[std::size_t(r)], st)), set.ptr[r] = bufs.back().get();
-    cuda::launch_sum_buffers(set, 3, kParamCount, st);
+    cuda::launch_sum_buffers(set, 3, kReferenceParams, st);
     const auto c = spec("in-GPU all-reduce (3 buffers)");
     std::vector<std::pair<std::string, Comparison>> checks;
     for (int r = 0; r < 3; ++r)
-      checks.push_back({fmt::format("rank {}", r), compare(to_host(set.ptr[r], kParamCount, st), want, c.tol)});
+      checks.push_back({fmt::format("rank {}", r), compare(to_host(set.ptr[r], kReferenceParams, st), want, c.tol)});
     out.push_back(finish_case(c, n, checks,
-                              time_us(st, o.reps, [&] { cuda::launch_sum_buffers(set, 3, kParamCount, st); }), o.peak));
+                              time_us(st, o.reps, [&] { cuda::launch_sum_buffers(set, 3, kReferenceParams, st); }), o.peak));
   }
 }
 

@@ -67,7 +67,7 @@ std::vector<Result> run_steps(const CudnnStages& s, const LabOptions& o, std::ve
     engine->set_params(s.params);
     // Validation: one forward-backward on the stages' samples against their reference gradients.
     const BatchStats st = engine->forward_backward(s.idx, s.grad_scale);
-    std::vector<float> grads(cnn::kParamCount);
+    std::vector<float> grads(cnn::kReferenceParams);
     engine->get_grads(grads);
     const std::vector<float> want = s.grads();
     std::vector<std::pair<std::string, Comparison>> checks;

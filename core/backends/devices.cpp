@@ -23,11 +23,11 @@ DeviceInventory query_devices() {
 }
 
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend backend, int max_batch,
-                                           Precision precision) {
+                                           Precision precision, const ModelSpec& model) {
   const BackendInfo& b = backend_info(resolve_backend(device.kind, backend));
   MB_CHECK(b.supports(precision), ConfigError, "precision {} needs a GPU replica; the {} engine computes in fp32 only",
            to_string(precision), to_string(b.backend));
-  return b.make_engine(device, max_batch, precision);
+  return b.make_engine(device, max_batch, precision, model);
 }
 
 std::vector<std::unique_ptr<Communicator>> make_communicators(const DeviceList& devices,

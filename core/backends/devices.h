@@ -34,7 +34,7 @@ DeviceInventory query_devices();
 // The engine of one replica: `backend` must drive `device`'s kind and compute in `precision`
 // (the registry's row; the run's check has said so already, this throws ConfigError otherwise).
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend backend, int max_batch,
-                                           Precision precision = Precision::Fp32);
+                                           Precision precision = Precision::Fp32, const ModelSpec& model = {});
 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the
 // hierarchical host communicator for CPU replicas (threads, plus `link` to the other

@@ -18,24 +18,25 @@ namespace {
 constexpr Precision kFp32Only[] = {Precision::Fp32};
 constexpr Precision kFp32AndTf32[] = {Precision::Fp32, Precision::Tf32};
 
-std::unique_ptr<ReplicaEngine> make_onednn(const DeviceSpec&, int max_batch, Precision) {
-  return make_onednn_engine(max_batch);
+std::unique_ptr<ReplicaEngine> make_onednn(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model) {
+  return make_onednn_engine(max_batch, 1, model);
 }
-std::unique_ptr<ReplicaEngine> make_reference(const DeviceSpec&, int max_batch, Precision) {
-  return make_reference_engine(max_batch);
+std::unique_ptr<ReplicaEngine> make_reference(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model) {
+  return make_reference_engine(max_batch, model);
 }
 std::string onednn_versions() { return fmt::format("oneDNN {}", onednn_version()); }
 std::string no_versions() { return {}; }
 
 #ifdef MB_HAVE_CUDA
 constexpr std::string_view kCudaNotBuilt = "";
-std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int max_batch, Precision precision) {
-  return cuda::make_cuda_engine(device.index, max_batch, precision);
+std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int max_batch, Precision precision,
+                                         const ModelSpec& model) {
+  return cuda::make_cuda_engine(device.index, max_batch, precision, model);
 }
 std::string cuda_versions() { return cuda::versions(); }
 #else
 constexpr std::string_view kCudaNotBuilt = "built without CUDA support";
-std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int, Precision) {
+std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int, Precision, const ModelSpec&) {
   throw ConfigError(fmt::format("cuda:{}: this mirrorbench was {}; use cpu:N", device.index, kCudaNotBuilt));
 }
 std::string cuda_versions() { return "CUDA: not built"; }
@@ -43,9 +44,9 @@ std::string cuda_versions() { return "CUDA: not built"; }
 
 const BackendInfo kBackends[] = {
     {.backend = Backend::OneDnn, .device_kind = DeviceKind::Cpu, .label = "oneDNN + own Highway kernels",
-     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .make_engine = make_onednn, .versions = onednn_versions},
+     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .simulated_link = true, .make_engine = make_onednn, .versions = onednn_versions},
     {.backend = Backend::Reference, .device_kind = DeviceKind::Cpu, .label = "reference loops",
-     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .make_engine = make_reference, .versions = no_versions},
+     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .simulated_link = true, .make_engine = make_reference, .versions = no_versions},
     // A GPU step runs ahead of the host, so a straggler idling on the host would not slow it;
     // it reports only every 64 steps and keys its graphs by a fixed share: no balanced shares yet.
     {.backend = Backend::Cuda, .device_kind = DeviceKind::Cuda, .label = "CUDA (cuDNN, cuBLAS, NCCL)",

@@ -31,7 +31,9 @@ struct BackendInfo {
   std::span<const Precision> precisions;   // what it computes in (fp32 first)
   bool straggler = false;                  // a simulated straggler can slow it (the host runs its compute)
   bool balanced_shares = false;            // --balance: its steps take any share, timed every step
-  std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision) = nullptr;
+  bool simulated_link = false;             // a simulated link can slow its all-reduce (ends on the host)
+  std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision,
+                                                const ModelSpec& model) = nullptr;
   std::string (*versions)() = nullptr;     // its libraries, e.g. "oneDNN 2.6.3"
 
   bool built() const { return not_built.empty(); }

@@ -13,6 +13,7 @@
 #include "comm/communicator.h"
 #include "data/dataset.h"
 #include "model/cnn_spec.h"
+#include "model/model_spec.h"
 #include "optim/adam.h"
 #include "util/engine_report.h"
 #include "util/phase_times.h"
@@ -47,12 +48,13 @@ class ReplicaEngine {
   virtual ~ReplicaEngine() = default;
 
   virtual std::string device_name() const = 0;   // "cpu (oneDNN)", "cuda:0 NVIDIA H200"
+  virtual ModelSpec model() const = 0;            // what it trains: sizes every buffer below
 
   // Make the data available on this device (CPU: keep a reference; CUDA: upload once).
   // The Datasets must outlive the engine.
   virtual void bind_data(const Dataset& train, const Dataset& val) = 0;
 
-  // Host <-> device copies of the flat parameter buffer (cnn::kParamCount floats).
+  // Host <-> device copies of the flat parameter buffer (model().param_count() floats).
   // set_params also zeroes the Adam moments.
   virtual void set_params(std::span<const float> params) = 0;
   virtual void get_params(std::span<float> params) const = 0;
@@ -93,14 +95,15 @@ class ReplicaEngine {
   // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
     pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
+    const std::size_t count = model().param_count();
     if (step.local_grad_norm) {
       double sum = 0;
       const float* g = grad_buffer();
-      for (std::size_t i = 0; i < cnn::kParamCount; ++i) sum += double(g[i]) * g[i];
+      for (std::size_t i = 0; i < count; ++i) sum += double(g[i]) * g[i];
       *step.local_grad_norm = std::sqrt(sum);
     }
     if (comm.size() > 1) {
-      comm.all_reduce_sum(grad_buffer(), cnn::kParamCount);
+      comm.all_reduce_sum(grad_buffer(), count);
       const CollectiveTimes ct = comm.take_times();
       times.wait_s += ct.wait_s;
       times.allreduce_s += ct.transfer_s;

@@ -122,11 +122,11 @@ Dataset synthetic_images(int64_t count, uint64_t seed, std::string name) {
 }
 
 // init_params gives zero biases; random ones exercise the bias paths of every layer.
-std::vector<float> test_params(uint64_t seed) {
-  std::vector<float> p(cnn::kParamCount);
-  cnn::init_params(p, seed);
+std::vector<float> test_params(uint64_t seed, const ModelSpec& model) {
+  std::vector<float> p(model.param_count());
+  cnn::init_params(p, seed, model.hidden);
   SplitMix64 rng(seed ^ 0xB1A5ull);
-  for (const auto& t : cnn::param_tensors())
+  for (const auto& t : cnn::param_layout(model.hidden))
     if (t.fan_in == 0)
       for (std::size_t i = 0; i < t.size; ++i) p[t.offset + i] = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
   return p;
@@ -143,13 +143,13 @@ std::vector<int32_t> pick_indices(int64_t count, int n, uint64_t seed) {
 }
 
 std::vector<float> grads_of(const ReplicaEngine& e) {
-  std::vector<float> g(cnn::kParamCount);
+  std::vector<float> g(e.model().param_count());
   e.get_grads(g);
   return g;
 }
 
 std::vector<float> params_of(const ReplicaEngine& e) {
-  std::vector<float> p(cnn::kParamCount);
+  std::vector<float> p(e.model().param_count());
   e.get_params(p);
   return p;
 }
@@ -166,7 +166,7 @@ void add_stats(std::vector<SelftestCase>& out, const Target& t, const std::strin
 void check_batch(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine& eng, ReplicaEngine& ref,
                  const Dataset& train, int n, uint64_t seed) {
   const std::string prefix = fmt::format("batch {}: ", n);
-  const std::vector<float> params = test_params(seed);
+  const std::vector<float> params = test_params(seed, eng.model());
   eng.set_params(params);
   ref.set_params(params);
   const auto idx = pick_indices(train.count, n, seed + uint64_t(n));
@@ -176,7 +176,7 @@ void check_batch(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine&
   const BatchStats sr = ref.forward_backward(idx, scale);
   add_stats(out, t, prefix, sx, sr);
   const auto gx = grads_of(eng), gr = grads_of(ref);
-  for (const auto& p : cnn::param_tensors()) {
+  for (const auto& p : cnn::param_layout(eng.model().hidden)) {
     const std::span<const float> x(gx.data() + p.offset, p.size), r(gr.data() + p.offset, p.size);
     double scale_max = 0.0;
     for (float v : r) scale_max = std::max(scale_max, double(std::fabs(v)));
@@ -187,7 +187,7 @@ void check_batch(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine&
   // Two Adam steps (bias correction and the carried moments) against the host reference
   // update fed with the engine's own gradients.
   AdamConfig cfg;
-  std::vector<float> host = params, m(cnn::kParamCount, 0.0f), v(cnn::kParamCount, 0.0f);
+  std::vector<float> host = params, m(params.size(), 0.0f), v(params.size(), 0.0f);
   std::vector<float> g = gx;
   for (int step = 1; step <= 2; ++step) {
     if (step > 1) {
@@ -216,7 +216,7 @@ void check_empty(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine&
 
 void check_evaluate(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine& eng, ReplicaEngine& ref,
                     const DataSplit& data, int max_batch, uint64_t seed) {
-  const std::vector<float> params = test_params(seed + 1);
+  const std::vector<float> params = test_params(seed + 1, eng.model());
   eng.set_params(params);
   ref.set_params(params);
   // Two full chunks and a ragged one: exercises the engines' chunking.
@@ -280,9 +280,9 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
     std::string stage = "create engine";
     try {
       auto eng = t.backend == Backend::OneDnn && options.cpu_threads != 1
-                     ? make_onednn_engine(max_batch, options.cpu_threads)
-                     : make_engine(t.device, t.backend, max_batch);
-      auto ref = make_reference_engine(max_batch);
+                     ? make_onednn_engine(max_batch, options.cpu_threads, options.model)
+                     : make_engine(t.device, t.backend, max_batch, Precision::Fp32, options.model);
+      auto ref = make_reference_engine(max_batch, options.model);
       stage = "bind data";
       eng->bind_data(data.train, data.val);
       ref->bind_data(data.train, data.val);

@@ -3,6 +3,7 @@
 // each result (loss, hits, every gradient tensor, Adam, evaluation) is compared with a stated
 // tolerance. A plain function returning rows: the CLI prints them, the tests assert on them.
 #pragma once
+#include "model/model_spec.h"
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -35,6 +36,7 @@ struct SelftestOptions {
   std::filesystem::path data_dir;            // MNIST-layout folder; empty: synthetic images in memory
   uint64_t seed = 1;
   int cpu_threads = 1;                       // intra-replica threads of the oneDNN engine
+  ModelSpec model;                           // every engine and the reference train this model
 };
 
 // The default targets: "onednn", then "cuda:I" for every GPU query_devices() lists.

@@ -15,6 +15,7 @@ class StragglerEngine final : public ReplicaEngine {
   StragglerEngine(std::unique_ptr<ReplicaEngine> inner, double factor) : inner_(std::move(inner)), factor_(factor) {}
 
   std::string device_name() const override { return inner_->device_name() + " [simulated straggler]"; }
+  ModelSpec model() const override { return inner_->model(); }
   void bind_data(const Dataset& train, const Dataset& val) override { inner_->bind_data(train, val); }
   void set_params(std::span<const float> params) override { inner_->set_params(params); }
   void get_params(std::span<float> params) const override { inner_->get_params(params); }

@@ -30,6 +30,10 @@ enum class MemorySpace { Host, CudaDevice };
 struct CollectiveTimes {
   double wait_s = 0;       // waiting for the slowest rank to arrive
   double transfer_s = 0;   // the exchange itself, once everyone was there
+  CollectiveTimes& operator+=(const CollectiveTimes& o) {
+    wait_s += o.wait_s, transfer_s += o.transfer_s;
+    return *this;
+  }
 };
 
 class Communicator {

@@ -23,7 +23,7 @@ struct ShareChange {
 };
 
 struct RunConfig {
-  std::string model = "cnn-reference";   // conv32-pool-conv64-pool-dense64-dense10
+  std::string model = "cnn-reference";   // ModelSpec::name(): conv32-pool-conv64-pool-dense{N}-dense10
   DeviceList devices;                    // as asked (cuda:local kept): cpu:2, cuda:0,cuda:1
   int replicas = 1;                      // over all processes
   int processes = 1;                     // > 1 under mpirun/srun
@@ -32,6 +32,8 @@ struct RunConfig {
   bool simulated = false;                // several replicas on one GPU
   int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
   double slow_factor = 1.0;              // ... computing this many times slower
+  double link_gbit = 0;                  // > 0: a simulated link (demonstration) of this bandwidth ...
+  double link_latency_us = 0;            // ... and latency: the all-reduce times are not the machine's
   double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
                                          // long (a demonstration: its times are not the machine's)
   bool time_phases = true;               // the per-replica breakdown was measured

@@ -9,6 +9,7 @@
 #include "config/backend.h"
 #include "config/device_list.h"
 #include "config/precision.h"
+#include "model/model_spec.h"
 #include "util/deadline.h"
 
 namespace mb {
@@ -20,6 +21,7 @@ inline constexpr int64_t kMaxGlobalBatch = 65536;
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()
   DeviceList devices = cpu_replicas(1);
+  ModelSpec model;                            // the reference CNN, or a what-if dense width
   int64_t batch = 128;                        // global batch; per replica when per_replica_batch
   bool per_replica_batch = false;             // the experiment's "bonus": global = batch x replicas
   double lr = 1e-3;                           // Adam learning rate before scaling
@@ -41,6 +43,8 @@ struct TrainConfig {
   bool trace = false;                         // keep sampled per-step phase events (a Chrome trace)
   int slow_replica = -1;                      // a simulated straggler: this rank ...
   double slow_factor = 1.0;                   // ... computes this many times slower (>= 1)
+  double link_gbit = 0;                       // a simulated link (CPU replicas): each all-reduce lasts at
+  double link_latency_us = 0;                 // least a ring's over this bandwidth and latency (0: off)
   double step_delay_s = 0;                    // teaching pace: every step lasts at least this long (and is
                                               // reported in detail), so a class can follow one at a time
 

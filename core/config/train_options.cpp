@@ -69,6 +69,27 @@ void parse_straggler(TrainConfig& c, std::string_view spec) {
   c.slow_factor = f;
 }
 
+std::string format_model(const TrainConfig& c) { return model_text(c.model); }
+void parse_model(TrainConfig& c, std::string_view text) { c.model = model_from_text(text); }
+
+// The simulated link: "GBIT[:US]" (bandwidth in Gbit/s, latency in microseconds), or "off".
+std::string format_link(const TrainConfig& c) {
+  if (c.link_gbit <= 0) return "off";
+  return c.link_latency_us > 0 ? fmt::format("{}:{}", c.link_gbit, c.link_latency_us) : fmt::format("{}", c.link_gbit);
+}
+void parse_link(TrainConfig& c, std::string_view spec) {
+  if (spec.empty() || spec == "off") {
+    c.link_gbit = 0;
+    c.link_latency_us = 0;
+    return;
+  }
+  const auto colon = spec.find(':');
+  const std::string_view gbit = spec.substr(0, colon);
+  const std::string_view us = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
+  c.link_gbit = parse_real_option("--simulated-link", gbit, 0, 1e5, true);
+  c.link_latency_us = colon == std::string_view::npos ? 0 : parse_real_option("--simulated-link", us, 0, 1e6, false);
+}
+
 // ---- what the options resolve to in the record, and back ------------------------------------
 
 int64_t global_batch_of(const TrainConfig& c, int replicas) { return c.per_replica_batch ? c.batch * replicas : c.batch; }
@@ -95,6 +116,14 @@ const TrainOption kOptions[] = {
        r.simulated = is_simulated(c.devices);
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.devices = r.devices; }},
+    // The model changes the math and the all-reduce's size: every process must agree on it.
+    {.key = "model", .flag = "--model", .value_name = "M",
+     .help = "reference (the reference CNN, dense 64) or dense:N, a what-if model whose dense layer has N units "
+             "(18,826 + 1,611 N parameters; N in 1..16384; presets 1024, 4096, 8192)",
+     .kind = OptionKind::Custom, .agree = true, .remembered = true, .record_keys = "model", .example = "dense:4096",
+     .format = format_model, .parse = parse_model,
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model.name(); },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.model = model_from_text(r.model); }},
     {.key = "batch", .flag = "--batch", .value_name = "B", .help = "global batch size, split across replicas",
      .kind = OptionKind::Integer, .member = &TrainConfig::batch, .min = 1, .max = kMaxGlobalBatch,
      .agree = true, .remembered = true, .record_keys = "global_batch,per_replica_batch", .example = "64",
@@ -173,6 +202,19 @@ const TrainOption kOptions[] = {
      .recover = [](const RunConfig& r, TrainConfig& c) {
        c.slow_replica = r.slow_replica;
        c.slow_factor = r.slow_replica >= 0 ? r.slow_factor : 1.0;
+     }},
+    {.key = "simulated_link", .flag = "--simulated-link", .value_name = "GBIT[:US]",
+     .help = "simulated link for demonstrations (CPU replicas): each gradient all-reduce lasts at least what a ring "
+             "over GBIT Gbit/s links with US microseconds of latency would take (off: the real exchange only)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "link_gbit,link_latency_us", .example = "1:50",
+     .format = format_link, .parse = parse_link,
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
+       r.link_gbit = c.link_gbit;
+       r.link_latency_us = c.link_gbit > 0 ? c.link_latency_us : 0;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) {
+       c.link_gbit = r.link_gbit;
+       c.link_latency_us = r.link_gbit > 0 ? r.link_latency_us : 0;
      }},
     {.key = "pace", .flag = "--pace", .value_name = "S",
      .help = "teaching pace: every step lasts at least S seconds (e.g. 1) and is reported in detail (0: off)",

@@ -30,11 +30,11 @@ std::string describe_baseline_key(const RunConfig& c) {
 
 bool can_be_baseline(const RunRecord& r) {
   // A run at teaching pace spent most of its epochs waiting on purpose, and a simulated
-  // straggler's run measures the demonstration, not the device: neither is a yardstick. A
-  // balanced run (several replicas, so never a single-device one anyway, not even by a pin)
-  // sums other partial sums: its digests are not lock-step's.
+  // straggler's or a simulated link's run measures the demonstration, not the device: none is
+  // a yardstick. A balanced run (several replicas, so never a single-device one anyway, not
+  // even by a pin) sums other partial sums: its digests are not lock-step's.
   return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty() &&
-         r.config.step_delay_s == 0 && r.config.slow_replica < 0 && !r.config.balance;
+         r.config.step_delay_s == 0 && r.config.slow_replica < 0 && !r.config.balance && r.config.link_gbit == 0;
 }
 
 std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {

@@ -57,11 +57,12 @@ void on_pinned_threads(int k, const CpuPlacement& where, Fn fn) {
 // every step ends in the all-reduce): the slowest replica's pace, mean over `steps` steps.
 double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Dataset& data, const CpuPlacement& where) {
   SpinBarrier barrier(k);
-  std::vector<float> init(cnn::kParamCount);
-  cnn::init_params(init, 1);
+  std::vector<float> init(o.model.param_count());
+  cnn::init_params(init, 1, o.model.hidden);
   double seconds = 0;
   on_pinned_threads(k, where, [&](int i) {
-    auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b));
+    auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b),
+                              Precision::Fp32, o.model);
     engine->bind_data(data, data);
     engine->set_params(init);
     std::vector<int32_t> idx(static_cast<std::size_t>(b));
@@ -105,6 +106,17 @@ double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
   return seconds;
 }
 
+// The all-reduce sweep: small messages for the latency, powers of two up to at least the
+// model's gradient (dense 4096's 26 MB too), and the gradient itself.
+std::vector<std::size_t> allreduce_sizes(std::size_t gradient_floats) {
+  std::vector<std::size_t> sizes{1024, 16384, 65536, gradient_floats};
+  for (std::size_t f = std::size_t(1) << 20; f <= std::max(gradient_floats, std::size_t(1) << 21); f *= 2)
+    sizes.push_back(f);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  return sizes;
+}
+
 }  // namespace
 
 Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(const std::string&)>& progress) {
@@ -117,7 +129,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
   c.cores = std::max(1, where.physical_cores > 0 ? where.physical_cores : int(where.order.size()));
   const int max_k = o.max_concurrency > 0 ? std::min(o.max_concurrency, c.cores) : c.cores;
   c.train_size = o.train_size;
-  c.gradient_bytes = double(cnn::kParamCount) * sizeof(float);
+  c.gradient_bytes = o.model.gradient_bytes();
   c.communicator = "threads";
   c.device = make_engine({DeviceKind::Cpu, 0}, resolve_backend(DeviceKind::Cpu, o.backend), 1)->device_name();
   auto say = [&](const std::string& s) {
@@ -132,11 +144,9 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
       say(fmt::format("compute  {} replica(s) at batch {:4}: {:8.3f} ms/step ({:.0f} img/s each)", k, b, t * 1e3,
                       b / std::max(1e-12, t)));
     }
-  const std::size_t gradient_floats = cnn::kParamCount;
   for (int n : levels(max_k)) {
     if (n < 2) continue;
-    for (std::size_t floats : {std::size_t(1024), std::size_t(16384), std::size_t(65536), gradient_floats,
-                               std::size_t(1) << 20, std::size_t(1) << 21}) {
+    for (std::size_t floats : allreduce_sizes(o.model.param_count())) {
       AllReducePoint p;
       p.ranks = n;
       p.bytes = double(floats) * sizeof(float);

@@ -7,15 +7,17 @@
 #include <functional>
 #include <string>
 
-#include "config/backend.h"
 #include <vector>
 
+#include "config/backend.h"
 #include "experiment/scaling_model.h"
+#include "model/model_spec.h"
 
 namespace mb {
 
 struct CalibrateOptions {
   BackendChoice backend;                        // CPU kernels (auto: the registry's preferred, oneDNN)
+  ModelSpec model;                              // what is timed; the all-reduce sweep reaches its gradient
   std::vector<int64_t> batches = {16, 32, 64, 128};
   int max_concurrency = 0;                      // 0: every physical core
   int steps = 10;                               // at least this many timed lock-step steps per round

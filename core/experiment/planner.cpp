@@ -27,6 +27,8 @@ std::vector<PlannedRun> comparison(PlanKind kind, const TrainConfig& config, int
   // The baseline is the honest single device: a simulated straggler belongs to the run only.
   baseline.slow_replica = -1;
   baseline.slow_factor = 1.0;
+  baseline.link_gbit = 0;   // one device has no all-reduce for a simulated link to slow
+  baseline.link_latency_us = 0;
   // Per-replica mode on one device is the same global batch as the multi-device per-replica
   // batch: the baseline does the same work per device (weak scaling). It always runs in the
   // front end's process.
@@ -76,6 +78,11 @@ Plan make_plan(const PlanRequest& r, const DeviceInventory* machine) {
   if (r.kind != PlanKind::Single && config.step_delay_s > 0) {
     config.step_delay_s = 0;
     plan.notes.push_back(fmt::format("{}: at full speed (teaching pace is for Run only)", to_string(r.kind)));
+  }
+  // The reference experiment is about the reference CNN; what-if models are for Run, Compare, Sweep.
+  if (r.kind == PlanKind::Reference && !config.model.is_reference()) {
+    plan.notes.push_back(fmt::format("Reference: trains the reference CNN, not the what-if {}", config.model.name()));
+    config.model = ModelSpec{};
   }
   if (r.processes < 1) throw ConfigError(fmt::format("a run needs at least one process (got {})", r.processes));
   const std::string hostfile = r.processes > 1 ? r.hostfile : std::string();

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "util/bandwidth.h"
 #include "util/error.h"
 
 namespace mb {
@@ -116,6 +117,9 @@ Placement place(const Calibration& c, const PredictOptions& o, int n) {
 double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Placement& at, int n,
                         const std::map<int, LinearFit>& small) {
   double s = predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
+  if (o.simulated_link_gbps > 0)   // what the trainer's simulated link does: max(real, ring)
+    s = std::max(s, ring_all_reduce_s(c.gradient_bytes, at.per_machine, o.simulated_link_gbps,
+                                      o.simulated_link_latency_us));
   if (at.linked()) {
     const double m = at.machines;
     s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);

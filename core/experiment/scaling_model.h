@@ -67,6 +67,10 @@ struct PredictOptions {
   double link_gbps = 0;            // > 0: replicas beyond `cores` on more machines over this link
   double link_latency_s = 20e-6;   // per message on that link
   int machines = 0;                // > 0: the replicas on this many machines (needs link_gbps when > 1)
+  // --simulated-link: the all-reduce among one machine's replicas lasts at least a ring's over
+  // this link (as the trainer's SimulatedLink makes it); 0: the calibrated exchange only.
+  double simulated_link_gbps = 0;
+  double simulated_link_latency_us = 0;
 };
 
 struct Prediction {

@@ -37,6 +37,7 @@ std::optional<EpochTimeComparison> compare_epoch_time(const RunRecord& baseline,
 std::vector<std::string> classic_task_differences(const RunConfig& c) {
   std::vector<std::string> d;
   if (c.model != ClassicTask::kModel) d.push_back("model " + c.model);
+  if (c.link_gbit > 0) d.push_back(fmt::format("simulated link {:g} Gbit/s", c.link_gbit));
   if (c.epochs != ClassicTask::kEpochs) d.push_back(count_of(c.epochs, "epoch", "epochs"));
   if (c.global_batch != ClassicTask::kGlobalBatch) d.push_back("global batch " + grouped(c.global_batch));
   if (std::fabs(c.learning_rate - ClassicTask::kLearningRate) > 1e-12)

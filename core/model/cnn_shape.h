@@ -1,4 +1,4 @@
-// The reference CNN's layer shapes as plain constants, apart from cnn_spec.h so that CUDA
+// The CNN's layer shapes as plain constants (the dense width: a value, see below), apart from cnn_spec.h so that CUDA
 // sources (compiled as C++17 by nvcc under Debian's CMake, no std::span) can include them.
 #pragma once
 
@@ -15,6 +15,15 @@ inline constexpr int kConv2Out = 64;
 inline constexpr int kConv2Side = kPool1Side - kKernel + 1;   // 11
 inline constexpr int kPool2Side = kConv2Side / 2;             // 5 (floor, as Keras 'valid')
 inline constexpr int kFlat = kConv2Out * kPool2Side * kPool2Side;  // 1600
-inline constexpr int kHidden = 64;
+// The dense layer's width is a run-time value (model/model_spec.h: what-if models vary it
+// only); the reference CNN's is this one. Parameters: 18,826 + 1,611 * width.
+inline constexpr int kReferenceHidden = 64;
+inline constexpr long long param_count(int hidden) {
+  return (kConv1Out * kKernel * kKernel + kConv1Out) + (kConv2Out * kConv1Out * kKernel * kKernel + kConv2Out) +
+         (static_cast<long long>(hidden) * kFlat + hidden) + (static_cast<long long>(kClasses) * hidden + kClasses);
+}
+inline constexpr long long kReferenceParamCount = param_count(kReferenceHidden);
+static_assert(kReferenceParamCount == 121930, "the reference model has 121,930 parameters");
+static_assert(param_count(0) == 18826 && param_count(1) - param_count(0) == 1611, "18,826 + 1,611 * width");
 
 }  // namespace mb::cnn

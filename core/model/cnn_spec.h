@@ -1,4 +1,5 @@
-// The reference experiment's CNN, fixed: conv32-pool-conv64-pool-dense64-dense10.
+// The CNN: conv32-pool-conv64-pool-dense{N}-dense10 (N = 64: the reference experiment's;
+// model/model_spec.h describes the width).
 // Every backend stores the parameters in ONE flat float buffer laid out as below, in
 // PyTorch's layouts (conv OIHW, dense [out, in], flatten in C,H,W order), so gradients
 // are all-reduced as one buffer and checkpoints load straight into torch.nn modules.
@@ -24,14 +25,21 @@ struct ParamTensor {
   int fan_in, fan_out;            // for Glorot-uniform (0 for biases)
 };
 
-const std::array<ParamTensor, kNumParamTensors>& param_tensors();
+using ParamLayout = std::array<ParamTensor, kNumParamTensors>;
 
-inline constexpr std::size_t kParamCount = 121930;   // asserted against param_tensors()
+// The layout for a dense width (the conv tensors' offsets do not depend on it).
+ParamLayout param_layout(int hidden);
+const ParamLayout& param_tensors();   // the reference model's (width kReferenceHidden)
+
+// The reference model's parameter count, for code that is about the reference model only
+// (tests, kernel benches); everything a run sizes asks its ModelSpec.
+inline constexpr std::size_t kReferenceParams = static_cast<std::size_t>(kReferenceParamCount);
 
 // Keras defaults: Glorot-uniform kernels, zero biases. Deterministic for a given seed.
-void init_params(std::span<float> params, uint64_t seed);
+// The width follows from the buffer's size (param_count(hidden) floats).
+void init_params(std::span<float> params, uint64_t seed, int hidden = kReferenceHidden);
 
 // Forward + backward FLOPs per image (the arithmetic a training step needs).
-double train_flops_per_image();
+double train_flops_per_image(int hidden = kReferenceHidden);
 
 }  // namespace mb::cnn

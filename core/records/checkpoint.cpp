@@ -1,5 +1,5 @@
 // safetensors checkpoints of the flat parameter buffer: one F32 tensor per entry of
-// cnn::param_tensors(), written atomically, read back with every header field checked.
+// cnn::param_layout(width), written atomically, read back with every header field checked.
 #include "records/checkpoint.h"
 
 #include <algorithm>
@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "model/cnn_spec.h"
+#include "model/model_spec.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -56,6 +57,18 @@ std::string describe(const json& v) {
   return text;
 }
 
+// The model a header describes: fc1.weight's rows are the dense width (a width out of range
+// leaves the reference model, whose shape check then names the tensor and both shapes).
+ModelSpec model_of_header(const json& header) {
+  const auto fc1 = header.find("fc1.weight");
+  if (fc1 == header.end() || !fc1->is_object()) return {};
+  const auto shape = fc1->find("shape");
+  if (shape == fc1->end() || !shape->is_array() || shape->size() != 2 || !(*shape)[0].is_number_unsigned()) return {};
+  const auto rows = (*shape)[0].get<uint64_t>();
+  if (rows < uint64_t(kMinHidden) || rows > uint64_t(kMaxHidden)) return {};
+  return ModelSpec{int(rows)};
+}
+
 // The whole check, on a file of `size` bytes whose ranges `read(offset, dst, n)` fetches
 // (false on a short read): shared by the file and the in-memory entry points.
 template <typename Read>
@@ -76,8 +89,17 @@ std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::strin
     throw DataError(fmt::format("checkpoint '{}' is corrupt: its header is not a JSON object", name));
 
   const uint64_t data_size = size - 8 - header_len;
-  std::vector<float> params(cnn::kParamCount);
-  for (const auto& p : cnn::param_tensors()) {
+  const ModelSpec model = model_of_header(header);
+  // Before allocating what a what-if width asks for (up to 106 MB): the file must hold that
+  // much data. (The reference's half megabyte is allocated first, as it always was, so that
+  // the per-tensor checks below name what is wrong.)
+  if (!model.is_reference() && data_size < model.param_count() * sizeof(float))
+    throw DataError(fmt::format("checkpoint '{}' is truncated: {} has {} parameters ({} bytes), the data section "
+                                "holds {} bytes",
+                                name, model.name(), model.param_count(), model.param_count() * sizeof(float),
+                                data_size));
+  std::vector<float> params(model.param_count());
+  for (const auto& p : cnn::param_layout(model.hidden)) {
     const std::string tname(p.name);
     auto it = header.find(tname);
     if (it == header.end()) throw DataError(fmt::format("checkpoint '{}' has no tensor '{}'", name, tname));
@@ -111,10 +133,12 @@ std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::strin
 
 void save_checkpoint(const std::filesystem::path& file, std::span<const float> params,
                      const std::map<std::string, std::string>& metadata) {
-  MB_CHECK(params.size() == cnn::kParamCount, Error, "cannot save checkpoint '{}': {} parameters given, the model has {}",
-           file.string(), params.size(), cnn::kParamCount);
+  const std::optional<ModelSpec> model = model_with_params(params.size());
+  MB_CHECK(model.has_value(), Error,
+           "cannot save checkpoint '{}': {} parameters given, no model has that many (18,826 + 1,611 x width)",
+           file.string(), params.size());
   json header = json::object();
-  for (const auto& p : cnn::param_tensors()) {
+  for (const auto& p : cnn::param_layout(model->hidden)) {
     const uint64_t begin = p.offset * sizeof(float), end = (p.offset + p.size) * sizeof(float);
     header[std::string(p.name)] = json{{"dtype", "F32"}, {"shape", shape_json(p)}, {"data_offsets", {begin, end}}};
   }

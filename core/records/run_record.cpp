@@ -119,8 +119,10 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
 // Schema 1: the first records (tests/data/run_record_v1.json); 2: processes, hosts, the
 // straggler, the teaching pace and the precision (written without a schema number); 3: the
 // schema number itself and time_phases; 4: balanced shares (balance, shares_from and the
-// share changes with the step each took effect). A field a record's schema predates may be missing and
-// then keeps its default; later issues add fields with the next number.
+// share changes with the step each took effect) and the simulated link (link_gbit,
+// link_latency_us; the model field names what-if models too, "cnn-dense4096"). A field a
+// record's schema predates may be missing and then keeps its default; later issues add fields
+// with the next number.
 constexpr int kSchemaVersion = 4;
 
 struct ConfigField {
@@ -224,6 +226,8 @@ const std::vector<ConfigField>& config_fields() {
       integer("slow_replica", 2, &RunConfig::slow_replica, -1),
       plain("slow_factor", 2, &RunConfig::slow_factor),
       plain("step_delay_s", 2, &RunConfig::step_delay_s),
+      plain("link_gbit", 4, &RunConfig::link_gbit),
+      plain("link_latency_us", 4, &RunConfig::link_latency_us),
       plain("time_phases", 3, &RunConfig::time_phases),
       plain("balance", 4, &RunConfig::balance),
       plain("shares_from", 4, &RunConfig::shares_from),

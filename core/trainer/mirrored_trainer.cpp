@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "comm/simulated_link.h"
 #include "config/train_options.h"
 #include "trainer/process_handshake.h"
 #include "trainer/replica_threads.h"
@@ -77,6 +78,8 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
     // Collective over the link. A simulated straggler makes the others wait `slow_factor` times
     // as long for it, on purpose: the deadline stretches with it.
     comms = make_communicators(run_.devices, link_, run_.timeout_s * std::max(1.0, rc.slow_factor));
+    if (rc.link_gbit > 0)
+      for (auto& c : comms) c = make_simulated_link(std::move(c), {rc.link_gbit, rc.link_latency_us});
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one

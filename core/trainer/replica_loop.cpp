@@ -81,7 +81,7 @@ class ReplicaLoop {
     std::lock_guard lock(s_.mutex);
     if (local_ == 0) s_.stopped = stop;
     if (rank_ == 0 && s_.in_sync_error.empty()) {   // no checkpoint of diverged replicas
-      s_.final_params.resize(cnn::kParamCount);
+      s_.final_params.resize(s_.run.model.param_count());
       engine_->get_params(s_.final_params);
     }
   }
@@ -97,7 +97,7 @@ class ReplicaLoop {
     const int max_batch = static_cast<int>(rc_.balance ? balancer_.rule().max_share() : rc_.per_replica_batch);
     if (rc_.balance) shares_ = replaying() ? shares_at(s_.run.replay_shares, 0) : balancer_.shares();
     auto engine = s_.engine_factory ? s_.engine_factory(device, max_batch)
-                                    : make_engine(device, rc_.backend, max_batch, rc_.precision);
+                                    : make_engine(device, rc_.backend, max_batch, rc_.precision, s_.run.model);
     if (rank_ == rc_.slow_replica) engine = make_straggler(std::move(engine), rc_.slow_factor);
     s_.engines[std::size_t(local_)] = std::move(engine);
     engine_ = s_.engines[std::size_t(local_)].get();
@@ -106,8 +106,8 @@ class ReplicaLoop {
     engine_->bind_data(s_.data.train, s_.data.val);
 
     // Rank 0's initial weights, broadcast: every replica starts from the same bits.
-    params_.resize(cnn::kParamCount);
-    if (rank_ == 0) cnn::init_params(params_, rc_.seed);
+    params_.resize(s_.run.model.param_count());
+    if (rank_ == 0) cnn::init_params(params_, rc_.seed, s_.run.model.hidden);
     comm_.broadcast(std::span<float>(params_), 0);
     engine_->set_params(params_);
     adam_.lr = static_cast<float>(rc_.learning_rate);

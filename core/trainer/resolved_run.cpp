@@ -86,6 +86,7 @@ ResolvedRun resolve_run(const TrainConfig& request, const ProcessInfo& world, co
     MB_CHECK(d.kind != DeviceKind::Cuda || d.index < int(inventory.gpus.size()), ConfigError,
              "cuda:{}: no such GPU on host {} (it has {}{})", d.index, world.host.empty() ? host_name() : world.host,
              inventory.gpus.size(), inventory.gpus.empty() ? ": " + inventory.gpu_note : std::string());
+  run.model = request.model;
   run.trace = request.trace;
   run.timeout_s = request.timeout_s;
   RunShape shape;

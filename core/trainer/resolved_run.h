@@ -15,6 +15,7 @@ namespace mb {
 struct ResolvedRun {
   RunConfig config;          // what the record stores (devices as asked: cuda:local kept)
   DeviceList devices;        // this process's replicas, cuda:local made concrete
+  ModelSpec model;           // what every replica trains (config.model is its name)
   ProcessInfo world;         // this process among the run's
   bool trace = false;        // sample steps for a Chrome trace (every process alike)
   double timeout_s = 60;     // how long a peer may stay silent (runs across processes)

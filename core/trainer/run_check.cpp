@@ -10,6 +10,7 @@
 
 #include "backends/registry.h"
 #include "config/train_options.h"
+#include "model/model_spec.h"
 #include "util/error.h"
 
 namespace mb {
@@ -54,6 +55,31 @@ void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
                        "--no-breakdown (or replay measured shares with --shares-from RECORD)");
 }
 
+// A what-if model's width within the stated bound (model_spec.h); a TrainConfig filled in code
+// may hold any int.
+void check_model(const TrainConfig& c, Problems& p) {
+  if (c.model.hidden < kMinHidden || c.model.hidden > kMaxHidden)
+    p.error("model", fmt::format("--model: a dense width of {} is out of range (must be in {}..{})", c.model.hidden,
+                                 kMinHidden, kMaxHidden));
+}
+
+// The simulated link sleeps on the host after the exchange, so only replicas whose step ends
+// on the host (the registry's CPU rows) can be slowed by it, as with the straggler.
+void check_link(const TrainConfig& c, const BackendInfo& b, int replicas, Problems& p) {
+  if (c.link_gbit == 0 && c.link_latency_us == 0) return;
+  if (!(std::isfinite(c.link_gbit) && c.link_gbit > 0 && c.link_gbit <= 1e5))
+    p.error("simulated_link", fmt::format("--simulated-link: the bandwidth must be in (0, 1e5] Gbit/s (got {})",
+                                          c.link_gbit));
+  if (!(std::isfinite(c.link_latency_us) && c.link_latency_us >= 0 && c.link_latency_us <= 1e6))
+    p.error("simulated_link", fmt::format("--simulated-link: the latency must be in 0..1e6 us (got {})",
+                                          c.link_latency_us));
+  if (!b.simulated_link)
+    p.error("simulated_link",
+            "--simulated-link simulates a link between CPU replicas only (a GPU step runs ahead of the host)");
+  else if (replicas < 2)
+    p.advice("simulated_link", "--simulated-link changes nothing with one replica: there is no all-reduce");
+}
+
 void check_backend(const TrainConfig& c, int replicas, Problems& p) {
   const DeviceKind kind = device_kind(c.devices);
   Backend backend{};
@@ -73,6 +99,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
                                      "only",
                                      to_string(c.precision), to_string(backend)));
   check_balance(c, b, p);
+  check_link(c, b, replicas, p);
   if (c.slow_replica < 0) return;
   if (!b.straggler)
     p.error("slow_replica",
@@ -178,6 +205,7 @@ std::vector<RunProblem> check_run(const TrainConfig& c, const RunSite& site) {
   if (site.processes < 1) p.error("processes", fmt::format("a run needs at least one process (got {})", site.processes));
   const int replicas = total_replicas(c, site.processes);
   check_ranges(c, p);
+  check_model(c, p);
   check_devices(c, site, p);
   if (!c.devices.empty()) {
     check_backend(c, replicas, p);

@@ -16,4 +16,13 @@ inline AllReduceBandwidth all_reduce_bandwidth(double bytes, double seconds, int
   return {algbw, algbw * 2.0 * (ranks - 1) / ranks};
 }
 
+// How long a flat ring all-reduce of `bytes` among `ranks` takes over links of `gbit` Gbit/s
+// (1e9 bits/s) and `latency_us` microseconds per hop: a reduce-scatter and an all-gather,
+// 2(n-1) steps, each sending bytes/n and paying the latency once. 0 for one rank.
+inline double ring_all_reduce_s(double bytes, int ranks, double gbit, double latency_us) {
+  if (ranks < 2 || gbit <= 0) return 0;
+  const double steps = 2.0 * (ranks - 1);
+  return steps / ranks * bytes * 8.0 / (gbit * 1e9) + steps * latency_us * 1e-6;
+}
+
 }  // namespace mb

@@ -24,6 +24,13 @@ QString straggler_text(const RunConfig& c) {
   return QObject::tr("simulated straggler: replica %1 computes %2\u00d7 slower").arg(c.slow_replica).arg(c.slow_factor, 0, 'g', 3);
 }
 
+QString what_if_tags(const RunConfig& c) {
+  QString tags;
+  if (c.model != "cnn-reference") tags += QObject::tr(" · what-if %1").arg(QString::fromStdString(c.model));
+  if (c.link_gbit > 0) tags += QObject::tr(" · simulated link %1 Gbit/s").arg(c.link_gbit, 0, 'g', 4);
+  return tags;
+}
+
 QString default_run_name(const RunConfig& c) {
   QString name = devices_text(c);
   if (c.per_replica_batch_mode && c.replicas > 1)
@@ -32,7 +39,7 @@ QString default_run_name(const RunConfig& c) {
     name += QStringLiteral(" · batch %1").arg(c.global_batch);
   if (c.simulated) name += QStringLiteral(" (simulated)");
   if (c.slow_replica >= 0) name += QStringLiteral(" · ") + straggler_tag(c);
-  return name;
+  return name + what_if_tags(c);
 }
 
 QString run_label(const RunRecord& r) {
@@ -66,6 +73,7 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
     QString l = devices_text(r->config);
     if (r->config.simulated) l += QObject::tr(" (sim.)");
     if (r->config.slow_replica >= 0) l += QStringLiteral(" · ") + straggler_tag(r->config);
+    l += what_if_tags(r->config);
     if (!same_batch) l += QStringLiteral(" · ") + batch_of(r->config);
     labels.push_back(l);
   }

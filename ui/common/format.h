@@ -16,6 +16,8 @@ QString devices_text(const RunConfig& config);
 // (short, for legends and labels) and "simulated straggler: replica 1 computes 3× slower"
 // (for tooltips, the card, titles). Empty for a run without one.
 QString straggler_tag(const RunConfig& config);
+// " · what-if cnn-dense4096 · simulated link 1 Gbit/s" (empty for the reference on real links).
+QString what_if_tags(const RunConfig& config);
 QString straggler_text(const RunConfig& config);
 QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
 QString run_label(const RunRecord& record);          // the user's name, else the default

@@ -27,6 +27,7 @@
 #include "setup/note_label.h"
 #include "setup/process_picker.h"
 #include "setup/straggler_picker.h"
+#include "setup/what_if_picker.h"
 #include "trainer/run_check.h"
 
 namespace mb {
@@ -38,6 +39,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   devices_ = new DevicePicker(std::move(inventory), this);
   processes_ = new ProcessPicker(launcher, this);
   straggler_ = new StragglerPicker(this);
+  what_if_ = new WhatIfPicker(this);
   message_ = new QLabel(this);
   message_->setObjectName("setup_message");
   message_->setWordWrap(true);
@@ -79,6 +81,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   layout->addWidget(processes_);
   layout->addWidget(build_training_group());
   layout->addWidget(straggler_);
+  layout->addWidget(what_if_);
   layout->addWidget(message_);
   layout->addStretch(1);
 
@@ -93,6 +96,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(straggler_, &StragglerPicker::changed, this, &RunSetupPanel::on_changed);
   connect(straggler_, &StragglerPicker::lock_step_vs_balanced_clicked, this,
           &RunSetupPanel::lock_step_vs_balanced_clicked);
+  connect(what_if_, &WhatIfPicker::changed, this, &RunSetupPanel::on_changed);
   update_state();
 }
 
@@ -287,6 +291,9 @@ TrainConfig RunSetupPanel::config() const {
   c.slow_replica = straggler_->slow_replica();
   c.slow_factor = straggler_->slow_factor();
   c.balance = balance_->isChecked();
+  c.model = what_if_->model();
+  c.link_gbit = what_if_->link().gbit;
+  c.link_latency_us = what_if_->link().latency_us;
   return c;
 }
 
@@ -313,6 +320,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.slow_replica, c.slow_factor);
   balance_->setChecked(c.balance);
+  what_if_->set(c.model, {c.link_gbit, c.link_latency_us});
   on_changed();
 }
 

@@ -27,6 +27,7 @@ class DataPicker;
 class DevicePicker;
 class ProcessPicker;
 class StragglerPicker;
+class WhatIfPicker;
 
 class RunSetupPanel : public QWidget {
   Q_OBJECT
@@ -98,6 +99,7 @@ class RunSetupPanel : public QWidget {
   DevicePicker* devices_;
   ProcessPicker* processes_;
   StragglerPicker* straggler_;
+  WhatIfPicker* what_if_;                  // the model and the simulated link
   QComboBox* batch_preset_;
   QSpinBox* batch_custom_;
   QRadioButton* batch_global_;

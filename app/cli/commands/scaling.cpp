@@ -25,7 +25,10 @@ void add_scaling_options(CLI::App& sub, Options& o) {
   options::add_train_flags(sub, o.train,
                            {{"devices", "the kind of replica to calibrate: cpu (CPU replicas)"},
                             {"batch", "global batch (global mode) and per-replica batch (per-replica mode)"},
-                            {"backend", "CPU kernels: auto, onednn, reference"}});
+                            {"backend", "CPU kernels: auto, onednn, reference"},
+                            {"model", "the model to calibrate and predict: reference or dense:N (a what-if width)"},
+                            {"simulated_link", "predict with a simulated link between this machine's replicas, as "
+                                               "train --simulated-link makes it (GBIT[:US])"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
@@ -59,8 +62,10 @@ void add_scaling_options(CLI::App& sub, Options& o) {
 Calibration measure(const Options& o) {
   CalibrateOptions copt;
   copt.backend = o.train.backend;
+  copt.model = o.train.model;
   copt.round_images = o.round_images;
-  fmt::print("calibrating {} replicas on this machine (takes well under a minute) ...\n", format_devices(o.train.devices));
+  fmt::print("calibrating {} replicas of {} on this machine (takes well under a minute) ...\n",
+             format_devices(o.train.devices), o.train.model.name());
   std::fflush(stdout);
   return calibrate_cpu(copt, [](const std::string& line) {
     fmt::print("  {}\n", line);
@@ -100,10 +105,21 @@ int run_scaling(const Options& o) {
   popt.link_gbps = o.link_gbps;
   popt.link_latency_s = o.link_latency_us * 1e-6;
   popt.machines = o.machines;
+  popt.simulated_link_gbps = o.train.link_gbit;
+  popt.simulated_link_latency_us = o.train.link_latency_us;
+  // A calibration read from a file timed the compute of the model whose gradient it names.
+  const std::optional<ModelSpec> measured = model_with_params(std::size_t(cal.gradient_bytes / sizeof(float)));
+  MB_CHECK(measured == o.train.model, ConfigError, "--calibration {}: it timed {}, not --model {}", o.calibration_in,
+           measured ? measured->name() : fmt::format("a gradient of {} bytes", cal.gradient_bytes),
+           model_text(o.train.model));
   const auto predictions = predict_scaling(cal, popt);
 
-  fmt::print("\npredicted epoch of {} images on {} ({} core(s) here), batch {}:\n", cal.train_size, cal.device,
-             cal.cores, popt.batch);
+  fmt::print("\npredicted epoch of {} images of {} ({:.1f} MB per all-reduce) on {} ({} core(s) here), batch {}{}:\n",
+             cal.train_size, o.train.model.name(), cal.gradient_bytes * 1e-6, cal.device, cal.cores, popt.batch,
+             popt.simulated_link_gbps > 0
+                 ? fmt::format(", simulated link {:g} Gbit/s {:g} us", popt.simulated_link_gbps,
+                               popt.simulated_link_latency_us)
+                 : std::string());
   fmt::print("{:>8} {:>12} {:>9} {:>10} {:>9} {:>10} {:>11}  {}\n", "replicas", "mode", "machines", "epoch s",
              "speedup", "efficiency", "comm share", "note");
   for (const auto& p : predictions)

@@ -4,14 +4,21 @@
 
 #include "backends/selftest.h"
 #include "cli_options.h"
+#include "options/train_flags.h"
 
 namespace mb::cli {
 namespace {
 
-int run_selftest_command(const Options&) {   // 0 when every check passes, 1 on any mismatch
+void add_selftest_options(CLI::App& sub, Options& o) {
+  options::add_train_flags(sub, o.train, {{"model", "check every backend on this model: reference or dense:N"}});
+}
+
+int run_selftest_command(const Options& o) {   // 0 when every check passes, 1 on any mismatch
   const auto targets = selftest_targets();
-  fmt::print("selftest: {} against the reference engine\n", fmt::join(targets, ", "));
-  const auto cases = run_selftest();
+  fmt::print("selftest: {} against the reference engine, model {}\n", fmt::join(targets, ", "), o.train.model.name());
+  SelftestOptions opt;
+  opt.model = o.train.model;
+  const auto cases = run_selftest(opt);
   int failed = 0;
   for (const auto& c : cases) {
     if (!c.pass) ++failed;
@@ -23,7 +30,8 @@ int run_selftest_command(const Options&) {   // 0 when every check passes, 1 on 
 }
 
 [[maybe_unused]] const bool registered = register_command(
-    {"selftest", "check every available backend against the reference", 30, {}, run_selftest_command});
+    {"selftest", "check every available backend against the reference", 30, add_selftest_options,
+     run_selftest_command});
 
 }  // namespace
 }  // namespace mb::cli

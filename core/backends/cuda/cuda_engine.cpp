@@ -83,12 +83,13 @@ struct DeviceData {
 
 class CudaEngine final : public ReplicaEngine {
  public:
-  CudaEngine(int device, int max_batch, Precision precision, const CudaOptions& options);
+  CudaEngine(int device, int max_batch, Precision precision, const ModelSpec& model, const CudaOptions& options);
   ~CudaEngine() override;
   CudaEngine(const CudaEngine&) = delete;
   CudaEngine& operator=(const CudaEngine&) = delete;
 
   std::string device_name() const override { return name_; }
+  ModelSpec model() const override { return model_; }
   void bind_data(const Dataset& train, const Dataset& val) override;
   void set_params(std::span<const float> params) override;
   void get_params(std::span<float> params) const override;
@@ -126,7 +127,7 @@ class CudaEngine final : public ReplicaEngine {
     return StepInputs{n, data.pixels.get(), data.labels.get(), idx, grad_scale, stats};
   }
   AdamArgs adam_args(float lr_t, const AdamConfig& cfg) const {
-    return AdamArgs{params_.get(), grads_.get(), m_.get(),  v_.get(),   static_cast<int>(kParamCount),
+    return AdamArgs{params_.get(), grads_.get(), m_.get(),  v_.get(),   static_cast<int>(count_),
                     lr_t,          cfg.beta1,    cfg.beta2, cfg.epsilon};
   }
   // Enqueue only (no host waits): usable eagerly and under stream capture.
@@ -148,6 +149,8 @@ class CudaEngine final : public ReplicaEngine {
   const int device_;
   const int max_batch_;
   const Precision precision_;
+  const ModelSpec model_;
+  const std::size_t count_;   // the flat buffers' floats: model_.param_count()
   const CudaOptions options_;
   std::string name_;
 
@@ -184,8 +187,14 @@ class CudaEngine final : public ReplicaEngine {
   EngineReport report_;
 };
 
-CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const CudaOptions& options)
-    : device_(device), max_batch_(max_batch), precision_(precision), options_(options) {
+CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const ModelSpec& model,
+                       const CudaOptions& options)
+    : device_(device),
+      max_batch_(max_batch),
+      precision_(precision),
+      model_(model),
+      count_(model.param_count()),
+      options_(options) {
   MB_CHECK(max_batch >= 1, ConfigError, "cuda:{}: the batch per replica must be at least 1, got {}", device, max_batch);
   select_device(device);
   try {
@@ -213,11 +222,11 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Cud
     time_begin_ = make_event(true);
     time_end_ = make_event(true);
 
-    params_.allocate(kParamCount);
-    grads_.allocate(kParamCount);
-    m_.allocate(kParamCount);
-    v_.allocate(kParamCount);
-    params_host_ = PinnedBuffer<float>(kParamCount);
+    params_.allocate(count_);
+    grads_.allocate(count_);
+    m_.allocate(count_);
+    v_.allocate(count_);
+    params_host_ = PinnedBuffer<float>(count_);
     for (auto* st : {&train_stats_, &call_stats_, &warm_stats_}) st->allocate(2);
     stats_host_ = PinnedBuffer<double>(2);
     stage_idx_.allocate(std::size_t(max_batch));
@@ -227,7 +236,7 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Cud
     for (auto* st : {&train_stats_, &call_stats_, &warm_stats_})
       CUDA_CHECK(cudaMemsetAsync(st->get(), 0, st->bytes(), s()));
 
-    const PathContext ctx{s(), max_batch, kHidden, precision, params_.get(), grads_.get()};
+    const PathContext ctx{s(), max_batch, model_.hidden, precision, params_.get(), grads_.get()};
     path_ = options_.path == CudaPath::Fused ? make_fused_path(ctx) : make_cudnn_path(ctx, cudnn_.get(), cublas_.get());
     CUDA_CHECK(cudaStreamSynchronize(s()));  // nothing else exists yet that could fail
   } catch (const DeviceError& e) {
@@ -328,8 +337,8 @@ void CudaEngine::bind_data(const Dataset& train, const Dataset& val) {
 }
 
 void CudaEngine::set_params(std::span<const float> params) {
-  MB_CHECK(params.size() == kParamCount, Error, "{}: set_params got {} floats, the model has {}", name_, params.size(),
-           kParamCount);
+  MB_CHECK(params.size() == count_, Error, "{}: set_params got {} floats, the model has {}", name_, params.size(),
+           count_);
   CUDA_CHECK(cudaSetDevice(device_));
   CUDA_CHECK(cudaMemcpyAsync(params_.get(), params.data(), params_.bytes(), cudaMemcpyHostToDevice, s()));
   CUDA_CHECK(cudaMemsetAsync(m_.get(), 0, m_.bytes(), s()));
@@ -338,8 +347,8 @@ void CudaEngine::set_params(std::span<const float> params) {
 }
 
 void CudaEngine::get_params(std::span<float> params) const {
-  MB_CHECK(params.size() == kParamCount, Error, "{}: get_params got room for {} floats, the model has {}", name_,
-           params.size(), kParamCount);
+  MB_CHECK(params.size() == count_, Error, "{}: get_params got room for {} floats, the model has {}", name_,
+           params.size(), count_);
   CUDA_CHECK(cudaSetDevice(device_));
   // Through pinned memory: a copy into pageable memory would block in the driver until the
   // whole queue ran, where a failed peer could hold it forever.
@@ -349,8 +358,8 @@ void CudaEngine::get_params(std::span<float> params) const {
 }
 
 void CudaEngine::get_grads(std::span<float> grads) const {
-  MB_CHECK(grads.size() == kParamCount, Error, "{}: get_grads got room for {} floats, the model has {}", name_,
-           grads.size(), kParamCount);
+  MB_CHECK(grads.size() == count_, Error, "{}: get_grads got room for {} floats, the model has {}", name_,
+           grads.size(), count_);
   CUDA_CHECK(cudaSetDevice(device_));
   CUDA_CHECK(cudaMemcpyAsync(params_host_.get(), grads_.get(), grads_.bytes(), cudaMemcpyDeviceToHost, s()));
   wait_device();
@@ -425,7 +434,7 @@ void CudaEngine::enqueue_allreduce(int bucket, Communicator& comm) {
   cudaStream_t cs = static_cast<cudaStream_t>(comm.stream());
   CUDA_CHECK(cudaEventRecord(bucket_ready_[bucket].get(), s()));
   CUDA_CHECK(cudaStreamWaitEvent(cs, bucket_ready_[bucket].get(), 0));
-  const BucketRange r = bucket_range(bucket);
+  const BucketRange r = bucket_range(bucket, count_);
   comm.all_reduce_sum(grads_.get() + r.offset, r.count);
 }
 
@@ -568,14 +577,14 @@ void CudaEngine::profile_communication(const StepShape& shape, Communicator& com
   });
   without = CapturedStep{};
 
-  if (profile_buffer_.size() == 0) profile_buffer_.allocate(kParamCount);
+  if (profile_buffer_.size() == 0) profile_buffer_.allocate(count_);
   CUDA_CHECK(cudaMemsetAsync(profile_buffer_.get(), 0, profile_buffer_.bytes(), s()));
   cudaStream_t cs = static_cast<cudaStream_t>(comm.stream());
   CUDA_CHECK(cudaEventRecord(bucket_ready_[0].get(), s()));
   CUDA_CHECK(cudaStreamWaitEvent(cs, bucket_ready_[0].get(), 0));
   comm.barrier();
   CUDA_CHECK(cudaEventRecord(time_begin_.get(), cs));
-  for (int i = 0; i < kProfileSteps; ++i) comm.all_reduce_sum(profile_buffer_.get(), kParamCount);
+  for (int i = 0; i < kProfileSteps; ++i) comm.all_reduce_sum(profile_buffer_.get(), count_);
   CUDA_CHECK(cudaEventRecord(time_end_.get(), cs));
   CUDA_CHECK(cudaStreamWaitEvent(s(), time_end_.get(), 0));
   wait_device();
@@ -584,7 +593,7 @@ void CudaEngine::profile_communication(const StepShape& shape, Communicator& com
 
   CommProfile& p = profile_;
   p.replicas = comm.size();
-  p.bytes = static_cast<int64_t>(kParamCount * sizeof(float));
+  p.bytes = static_cast<int64_t>(count_ * sizeof(float));
   p.buckets = kBuckets;
   p.allreduce_s = ms / 1000.0 / kProfileSteps;
   const AllReduceBandwidth bw = all_reduce_bandwidth(double(p.bytes), p.allreduce_s, p.replicas);
@@ -659,10 +668,10 @@ void CudaEngine::warm_up(std::span<const StepShape> shapes, Communicator& comm) 
   const bool have_data = train_.count > 0;
 
   // Parameters and moments are restored at the end: the warm-up's steps are not training.
-  if (backup_.size() == 0) backup_.allocate(3 * kParamCount);
+  if (backup_.size() == 0) backup_.allocate(3 * count_);
   const DeviceBuffer<float>* state[3] = {&params_, &m_, &v_};
   for (int i = 0; i < 3; ++i)
-    CUDA_CHECK(cudaMemcpyAsync(backup_.get() + i * kParamCount, state[i]->get(), params_.bytes(),
+    CUDA_CHECK(cudaMemcpyAsync(backup_.get() + i * count_, state[i]->get(), params_.bytes(),
                                cudaMemcpyDeviceToDevice, s()));
   // Any valid samples do (the bound data may have changed since the last warm-up).
   std::vector<int32_t> idx(static_cast<std::size_t>(max_batch_));
@@ -717,7 +726,7 @@ void CudaEngine::warm_up(std::span<const StepShape> shapes, Communicator& comm) 
   if (reduce && !shapes.empty()) profile_communication(shapes.front(), *reduce);
 
   for (int i = 0; i < 3; ++i)
-    CUDA_CHECK(cudaMemcpyAsync(state[i]->get(), backup_.get() + i * kParamCount, params_.bytes(),
+    CUDA_CHECK(cudaMemcpyAsync(state[i]->get(), backup_.get() + i * count_, params_.bytes(),
                                cudaMemcpyDeviceToDevice, s()));
   CUDA_CHECK(cudaMemsetAsync(train_stats_.get(), 0, train_stats_.bytes(), s()));
   pending_samples_ = 0;
@@ -738,7 +747,7 @@ BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float 
     CUDA_CHECK(cudaMemsetAsync(grads_.get(), 0, grads_.bytes(), s()));
     return read_stats(call_stats_, 0, false);
   }
-  if (total > chunk && grad_sum_.size() == 0) grad_sum_.allocate(kParamCount);
+  if (total > chunk && grad_sum_.size() == 0) grad_sum_.allocate(count_);
   for (std::size_t off = 0; off < total; off += chunk) {
     const int n = static_cast<int>(std::min(chunk, total - off));
     prepare(n);
@@ -750,7 +759,7 @@ BatchStats CudaEngine::forward_backward(std::span<const int32_t> indices, float 
       } else {
         constexpr float kOne = 1.0f;
         CUBLAS_CHECK(
-            cublasSaxpy(cublas_.get(), static_cast<int>(kParamCount), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
+            cublasSaxpy(cublas_.get(), static_cast<int>(count_), &kOne, grads_.get(), 1, grad_sum_.get(), 1));
       }
     }
   }
@@ -786,8 +795,9 @@ BatchStats CudaEngine::evaluate_on(const DeviceData& data, std::span<const int32
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch, Precision precision) {
-  return std::make_unique<CudaEngine>(device, max_batch, precision, cuda_options_from_env());
+std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch, Precision precision,
+                                               const ModelSpec& model) {
+  return std::make_unique<CudaEngine>(device, max_batch, precision, model, cuda_options_from_env());
 }
 
 }  // namespace mb::cuda

@@ -20,7 +20,7 @@ using fused::FusedArgs;
 class FusedPath final : public StepPath {
  public:
   explicit FusedPath(const PathContext& ctx) : ctx_(ctx) {
-    MB_CHECK(fused::param_offsets(ctx.hidden).total == cnn::kParamCount, ConfigError,
+    MB_CHECK(fused::param_offsets(ctx.hidden).total == std::size_t(cnn::param_count(ctx.hidden)), ConfigError,
              "the fused path's parameter layout for a dense width of {} is not the model's", ctx.hidden);
     if (ctx.precision == Precision::Tf32)
       spdlog::info("MB_CUDA_PATH=fused computes in FP32: its kernels use no tensor cores yet");

@@ -27,7 +27,7 @@ namespace mb::cuda {
 struct PathContext {
   cudaStream_t stream = nullptr;
   int max_batch = 0;
-  int hidden = 0;  // the dense layer's width (cnn::kHidden today; a run-time value here)
+  int hidden = 0;  // the dense layer's width (ModelSpec::hidden)
   Precision precision = Precision::Fp32;
   float* params = nullptr;  // flat, cnn_spec layout
   float* grads = nullptr;   // flat, overwritten by every backward
@@ -96,6 +96,6 @@ std::unique_ptr<StepPath> make_fused_path(const PathContext& ctx);
 struct BucketRange {
   std::size_t offset, count;
 };
-BucketRange bucket_range(int bucket);
+BucketRange bucket_range(int bucket, std::size_t param_count);
 
 }  // namespace mb::cuda

@@ -69,13 +69,14 @@ void softmax_xent(const float* logits, const std::vector<int>& labels, int n, Ba
 
 class OnednnEngine final : public ReplicaEngine {
  public:
-  OnednnEngine(int max_batch, int threads)
+  OnednnEngine(int max_batch, int threads, const ModelSpec& model)
       : max_batch_(max_batch),
         threads_(threads),
-        params_(cnn::kParamCount, 0.0f),
-        grads_(cnn::kParamCount, 0.0f),
-        m_(cnn::kParamCount, 0.0f),
-        v_(cnn::kParamCount, 0.0f) {
+        model_(model),
+        params_(model.param_count(), 0.0f),
+        grads_(model.param_count(), 0.0f),
+        m_(model.param_count(), 0.0f),
+        v_(model.param_count(), 0.0f) {
     MB_CHECK(max_batch >= 1, ConfigError, "oneDNN engine: max batch {} must be at least 1", max_batch);
     MB_CHECK(threads >= 1, ConfigError, "oneDNN engine: {} threads per replica; it needs at least 1", threads);
     onednn::init_simd_target();   // a bad MB_SIMD_TARGET fails here, before any training
@@ -87,6 +88,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   std::string device_name() const override { return "cpu (oneDNN)"; }
+  ModelSpec model() const override { return model_; }
 
   void bind_data(const Dataset& train, const Dataset& val) override {
     for (const Dataset* d : {&train, &val})
@@ -98,8 +100,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   void set_params(std::span<const float> params) override {
-    MB_CHECK(params.size() == cnn::kParamCount, Error, "set_params: {} floats given, the model has {}",
-             params.size(), cnn::kParamCount);
+    check_size(params.size(), "set_params");
     std::copy(params.begin(), params.end(), params_.begin());
     std::fill(m_.begin(), m_.end(), 0.0f);
     std::fill(v_.begin(), v_.end(), 0.0f);
@@ -107,8 +108,7 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   void get_params(std::span<float> params) const override {
-    MB_CHECK(params.size() == cnn::kParamCount, Error, "get_params: room for {} floats, the model has {}",
-             params.size(), cnn::kParamCount);
+    check_size(params.size(), "get_params");
     std::copy(params_.begin(), params_.end(), params.begin());
   }
 
@@ -122,7 +122,7 @@ class OnednnEngine final : public ReplicaEngine {
     if (indices.size() <= std::size_t(max_batch_)) return forward_backward_chunk(indices, grad_scale, times);
     // Larger than the plans: chunks of max_batch, gradients summed (the trainer never asks
     // for this; other callers may).
-    grad_sum_.assign(cnn::kParamCount, 0.0f);
+    grad_sum_.assign(params_.size(), 0.0f);
     BatchStats total;
     for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
       const auto chunk = indices.subspan(begin, std::min(indices.size() - begin, std::size_t(max_batch_)));
@@ -139,8 +139,7 @@ class OnednnEngine final : public ReplicaEngine {
   float* grad_buffer() override { return grads_.data(); }
 
   void get_grads(std::span<float> grads) const override {
-    MB_CHECK(grads.size() == cnn::kParamCount, Error, "get_grads: room for {} floats, the model has {}",
-             grads.size(), cnn::kParamCount);
+    check_size(grads.size(), "get_grads");
     std::copy(grads_.begin(), grads_.end(), grads.begin());
   }
 
@@ -163,6 +162,11 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
  private:
+  void check_size(std::size_t size, const char* what) const {
+    MB_CHECK(size == params_.size(), Error, "oneDNN engine {}: {} floats, the model ({}) has {}", what, size,
+             model_.name(), params_.size());
+  }
+
   template <typename F>
   static void guarded(const char* what, F&& body) {
     try {
@@ -195,7 +199,7 @@ class OnednnEngine final : public ReplicaEngine {
   onednn::NetPlan& plan(int n) {
     auto it = plans_.find(n);
     if (it == plans_.end()) {
-      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, params_.data(), grads_.data())).first;
+      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, model_.hidden, params_.data(), grads_.data())).first;
       spdlog::debug("oneDNN plan for {}", it->second->describe());
     }
     return *it->second;
@@ -236,6 +240,7 @@ class OnednnEngine final : public ReplicaEngine {
 
   int max_batch_;
   int threads_;
+  const ModelSpec model_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::vector<float> params_, grads_, m_, v_;   // never resized: plans hold pointers into them
@@ -249,8 +254,8 @@ class OnednnEngine final : public ReplicaEngine {
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads) {
-  return std::make_unique<OnednnEngine>(max_batch, threads);
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads, const ModelSpec& model) {
+  return std::make_unique<OnednnEngine>(max_batch, threads, model);
 }
 
 std::string cpu_kernels_summary() {

@@ -10,7 +10,7 @@ namespace mb {
 
 // threads: intra-replica threads (oneDNN's and the own kernels'); >= 1, else ConfigError.
 // Results do not depend on it beyond float summation order inside oneDNN's primitives.
-std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads = 1);
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads = 1, const ModelSpec& model = {});
 std::string onednn_version();   // "2.6.3"
 
 // What the CPU engine runs on this machine, for version lines and run records:

@@ -66,7 +66,7 @@ Conv2Impl choose_conv2() {
   return Conv2Impl::Own;
 }
 
-NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads)
+NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads)
     : engine_(engine), batch_(batch), params_(params), grads_(grads) {
   using namespace cnn;
   MB_CHECK(batch > 0, Error, "oneDNN plan: batch size {} must be positive", batch);
@@ -78,13 +78,11 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   relu_attr.set_post_ops(relu);
 
   const memory::dim n = batch;
-  const auto& layout = param_tensors();
-  // Views of the flat buffers in PyTorch layouts.
-  auto view = [&](const float* base, ParamId id, const memory::dims& dims, Tag tag) {
-    return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout[id].offset);
-  };
+  layout_ = param_layout(hidden);
+  const memory::dim width = hidden;   // the dense width is the model's (oneDNN sizes it here)
+  // The parameter tensors' shapes (PyTorch layouts), viewed in the flat buffers by flat_view.
   const memory::dims w_c2{kConv2Out, kConv1Out, kKernel, kKernel},
-      w_fc1{kHidden, kFlat}, w_fc2{kClasses, kHidden};
+      w_fc1{width, kFlat}, w_fc2{kClasses, width};
   const memory::dims c2_dims{n, kConv2Out, kConv2Side, kConv2Side};
   const memory::dims one{1, 1}, zero{0, 0};
 
@@ -139,8 +137,8 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
     c2_ = make(c2_fwd.dst_desc());
     conv2_ = {dnnl::convolution_forward(c2_fwd),
               {{DNNL_ARG_SRC, p1_},
-               {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-               {DNNL_ARG_BIAS, view(params, kConv2B, {kConv2Out}, Tag::x)},
+               {DNNL_ARG_WEIGHTS, import_weights(c2_fwd.weights_desc(), flat_view(params, kConv2W, w_c2, Tag::oihw))},
+               {DNNL_ARG_BIAS, flat_view(params, kConv2B, {kConv2Out}, Tag::x)},
                {DNNL_ARG_DST, c2_}},
               fmt::format("conv2 fwd {}", c2_fwd.impl_info_str())};
   }
@@ -153,15 +151,15 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
 
   // The dense layers use PyTorch's [out, in] weights as they are: no reorders either way.
   auto fc1_fwd = dnnl::inner_product_forward::primitive_desc(
-      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({kHidden}, Tag::x),
-       plain({n, kHidden}, Tag::nc)},
+      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({width}, Tag::x),
+       plain({n, width}, Tag::nc)},
       relu_attr, engine_);
   account(fc1_fwd);
   h1_ = make(fc1_fwd.dst_desc());
   fc1_ = {dnnl::inner_product_forward(fc1_fwd),
           {{DNNL_ARG_SRC, p2_},
-           {DNNL_ARG_WEIGHTS, import_weights(fc1_fwd.weights_desc(), view(params, kFc1W, w_fc1, Tag::oi))},
-           {DNNL_ARG_BIAS, view(params, kFc1B, {kHidden}, Tag::x)},
+           {DNNL_ARG_WEIGHTS, import_weights(fc1_fwd.weights_desc(), flat_view(params, kFc1W, w_fc1, Tag::oi))},
+           {DNNL_ARG_BIAS, flat_view(params, kFc1B, {width}, Tag::x)},
            {DNNL_ARG_DST, h1_}},
           fmt::format("fc1 fwd {}", fc1_fwd.impl_info_str())};
 
@@ -173,84 +171,97 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, const float* params, flo
   z_ = make(fc2_fwd.dst_desc());
   fc2_ = {dnnl::inner_product_forward(fc2_fwd),
           {{DNNL_ARG_SRC, h1_},
-           {DNNL_ARG_WEIGHTS, import_weights(fc2_fwd.weights_desc(), view(params, kFc2W, w_fc2, Tag::oi))},
-           {DNNL_ARG_BIAS, view(params, kFc2B, {kClasses}, Tag::x)},
+           {DNNL_ARG_WEIGHTS, import_weights(fc2_fwd.weights_desc(), flat_view(params, kFc2W, w_fc2, Tag::oi))},
+           {DNNL_ARG_BIAS, flat_view(params, kFc2B, {kClasses}, Tag::x)},
            {DNNL_ARG_DST, z_}},
           fmt::format("fc2 fwd {}", fc2_fwd.impl_info_str())};
 
   // ---- backward ----
   dz_ = make(z_.get_desc());
 
-  // A dense layer's backward: weight and bias gradients straight into the flat buffer, then
-  // the data gradient for the layer below (allocated here as diff_src).
-  auto dense_backward = [&](const char* name, const dnnl::inner_product_forward::primitive_desc& fwd,
-                            const memory& src, const memory::dims& w_dims, ParamId w_id, ParamId b_id,
-                            const memory& diff_dst, Step& bw_step, Step& bd_step, memory& diff_src) {
-    const memory::dims b_dims{w_dims[0]};
-    auto bw = dnnl::inner_product_backward_weights::primitive_desc(
-        {src.get_desc(), plain(w_dims, Tag::oi), plain(b_dims, Tag::x), diff_dst.get_desc()}, attr_, engine_, fwd);
-    account(bw);
-    bw_step = {dnnl::inner_product_backward_weights(bw),
-               {{DNNL_ARG_SRC, src},
-                {DNNL_ARG_DIFF_DST, diff_dst},
-                {DNNL_ARG_DIFF_WEIGHTS, export_grads(bw.diff_weights_desc(), view(grads, w_id, w_dims, Tag::oi))},
-                {DNNL_ARG_DIFF_BIAS, view(grads, b_id, b_dims, Tag::x)}},
-               fmt::format("{} bwd-w {}", name, bw.impl_info_str())};
-
-    auto bd = dnnl::inner_product_backward_data::primitive_desc(
-        {src.get_desc(), plain(w_dims, Tag::oi), diff_dst.get_desc()}, attr_, engine_, fwd);
-    account(bd);
-    diff_src = make(src.get_desc());
-    bd_step = {dnnl::inner_product_backward_data(bd),
-               {{DNNL_ARG_DIFF_DST, diff_dst},
-                {DNNL_ARG_WEIGHTS, import_weights(bd.weights_desc(), view(params, w_id, w_dims, Tag::oi))},
-                {DNNL_ARG_DIFF_SRC, diff_src}},
-               fmt::format("{} bwd-d {}", name, bd.impl_info_str())};
-  };
-  dense_backward("fc2", fc2_fwd, h1_, w_fc2, kFc2W, kFc2B, dz_, fc2_bw_, fc2_bd_, dh1_);
-  dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
+  plan_dense_backward("fc2", fc2_fwd, h1_, w_fc2, kFc2W, kFc2B, dz_, fc2_bw_, fc2_bd_, dh1_);
+  plan_dense_backward("fc1", fc1_fwd, p2_, w_fc1, kFc1W, kFc1B, dh1_, fc1_bw_, fc1_bd_, dp2_);
 
   dp1_ = make(p1_.get_desc());
-  if (!conv2_own_) {
-    dc2_ = make(c2_.get_desc());
-    auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
-      return dnnl::convolution_backward_weights::primitive_desc(
-          {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
-          engine_, hint);
-    };
-    dnnl::convolution_backward_weights::primitive_desc conv2_bw;
-    if (c2_wino) {
-      try {
-        conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, c2_fwd);
-      } catch (const dnnl::error&) {
-      }
-    }
-    if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, c2_fwd_direct);
-    account(conv2_bw);
-    conv2_bw_ = {
-        dnnl::convolution_backward_weights(conv2_bw),
-        {{DNNL_ARG_SRC, p1_},
-         {DNNL_ARG_DIFF_DST, dc2_},
-         {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), view(grads, kConv2W, w_c2, Tag::oihw))},
-         {DNNL_ARG_DIFF_BIAS, view(grads, kConv2B, {kConv2Out}, Tag::x)}},
-        fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
-
-    auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
-        {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_,
-        engine_, c2_fwd_direct);
-    account(conv2_bd);
-    conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
-                 {{DNNL_ARG_DIFF_DST, dc2_},
-                  {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), view(params, kConv2W, w_c2, Tag::oihw))},
-                  {DNNL_ARG_DIFF_SRC, dp1_}},
-                 fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
-  }
+  if (!conv2_own_) plan_conv2_backward(c2_fwd, c2_fwd_direct, c2_wino, w_c2);
 
   // One scratchpad for every step: they run one after another on one thread.
   scratch_ = memory(memory::desc({std::max<memory::dim>(scratch_bytes_, 1)}, Dt::u8, Tag::x), engine_);
   for (Step* s : primitive_steps()) s->args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
   for (auto* steps : {&weight_sync_, &grad_export_})
     for (auto& s : *steps) s.args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
+}
+
+memory NetPlan::flat_view(const float* base, cnn::ParamId id, const memory::dims& dims, Tag tag) const {
+  return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout_[id].offset);
+}
+
+// A dense layer's backward: weight and bias gradients straight into the flat buffer, then the
+// data gradient for the layer below (allocated here as diff_src).
+void NetPlan::plan_dense_backward(const char* name, const dnnl::inner_product_forward::primitive_desc& fwd,
+                                  const memory& src, const memory::dims& w_dims, cnn::ParamId w_id,
+                                  cnn::ParamId b_id, const memory& diff_dst, Step& bw_step, Step& bd_step, memory& diff_src) {
+  const memory::dims b_dims{w_dims[0]};
+  auto bw = dnnl::inner_product_backward_weights::primitive_desc(
+      {src.get_desc(), plain(w_dims, Tag::oi), plain(b_dims, Tag::x), diff_dst.get_desc()}, attr_, engine_, fwd);
+  account(bw);
+  bw_step = {dnnl::inner_product_backward_weights(bw),
+             {{DNNL_ARG_SRC, src},
+              {DNNL_ARG_DIFF_DST, diff_dst},
+              {DNNL_ARG_DIFF_WEIGHTS, export_grads(bw.diff_weights_desc(), flat_view(grads_, w_id, w_dims, Tag::oi))},
+              {DNNL_ARG_DIFF_BIAS, flat_view(grads_, b_id, b_dims, Tag::x)}},
+             fmt::format("{} bwd-w {}", name, bw.impl_info_str())};
+
+  auto bd = dnnl::inner_product_backward_data::primitive_desc(
+      {src.get_desc(), plain(w_dims, Tag::oi), diff_dst.get_desc()}, attr_, engine_, fwd);
+  account(bd);
+  diff_src = make(src.get_desc());
+  bd_step = {dnnl::inner_product_backward_data(bd),
+             {{DNNL_ARG_DIFF_DST, diff_dst},
+              {DNNL_ARG_WEIGHTS, import_weights(bd.weights_desc(), flat_view(params_, w_id, w_dims, Tag::oi))},
+              {DNNL_ARG_DIFF_SRC, diff_src}},
+             fmt::format("{} bwd-d {}", name, bd.impl_info_str())};
+}
+
+// conv2's backward on oneDNN (when the own Winograd kernels do not run it): weight gradient by
+// Winograd where the forward was and the ISA has one, else direct; data gradient direct.
+void NetPlan::plan_conv2_backward(const dnnl::convolution_forward::primitive_desc& fwd,
+                                  const dnnl::convolution_forward::primitive_desc& fwd_direct, bool winograd,
+                                  const memory::dims& w_c2) {
+  using namespace cnn;
+  const memory::dims one{1, 1}, zero{0, 0};
+  dc2_ = make(c2_.get_desc());
+  auto conv2_bw_pd = [&](algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
+    return dnnl::convolution_backward_weights::primitive_desc(
+        {alg, p1_.get_desc(), any(w_c2), plain({kConv2Out}, Tag::x), dc2_.get_desc(), one, zero, zero}, attr_,
+        engine_, hint);
+  };
+  dnnl::convolution_backward_weights::primitive_desc conv2_bw;
+  if (winograd) {
+    try {
+      conv2_bw = conv2_bw_pd(algorithm::convolution_winograd, fwd);
+    } catch (const dnnl::error&) {
+    }
+  }
+  if (!conv2_bw) conv2_bw = conv2_bw_pd(algorithm::convolution_direct, fwd_direct);
+  account(conv2_bw);
+  conv2_bw_ = {
+      dnnl::convolution_backward_weights(conv2_bw),
+      {{DNNL_ARG_SRC, p1_},
+       {DNNL_ARG_DIFF_DST, dc2_},
+       {DNNL_ARG_DIFF_WEIGHTS, export_grads(conv2_bw.diff_weights_desc(), flat_view(grads_, kConv2W, w_c2, Tag::oihw))},
+       {DNNL_ARG_DIFF_BIAS, flat_view(grads_, kConv2B, {kConv2Out}, Tag::x)}},
+      fmt::format("conv2 bwd-w {}", conv2_bw.impl_info_str())};
+
+  auto conv2_bd = dnnl::convolution_backward_data::primitive_desc(
+      {algorithm::convolution_direct, p1_.get_desc(), any(w_c2), dc2_.get_desc(), one, zero, zero}, attr_,
+      engine_, fwd_direct);
+  account(conv2_bd);
+  conv2_bd_ = {dnnl::convolution_backward_data(conv2_bd),
+               {{DNNL_ARG_DIFF_DST, dc2_},
+                {DNNL_ARG_WEIGHTS, import_weights(conv2_bd.weights_desc(), flat_view(params_, kConv2W, w_c2, Tag::oihw))},
+                {DNNL_ARG_DIFF_SRC, dp1_}},
+               fmt::format("conv2 bwd-d {}", conv2_bd.impl_info_str())};
 }
 
 memory NetPlan::make(const memory::desc& desc) { return memory(desc, engine_); }

@@ -12,6 +12,7 @@
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/winograd_conv2.h"
+#include "model/cnn_spec.h"
 
 namespace mb::onednn {
 
@@ -33,9 +34,10 @@ Conv2Impl choose_conv2();
 // plain (N,10).
 class NetPlan {
  public:
-  // `params` and `grads` are the engine's flat buffers (cnn_spec layout); they must outlive
-  // the plan. Biases and, where the layouts agree, weight gradients are bound to them in place.
-  NetPlan(const dnnl::engine& engine, int batch, const float* params, float* grads);
+  // `params` and `grads` are the engine's flat buffers (cnn_spec layout for dense width
+  // `hidden`); they must outlive the plan. Biases and, where the layouts agree, weight
+  // gradients are bound to them in place. The conv layers' offsets do not depend on `hidden`.
+  NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads);
 
   int batch() const { return batch_; }
   float* input() { return x_.data(); }                                              // N x 784
@@ -82,6 +84,16 @@ class NetPlan {
   dnnl::memory import_weights(const dnnl::memory::desc& desc, const dnnl::memory& user);
   dnnl::memory export_grads(const dnnl::memory::desc& desc, const dnnl::memory& user);
   void account(const dnnl::primitive_desc_base& pd);
+  // A view of one parameter tensor of a flat buffer (params_ or grads_) in a PyTorch layout.
+  dnnl::memory flat_view(const float* base, cnn::ParamId id, const dnnl::memory::dims& dims,
+                         dnnl::memory::format_tag tag) const;
+  void plan_dense_backward(const char* name, const dnnl::inner_product_forward::primitive_desc& fwd,
+                           const dnnl::memory& src, const dnnl::memory::dims& w_dims, cnn::ParamId w_id,
+                           cnn::ParamId b_id, const dnnl::memory& diff_dst, Step& bw_step, Step& bd_step,
+                           dnnl::memory& diff_src);
+  void plan_conv2_backward(const dnnl::convolution_forward::primitive_desc& fwd,
+                           const dnnl::convolution_forward::primitive_desc& fwd_direct, bool winograd,
+                           const dnnl::memory::dims& w_c2);
 
   dnnl::engine engine_;
   int batch_;
@@ -91,6 +103,7 @@ class NetPlan {
 
   const float* params_;
   float* grads_;
+  cnn::ParamLayout layout_{};                // of the flat buffers, for the model's dense width
 
   // Forward activations; arg1_/arg2_ hold each pooling window's argmax.
   std::vector<float> x_;

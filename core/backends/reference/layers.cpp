@@ -272,7 +272,7 @@ void ReferenceWorkspace::reserve(int n) {
   pool1.resize(per(kConv1Out * kPool1Side * kPool1Side));
   conv2.resize(per(kConv2Out * kConv2Side * kConv2Side));
   pool2.resize(per(kFlat));
-  fc1.resize(per(kHidden));
+  fc1.resize(per(hidden));
   logits.resize(per(kClasses));
   d_conv1.resize(conv1.size());
   d_pool1.resize(pool1.size());
@@ -288,26 +288,28 @@ namespace {
 // Activation floats per sample (the ReLUs run over n times these).
 constexpr std::size_t kConv1PerSample = std::size_t{kConv1Out} * kConv1Side * kConv1Side;
 constexpr std::size_t kConv2PerSample = std::size_t{kConv2Out} * kConv2Side * kConv2Side;
-constexpr std::size_t kFc1PerSample = kHidden;
 
-// The layer shapes of the model for a batch of n.
+// The layer shapes and parameter offsets of the model for a batch of n.
 struct ModelShapes {
   ref::ConvShape conv1, conv2;
   ref::PoolShape pool1, pool2;
   ref::DenseShape fc1, fc2;
-  explicit ModelShapes(int n)
+  ParamLayout layout;
+  std::size_t fc1_per_sample;
+  ModelShapes(int n, int hidden)
       : conv1{n, 1, kImageSide, kImageSide, kConv1Out, kKernel},
         conv2{n, kConv1Out, kPool1Side, kPool1Side, kConv2Out, kKernel},
         pool1{n, kConv1Out, kConv1Side, kConv1Side},
         pool2{n, kConv2Out, kConv2Side, kConv2Side},
-        fc1{n, kFlat, kHidden},
-        fc2{n, kHidden, kClasses} {}
+        fc1{n, kFlat, hidden},
+        fc2{n, hidden, kClasses},
+        layout(param_layout(hidden)),
+        fc1_per_sample(std::size_t(hidden)) {}
+  template <typename T>
+  T* tensor(T* params, ParamId id) const {
+    return params + layout[id].offset;
+  }
 };
-
-template <typename T>
-T* tensor(T* params, ParamId id) {
-  return params + param_tensors()[id].offset;
-}
 
 void check_batch(int n) { MB_CHECK(n >= 0, ConfigError, "batch of {} samples: must be >= 0", n); }
 
@@ -318,22 +320,22 @@ struct Activations {
 };
 
 template <typename T>
-void forward_t(const T* params, const T* images, int n, const Activations<T>& a) {
-  const ModelShapes s(n);
-  ref::conv2d_forward_t(s.conv1, images, tensor(params, kConv1W), tensor(params, kConv1B), a.conv1);
+void forward_t(const T* params, const T* images, int n, int hidden, const Activations<T>& a) {
+  const ModelShapes s(n, hidden);
+  ref::conv2d_forward_t(s.conv1, images, s.tensor(params, kConv1W), s.tensor(params, kConv1B), a.conv1);
   ref::relu_forward_t(a.conv1, a.conv1, n * kConv1PerSample);
   ref::maxpool2x2_forward_t(s.pool1, a.conv1, a.pool1);
-  ref::conv2d_forward_t(s.conv2, a.pool1, tensor(params, kConv2W), tensor(params, kConv2B), a.conv2);
+  ref::conv2d_forward_t(s.conv2, a.pool1, s.tensor(params, kConv2W), s.tensor(params, kConv2B), a.conv2);
   ref::relu_forward_t(a.conv2, a.conv2, n * kConv2PerSample);
   ref::maxpool2x2_forward_t(s.pool2, a.conv2, a.pool2);
-  ref::dense_forward_t(s.fc1, a.pool2, tensor(params, kFc1W), tensor(params, kFc1B), a.fc1);
-  ref::relu_forward_t(a.fc1, a.fc1, n * kFc1PerSample);
-  ref::dense_forward_t(s.fc2, a.fc1, tensor(params, kFc2W), tensor(params, kFc2B), a.logits);
+  ref::dense_forward_t(s.fc1, a.pool2, s.tensor(params, kFc1W), s.tensor(params, kFc1B), a.fc1);
+  ref::relu_forward_t(a.fc1, a.fc1, n * s.fc1_per_sample);
+  ref::dense_forward_t(s.fc2, a.fc1, s.tensor(params, kFc2W), s.tensor(params, kFc2B), a.logits);
 }
 
 void forward(const float* params, const float* images, int n, ReferenceWorkspace& ws) {
   ws.reserve(n);
-  forward_t(params, images, n,
+  forward_t(params, images, n, ws.hidden,
             Activations<float>{ws.conv1.data(), ws.pool1.data(), ws.conv2.data(), ws.pool2.data(), ws.fc1.data(),
                                ws.logits.data()});
 }
@@ -352,7 +354,7 @@ BatchStats reference_forward_backward(const float* params, const float* images, 
                                       float grad_scale, float* grads, ReferenceWorkspace& ws) {
   check_batch(n);
   if (n == 0) {
-    std::fill(grads, grads + kParamCount, 0.0f);
+    std::fill(grads, grads + param_count(ws.hidden), 0.0f);
     return {};
   }
   forward(params, images, n, ws);
@@ -360,35 +362,36 @@ BatchStats reference_forward_backward(const float* params, const float* images, 
 
   // The activations were sized by forward(); the ReLU backward steps run in place on the
   // gradient buffers, reading the stored post-ReLU activations.
-  const ModelShapes s(n);
+  const ModelShapes s(n, ws.hidden);
   ref::softmax_xent_backward(ws.logits.data(), labels, n, kClasses, grad_scale, ws.d_logits.data());
-  ref::dense_backward(s.fc2, ws.fc1.data(), tensor(params, kFc2W), ws.d_logits.data(), ws.d_fc1.data(),
-                      tensor(grads, kFc2W), tensor(grads, kFc2B));
-  ref::relu_backward(ws.fc1.data(), ws.d_fc1.data(), ws.d_fc1.data(), n * kFc1PerSample);
-  ref::dense_backward(s.fc1, ws.pool2.data(), tensor(params, kFc1W), ws.d_fc1.data(), ws.d_pool2.data(),
-                      tensor(grads, kFc1W), tensor(grads, kFc1B));
+  ref::dense_backward(s.fc2, ws.fc1.data(), s.tensor(params, kFc2W), ws.d_logits.data(), ws.d_fc1.data(),
+                      s.tensor(grads, kFc2W), s.tensor(grads, kFc2B));
+  ref::relu_backward(ws.fc1.data(), ws.d_fc1.data(), ws.d_fc1.data(), n * s.fc1_per_sample);
+  ref::dense_backward(s.fc1, ws.pool2.data(), s.tensor(params, kFc1W), ws.d_fc1.data(), ws.d_pool2.data(),
+                      s.tensor(grads, kFc1W), s.tensor(grads, kFc1B));
   ref::maxpool2x2_backward(s.pool2, ws.conv2.data(), ws.d_pool2.data(), ws.d_conv2.data());
   ref::relu_backward(ws.conv2.data(), ws.d_conv2.data(), ws.d_conv2.data(),
                      n * kConv2PerSample);
-  ref::conv2d_backward(s.conv2, ws.pool1.data(), tensor(params, kConv2W), ws.d_conv2.data(), ws.d_pool1.data(),
-                       tensor(grads, kConv2W), tensor(grads, kConv2B));
+  ref::conv2d_backward(s.conv2, ws.pool1.data(), s.tensor(params, kConv2W), ws.d_conv2.data(), ws.d_pool1.data(),
+                       s.tensor(grads, kConv2W), s.tensor(grads, kConv2B));
   ref::maxpool2x2_backward(s.pool1, ws.conv1.data(), ws.d_pool1.data(), ws.d_conv1.data());
   ref::relu_backward(ws.conv1.data(), ws.d_conv1.data(), ws.d_conv1.data(),
                      n * kConv1PerSample);
   // Nothing below conv1 needs an input gradient.
-  ref::conv2d_backward(s.conv1, images, tensor(params, kConv1W), ws.d_conv1.data(), nullptr,
-                       tensor(grads, kConv1W), tensor(grads, kConv1B));
+  ref::conv2d_backward(s.conv1, images, s.tensor(params, kConv1W), ws.d_conv1.data(), nullptr,
+                       s.tensor(grads, kConv1W), s.tensor(grads, kConv1B));
   return stats;
 }
 
 
-BatchStats reference_forward_double(const double* params, const double* images, const uint8_t* labels, int n) {
+BatchStats reference_forward_double(const double* params, const double* images, const uint8_t* labels, int n,
+                                    int hidden) {
   check_batch(n);
   if (n == 0) return {};
   const auto per = [n](std::size_t per_sample) { return std::vector<double>(n * per_sample); };
   std::vector<double> conv1 = per(kConv1PerSample), pool1 = per(kConv1PerSample / 4), conv2 = per(kConv2PerSample),
-                      pool2 = per(kFlat), fc1 = per(kFc1PerSample), logits = per(kClasses);
-  forward_t(params, images, n,
+                      pool2 = per(kFlat), fc1 = per(std::size_t(hidden)), logits = per(kClasses);
+  forward_t(params, images, n, hidden,
             Activations<double>{conv1.data(), pool1.data(), conv2.data(), pool2.data(), fc1.data(), logits.data()});
   return ref::softmax_xent_forward_t(logits.data(), labels, n, kClasses);
 }

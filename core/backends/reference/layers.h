@@ -87,17 +87,19 @@ void normalize_pixels(const uint8_t* pixels, std::size_t count, float* out);
 // Activations and their gradients for a batch, grown on demand and reused between calls.
 // Activations followed by a ReLU are stored after it (the ReLU runs in place).
 struct ReferenceWorkspace {
+  explicit ReferenceWorkspace(int dense_width = cnn::kReferenceHidden) : hidden(dense_width) {}
+  int hidden;                               // the model's dense width (ModelSpec::hidden)
   int capacity = 0;                         // samples the buffers below hold
   std::vector<float> conv1, pool1;          // [n,32,26,26], [n,32,13,13]
   std::vector<float> conv2, pool2;          // [n,64,11,11], [n,64,5,5] (= flatten [n,1600])
-  std::vector<float> fc1, logits;           // [n,64], [n,10]
+  std::vector<float> fc1, logits;           // [n,hidden], [n,10]
   std::vector<float> d_conv1, d_pool1, d_conv2, d_pool2, d_fc1, d_logits;
 
   void reserve(int n);                      // makes room for n samples (never shrinks)
 };
 
 // Forward + backward over n images (n x 784 floats in [0, 1]) with their labels.
-// params and grads are flat buffers of cnn::kParamCount floats in the cnn_spec.h layout;
+// params and grads are flat buffers of cnn::param_count(ws.hidden) floats in the cnn_spec.h layout;
 // grads = d(sum of per-sample losses)/dθ * grad_scale, OVERWRITTEN (n == 0: all zeros,
 // zero stats). Returns the batch's loss sum, correct count and sample count.
 BatchStats reference_forward_backward(const float* params, const float* images, const uint8_t* labels, int n,
@@ -109,6 +111,7 @@ BatchStats reference_forward(const float* params, const float* images, const uin
 
 // The same forward loops over double parameters and images (loss sum, correct, samples). For
 // the finite-difference tests: differences of this carry no float rounding noise.
-BatchStats reference_forward_double(const double* params, const double* images, const uint8_t* labels, int n);
+BatchStats reference_forward_double(const double* params, const double* images, const uint8_t* labels, int n,
+                                    int hidden = cnn::kReferenceHidden);
 
 }  // namespace mb

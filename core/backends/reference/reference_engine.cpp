@@ -15,19 +15,22 @@ namespace {
 
 class ReferenceEngine final : public ReplicaEngine {
  public:
-  explicit ReferenceEngine(int max_batch)
+  ReferenceEngine(int max_batch, const ModelSpec& model)
       : max_batch_(max_batch),
-        params_(cnn::kParamCount, 0.0f),
-        grads_(cnn::kParamCount, 0.0f),
-        chunk_grads_(cnn::kParamCount, 0.0f),
-        m_(cnn::kParamCount, 0.0f),
-        v_(cnn::kParamCount, 0.0f),
+        model_(model),
+        params_(model.param_count(), 0.0f),
+        grads_(model.param_count(), 0.0f),
+        chunk_grads_(model.param_count(), 0.0f),
+        m_(model.param_count(), 0.0f),
+        v_(model.param_count(), 0.0f),
         images_(static_cast<std::size_t>(max_batch) * cnn::kImagePixels),
-        labels_(static_cast<std::size_t>(max_batch)) {
+        labels_(static_cast<std::size_t>(max_batch)),
+        ws_(model.hidden) {
     ws_.reserve(max_batch);
   }
 
   std::string device_name() const override { return "cpu (reference)"; }
+  ModelSpec model() const override { return model_; }
 
   void bind_data(const Dataset& train, const Dataset& val) override {
     for (const Dataset* d : {&train, &val})
@@ -105,9 +108,9 @@ class ReferenceEngine final : public ReplicaEngine {
     total.samples += part.samples;
   }
 
-  static void check_size(std::size_t size, const char* what) {
-    MB_CHECK(size == cnn::kParamCount, Error, "reference engine {}: buffer holds {} floats, the model has {}", what,
-             size, cnn::kParamCount);
+  void check_size(std::size_t size, const char* what) const {
+    MB_CHECK(size == params_.size(), Error, "reference engine {}: buffer holds {} floats, the model ({}) has {}", what,
+             size, model_.name(), params_.size());
   }
 
   static const Dataset& bound(const Dataset* data, const char* what) {
@@ -138,6 +141,7 @@ class ReferenceEngine final : public ReplicaEngine {
   }
 
   const std::size_t max_batch_;
+  const ModelSpec model_;
   std::vector<float> params_, grads_, chunk_grads_, m_, v_;
   std::vector<float> images_;       // [max_batch, 784], normalised
   std::vector<uint8_t> labels_;     // [max_batch]
@@ -148,9 +152,9 @@ class ReferenceEngine final : public ReplicaEngine {
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_reference_engine(int max_batch) {
+std::unique_ptr<ReplicaEngine> make_reference_engine(int max_batch, const ModelSpec& model) {
   MB_CHECK(max_batch >= 1, ConfigError, "reference engine: max batch must be >= 1, got {}", max_batch);
-  return std::make_unique<ReferenceEngine>(max_batch);
+  return std::make_unique<ReferenceEngine>(max_batch, model);
 }
 
 }  // namespace mb

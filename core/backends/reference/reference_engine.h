@@ -7,6 +7,6 @@
 
 namespace mb {
 
-std::unique_ptr<ReplicaEngine> make_reference_engine(int max_batch);
+std::unique_ptr<ReplicaEngine> make_reference_engine(int max_batch, const ModelSpec& model = {});
 
 }  // namespace mb

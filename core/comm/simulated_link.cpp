@@ -1,0 +1,95 @@
+// The simulated link (see simulated_link.h): every call forwards to the wrapped communicator;
+// all_reduce_sum then idles until the ring's time over the simulated link has passed.
+#include "comm/simulated_link.h"
+
+#include <algorithm>
+#include <chrono>
+#include <thread>
+#include <utility>
+
+#include "util/bandwidth.h"
+#include "util/error.h"
+
+namespace mb {
+namespace {
+
+class SimulatedLinkCommunicator final : public Communicator {
+ public:
+  SimulatedLinkCommunicator(std::unique_ptr<Communicator> inner, const SimulatedLink& link, LinkSleep sleep)
+      : inner_(std::move(inner)), link_(link), sleep_(std::move(sleep)) {}
+
+  int rank() const override { return inner_->rank(); }
+  int size() const override { return inner_->size(); }
+  std::string name() const override { return inner_->name() + " [simulated link]"; }
+  void connect() override { inner_->connect(); }
+  MemorySpace memory_space() const override { return inner_->memory_space(); }
+
+  void all_reduce_sum(float* data, std::size_t count) override {
+    using Clock = std::chrono::steady_clock;
+    // Times the inner collective gathered before this call belong to earlier collectives.
+    pending_ += inner_->take_times();
+    const auto t0 = Clock::now();
+    inner_->all_reduce_sum(data, count);
+    const double elapsed = std::chrono::duration<double>(Clock::now() - t0).count();
+    CollectiveTimes mine = inner_->take_times();
+    // A communicator that does not split its time (reports nothing): all of it was exchange.
+    if (mine.wait_s == 0 && mine.transfer_s == 0) mine.transfer_s = elapsed;
+    const double bytes = double(count) * sizeof(float);
+    const double extra = simulated_exchange_s(link_, bytes, size(), mine.transfer_s) - mine.transfer_s;
+    if (extra > 0) sleep_(extra);
+    mine.transfer_s += extra;
+    pending_ += mine;
+  }
+
+  void broadcast_bytes(void* data, std::size_t bytes, int root) override { inner_->broadcast_bytes(data, bytes, root); }
+  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
+    inner_->all_gather_bytes(mine, bytes, all);
+  }
+  void barrier() override { inner_->barrier(); }
+  void abort(const std::string& reason) override { inner_->abort(reason); }
+  void check() override { inner_->check(); }
+  void cancel_device_work() override { inner_->cancel_device_work(); }
+  CollectiveTimes take_times() override {
+    CollectiveTimes t = std::exchange(pending_, CollectiveTimes{});
+    t += inner_->take_times();
+    return t;
+  }
+  double timeout_s() const override { return inner_->timeout_s(); }
+  void note_progress(int64_t step) override { inner_->note_progress(step); }
+  std::string describe_stall() override { return inner_->describe_stall(); }
+
+ private:
+  std::unique_ptr<Communicator> inner_;
+  const SimulatedLink link_;
+  const LinkSleep sleep_;
+  CollectiveTimes pending_;
+};
+
+void sleep_seconds(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
+
+}  // namespace
+
+std::span<const LinkPreset> link_presets() {
+  static const LinkPreset kPresets[] = {
+      {"NVLink 4 (H100)", {3600, 1}, "NVIDIA H100 datasheet: 900 GB/s total, 450 GB/s each way; ~1 us"},
+      {"PCIe 4.0 x16", {256, 2}, "PCI-SIG: 16 GT/s x 16 lanes, ~32 GB/s each way; ~1-2 us"},
+      {"100 GbE (RDMA)", {100, 3}, "IEEE 802.3 100GBASE; RoCE/InfiniBand-class latency ~2-3 us"},
+      {"10 GbE (TCP)", {10, 25}, "IEEE 802.3 10GBASE-T; kernel TCP round trips ~20-50 us"},
+      {"1 GbE (TCP)", {1, 50}, "IEEE 802.3 1000BASE-T; kernel TCP ~50 us"},
+  };
+  return kPresets;
+}
+
+double simulated_exchange_s(const SimulatedLink& link, double bytes, int ranks, double real_s) {
+  return std::max(real_s, ring_all_reduce_s(bytes, ranks, link.gbit, link.latency_us));
+}
+
+std::unique_ptr<Communicator> make_simulated_link(std::unique_ptr<Communicator> inner, const SimulatedLink& link,
+                                                  LinkSleep sleep) {
+  MB_CHECK(link.gbit > 0, ConfigError, "--simulated-link: the bandwidth must be above 0 Gbit/s (got {})", link.gbit);
+  MB_CHECK(inner->memory_space() == MemorySpace::Host, ConfigError,
+           "--simulated-link simulates a link between CPU replicas only");
+  return std::make_unique<SimulatedLinkCommunicator>(std::move(inner), link, sleep ? std::move(sleep) : sleep_seconds);
+}
+
+}  // namespace mb

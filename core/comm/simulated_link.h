@@ -1,0 +1,40 @@
+// A simulated link, for demonstrations: wraps a host communicator so that each gradient
+// all-reduce (the data plane) lasts at least what a flat ring over links of GBIT Gbit/s and US
+// microseconds would take (util/bandwidth.h ring_all_reduce_s), however fast this machine's own
+// exchange is. The extra time is slept after the real exchange and counted as exchange
+// (CollectiveTimes::transfer_s), not as waiting: every rank leaves the real all-reduce together,
+// so every rank sleeps about the same. The control plane (weights, statistics, digests) is not
+// slowed. Labelled "simulated link" wherever it shows (RunConfig::link_gbit); never a baseline.
+#pragma once
+#include <functional>
+#include <memory>
+#include <span>
+
+#include "comm/communicator.h"
+
+namespace mb {
+
+struct SimulatedLink {
+  double gbit = 0;         // bandwidth per link, Gbit/s (> 0)
+  double latency_us = 0;   // per hop
+};
+
+// Links to simulate, with what their numbers are (one direction, typical, not this machine's).
+struct LinkPreset {
+  const char* label;    // "10 GbE"
+  SimulatedLink link;
+  const char* source;   // where the numbers come from
+};
+std::span<const LinkPreset> link_presets();
+
+// How a wrapper idles: std::this_thread::sleep_for by default; tests pass a fake clock.
+using LinkSleep = std::function<void(double seconds)>;
+
+// The exchange time of one all-reduce of `bytes` whose real exchange took `real_s`: the
+// larger of the two (the wrapper sleeps the difference).
+double simulated_exchange_s(const SimulatedLink& link, double bytes, int ranks, double real_s);
+
+std::unique_ptr<Communicator> make_simulated_link(std::unique_ptr<Communicator> inner, const SimulatedLink& link,
+                                                  LinkSleep sleep = {});
+
+}  // namespace mb

@@ -1,0 +1,98 @@
+// What-if group widget: model and simulated-link presets.
+#include "setup/what_if_picker.h"
+
+#include <QComboBox>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLocale>
+#include <QVBoxLayout>
+
+#include "setup/note_label.h"
+
+namespace mb {
+namespace {
+
+// The combo's data for a link: "GBIT:US" (empty: off).
+QString link_key(const SimulatedLink& l) {
+  return l.gbit > 0 ? QStringLiteral("%1:%2").arg(l.gbit, 0, 'g', 10).arg(l.latency_us, 0, 'g', 10) : QString();
+}
+
+}  // namespace
+
+WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrations)"), parent) {
+  setObjectName("what_if_group");
+  setToolTip(tr("Why did more devices make training slower? A wider dense layer makes every gradient all-reduce "
+                "larger; a slower link makes each byte cost more. Both runs are labelled and never baselines."));
+  model_ = new QComboBox(this);
+  model_->setObjectName("what_if_model");
+  for (const ModelPreset& p : model_presets()) model_->addItem(QString::fromUtf8(p.label.data(), qsizetype(p.label.size())), p.model.hidden);
+  model_->setToolTip(tr("The reference CNN (dense 64) or a what-if model whose dense layer is wider: 18,826 + 1,611 × "
+                        "width parameters, up to width %1. The Reference experiment always trains the reference CNN.")
+                         .arg(kMaxHidden));
+  link_ = new QComboBox(this);
+  link_->setObjectName("what_if_link");
+  link_->addItem(tr("off: this machine's own exchange"), QString());
+  for (const LinkPreset& p : link_presets()) {
+    link_->addItem(tr("simulated %1: %2 Gbit/s, %3 µs").arg(QString::fromUtf8(p.label)).arg(p.link.gbit).arg(p.link.latency_us),
+                   link_key(p.link));
+    link_->setItemData(link_->count() - 1, QString::fromUtf8(p.source), Qt::ToolTipRole);
+  }
+  link_->setToolTip(tr("CPU replicas only: each gradient all-reduce lasts at least what a ring over such links would "
+                       "take (2(n−1)/n · bytes / bandwidth + 2(n−1) · latency), counted as communication. A link faster "
+                       "than this machine's own exchange changes nothing here."));
+  note_ = note_label(this);
+  auto* form = new QFormLayout;
+  form->addRow(tr("Model:"), model_);
+  form->addRow(tr("Link:"), link_);
+  auto* v = new QVBoxLayout(this);
+  v->addLayout(form);
+  v->addWidget(note_);
+  update_note();
+  connect(model_, &QComboBox::currentIndexChanged, this, [this] {
+    update_note();
+    emit changed();
+  });
+  connect(link_, &QComboBox::currentIndexChanged, this, [this] {
+    update_note();
+    emit changed();
+  });
+}
+
+ModelSpec WhatIfPicker::model() const { return ModelSpec{model_->currentData().toInt()}; }
+
+SimulatedLink WhatIfPicker::link() const {
+  const QStringList parts = link_->currentData().toString().split(':');
+  if (parts.size() != 2) return {};
+  return {parts[0].toDouble(), parts[1].toDouble()};
+}
+
+void WhatIfPicker::set(const ModelSpec& model, const SimulatedLink& link) {
+  const QSignalBlocker b1(model_), b2(link_);
+  int m = model_->findData(model.hidden);
+  if (m < 0) {   // a width from the command line or the settings that no preset has
+    model_->addItem(tr("what-if: dense %1 (%2 M parameters)").arg(model.hidden).arg(double(model.param_count()) * 1e-6, 0, 'f', 1),
+                    model.hidden);
+    m = model_->count() - 1;
+  }
+  model_->setCurrentIndex(m);
+  int l = link_->findData(link_key(link));
+  if (l < 0) {
+    link_->addItem(tr("simulated %1 Gbit/s, %2 µs").arg(link.gbit).arg(link.latency_us), link_key(link));
+    l = link_->count() - 1;
+  }
+  link_->setCurrentIndex(link.gbit > 0 ? l : 0);
+  update_note();
+}
+
+void WhatIfPicker::update_note() {
+  const ModelSpec m = model();
+  QString text = tr("%1: %2 parameters, %3 MB per all-reduce.")
+                     .arg(QString::fromStdString(m.name()))
+                     .arg(QLocale().toString(qlonglong(m.param_count())))
+                     .arg(m.gradient_bytes() * 1e-6, 0, 'f', 2);
+  if (!m.is_reference()) text += tr(" A what-if model: its runs are compared with its own baselines only.");
+  if (link().gbit > 0) text += tr(" Simulated link: its times are a demonstration, not this machine's.");
+  note_->setText(text);
+}
+
+}  // namespace mb
