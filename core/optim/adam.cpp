@@ -2,6 +2,7 @@
 // The formula is documented in optim/adam.h; this file follows it line by line.
 #include "optim/adam.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "util/error.h"
@@ -32,6 +33,12 @@ void adam_update_reference(const AdamConfig& cfg, int64_t step, std::span<float>
     v[i] = b2 * v[i] + one_minus_b2 * g * g;
     weights[i] -= lr_t * m[i] / (std::sqrt(v[i]) + eps);
   }
+}
+
+void adam_restart(std::span<const float> from, std::span<float> weights, std::span<float> m, std::span<float> v) {
+  std::copy(from.begin(), from.end(), weights.begin());
+  std::fill(m.begin(), m.end(), 0.0f);
+  std::fill(v.begin(), v.end(), 0.0f);
 }
 
 }  // namespace mb

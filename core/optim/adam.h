@@ -23,4 +23,8 @@ float adam_step_size(const AdamConfig& cfg, int64_t step);  // step counts from 
 void adam_update_reference(const AdamConfig& cfg, int64_t step, std::span<float> weights,
                            std::span<const float> grads, std::span<float> m, std::span<float> v);
 
+// New weights for a fresh optimizer: copies `from` into `weights` and zeroes both moments (a
+// host engine's set_params; the step count restarts with the caller's).
+void adam_restart(std::span<const float> from, std::span<float> weights, std::span<float> m, std::span<float> v);
+
 }  // namespace mb

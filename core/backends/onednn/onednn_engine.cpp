@@ -18,6 +18,7 @@
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
 #include "model/cnn_spec.h"
+#include "optim/adam.h"
 #include "util/error.h"
 
 namespace mb {
@@ -101,9 +102,7 @@ class OnednnEngine final : public ReplicaEngine {
 
   void set_params(std::span<const float> params) override {
     check_size(params.size(), "set_params");
-    std::copy(params.begin(), params.end(), params_.begin());
-    std::fill(m_.begin(), m_.end(), 0.0f);
-    std::fill(v_.begin(), v_.end(), 0.0f);
+    adam_restart(params, params_, m_, v_);
     ++params_version_;
   }
 

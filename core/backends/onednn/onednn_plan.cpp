@@ -150,31 +150,8 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float*
   arg2_.resize(std::size_t(n) * kFlat);
 
   // The dense layers use PyTorch's [out, in] weights as they are: no reorders either way.
-  auto fc1_fwd = dnnl::inner_product_forward::primitive_desc(
-      {prop_kind::forward_training, p2_.get_desc(), plain(w_fc1, Tag::oi), plain({width}, Tag::x),
-       plain({n, width}, Tag::nc)},
-      relu_attr, engine_);
-  account(fc1_fwd);
-  h1_ = make(fc1_fwd.dst_desc());
-  fc1_ = {dnnl::inner_product_forward(fc1_fwd),
-          {{DNNL_ARG_SRC, p2_},
-           {DNNL_ARG_WEIGHTS, import_weights(fc1_fwd.weights_desc(), flat_view(params, kFc1W, w_fc1, Tag::oi))},
-           {DNNL_ARG_BIAS, flat_view(params, kFc1B, {width}, Tag::x)},
-           {DNNL_ARG_DST, h1_}},
-          fmt::format("fc1 fwd {}", fc1_fwd.impl_info_str())};
-
-  auto fc2_fwd = dnnl::inner_product_forward::primitive_desc(
-      {prop_kind::forward_training, h1_.get_desc(), plain(w_fc2, Tag::oi), plain({kClasses}, Tag::x),
-       plain({n, kClasses}, Tag::nc)},
-      attr_, engine_);
-  account(fc2_fwd);
-  z_ = make(fc2_fwd.dst_desc());
-  fc2_ = {dnnl::inner_product_forward(fc2_fwd),
-          {{DNNL_ARG_SRC, h1_},
-           {DNNL_ARG_WEIGHTS, import_weights(fc2_fwd.weights_desc(), flat_view(params, kFc2W, w_fc2, Tag::oi))},
-           {DNNL_ARG_BIAS, flat_view(params, kFc2B, {kClasses}, Tag::x)},
-           {DNNL_ARG_DST, z_}},
-          fmt::format("fc2 fwd {}", fc2_fwd.impl_info_str())};
+  const auto fc1_fwd = plan_dense_forward("fc1", p2_, w_fc1, kFc1W, kFc1B, relu_attr, h1_, fc1_);
+  const auto fc2_fwd = plan_dense_forward("fc2", h1_, w_fc2, kFc2W, kFc2B, attr_, z_, fc2_);
 
   // ---- backward ----
   dz_ = make(z_.get_desc());
@@ -185,15 +162,41 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float*
   dp1_ = make(p1_.get_desc());
   if (!conv2_own_) plan_conv2_backward(c2_fwd, c2_fwd_direct, c2_wino, w_c2);
 
+  bind_scratchpad();
+}
+
+memory NetPlan::flat_view(const float* base, cnn::ParamId id, const memory::dims& dims, Tag tag) const {
+  return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout_[id].offset);
+}
+
+// A dense layer's forward from `src` into a new `dst` (its bias and, with `attr`, a ReLU fused).
+dnnl::inner_product_forward::primitive_desc NetPlan::plan_dense_forward(const char* name, const memory& src,
+                                                                         const memory::dims& w_dims, cnn::ParamId w_id,
+                                                                         cnn::ParamId b_id, const dnnl::primitive_attr& attr,
+                                                                         memory& dst, Step& step) {
+  const memory::dim n = batch_;
+  const memory::dims b_dims{w_dims[0]};
+  auto fwd = dnnl::inner_product_forward::primitive_desc(
+      {prop_kind::forward_training, src.get_desc(), plain(w_dims, Tag::oi), plain(b_dims, Tag::x),
+       plain({n, w_dims[0]}, Tag::nc)},
+      attr, engine_);
+  account(fwd);
+  dst = make(fwd.dst_desc());
+  step = {dnnl::inner_product_forward(fwd),
+          {{DNNL_ARG_SRC, src},
+           {DNNL_ARG_WEIGHTS, import_weights(fwd.weights_desc(), flat_view(params_, w_id, w_dims, Tag::oi))},
+           {DNNL_ARG_BIAS, flat_view(params_, b_id, b_dims, Tag::x)},
+           {DNNL_ARG_DST, dst}},
+          fmt::format("{} fwd {}", name, fwd.impl_info_str())};
+  return fwd;
+}
+
+void NetPlan::bind_scratchpad() {
   // One scratchpad for every step: they run one after another on one thread.
   scratch_ = memory(memory::desc({std::max<memory::dim>(scratch_bytes_, 1)}, Dt::u8, Tag::x), engine_);
   for (Step* s : primitive_steps()) s->args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
   for (auto* steps : {&weight_sync_, &grad_export_})
     for (auto& s : *steps) s.args.emplace(DNNL_ARG_SCRATCHPAD, scratch_);
-}
-
-memory NetPlan::flat_view(const float* base, cnn::ParamId id, const memory::dims& dims, Tag tag) const {
-  return memory(plain(dims, tag), engine_, const_cast<float*>(base) + layout_[id].offset);
 }
 
 // A dense layer's backward: weight and bias gradients straight into the flat buffer, then the

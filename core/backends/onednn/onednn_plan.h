@@ -87,6 +87,12 @@ class NetPlan {
   // A view of one parameter tensor of a flat buffer (params_ or grads_) in a PyTorch layout.
   dnnl::memory flat_view(const float* base, cnn::ParamId id, const dnnl::memory::dims& dims,
                          dnnl::memory::format_tag tag) const;
+  dnnl::inner_product_forward::primitive_desc plan_dense_forward(const char* name, const dnnl::memory& src,
+                                                                 const dnnl::memory::dims& w_dims, cnn::ParamId w_id,
+                                                                 cnn::ParamId b_id, const dnnl::primitive_attr& attr,
+                                                                 dnnl::memory& dst, Step& step);
+  // One scratchpad for every step (they run one after another on one thread).
+  void bind_scratchpad();
   void plan_dense_backward(const char* name, const dnnl::inner_product_forward::primitive_desc& fwd,
                            const dnnl::memory& src, const dnnl::memory::dims& w_dims, cnn::ParamId w_id,
                            cnn::ParamId b_id, const dnnl::memory& diff_dst, Step& bw_step, Step& bd_step,

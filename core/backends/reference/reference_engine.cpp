@@ -8,6 +8,7 @@
 
 #include "backends/reference/layers.h"
 #include "model/cnn_spec.h"
+#include "optim/adam.h"
 #include "util/error.h"
 
 namespace mb {
@@ -43,9 +44,7 @@ class ReferenceEngine final : public ReplicaEngine {
 
   void set_params(std::span<const float> params) override {
     check_size(params.size(), "set_params");
-    std::copy(params.begin(), params.end(), params_.begin());
-    std::fill(m_.begin(), m_.end(), 0.0f);
-    std::fill(v_.begin(), v_.end(), 0.0f);
+    adam_restart(params, params_, m_, v_);
   }
 
   void get_params(std::span<float> params) const override {
