@@ -5,6 +5,8 @@
 // 2(N-1)/N, what each rank's link carries in a reduce-scatter + all-gather: comparable across
 // N). Every result is checked exactly (inputs are small integers, sums exact in float).
 //   build/bin/allreduce_bench [--replicas 2,4] [--iters 20]
+//   build/bin/allreduce_bench --lockstep [--replicas 2] [--iters 9]   what lock-step
+//                         synchronisation costs a training step (lockstep_cost.cpp)
 // The row marked "model" is the CNN's gradient (121,930 floats), the size the trainer reduces.
 // Started by mpirun it times the MPI path instead (allreduce_mpi.cpp): the link the trainer
 // uses between processes against Open MPI's own MPI_Allreduce, side by side.
@@ -19,6 +21,7 @@
 
 #include "allreduce_mpi.h"
 #include "allreduce_timing.h"
+#include "lockstep_cost.h"
 #include "util/on_threads.h"
 #include "backends/devices.h"
 #include "comm/launch.h"
@@ -71,17 +74,21 @@ int main(int argc, char** argv) {
   if (mb::detect_launch().launched()) return mb::bench::run_mpi_bench(argc, argv);
   std::vector<int> replica_counts{2, 4};
   int iters = 20;
+  bool lockstep = false;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "--replicas" && i + 1 < argc) {
+    if (a == "--lockstep") {
+      lockstep = true;
+    } else if (a == "--replicas" && i + 1 < argc) {
       replica_counts = parse_list(argv[++i]);
     } else if (a == "--iters" && i + 1 < argc) {
       iters = std::max(1, std::stoi(argv[++i]));
     } else {
-      std::fprintf(stderr, "usage: allreduce_bench [--replicas 2,4] [--iters 20]\n");
+      std::fprintf(stderr, "usage: allreduce_bench [--lockstep] [--replicas 2,4] [--iters 20]\n");
       return 2;
     }
   }
+  if (lockstep) return mb::bench::run_lockstep_cost(replica_counts, std::min(iters, 9));
   std::vector<std::size_t> counts;
   for (std::size_t bytes = 4096; bytes <= (64u << 20); bytes *= 4) counts.push_back(bytes / sizeof(float));
   counts.push_back(std::size_t(mb::cnn::kReferenceParams));

@@ -17,6 +17,8 @@ cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 up|down|run DIR ..." >&2; exit 2; }
 node=slurmnode
+# shellcheck source=netns-mount.sh
+source "$(cd "$(dirname "$0")" && pwd)/netns-mount.sh"
 
 skip() {
   mkdir -p "$dir"
@@ -51,6 +53,7 @@ do_down() {
     for p in $(ip netns pids "$(ns)" 2>/dev/null || true); do kill -9 "$p" 2>/dev/null || true; done
     ip netns del "$(ns)" 2>/dev/null || true
   fi
+  netns_release_mount "$dir/state"
   if mountpoint -q "$dir/state/uts" 2>/dev/null; then umount "$dir/state/uts" || umount -l "$dir/state/uts"; fi
   rm -rf "$dir/state" "$dir/ready" "$dir/spool" "$dir/ctld" "$dir/munge" "$dir/slurm.conf" "$dir"/*.log "$dir"/*.out
   rmdir "$dir" 2>/dev/null || true
@@ -108,6 +111,7 @@ do_up() {
   printf '%04x' $((RANDOM % 65536)) > "$dir/state/tag"
   trap 'echo "one-node-slurm: start-up failed, stopping what was started; the daemons said:" >&2
         tail -n 5 "$dir"/*.log "$dir"/*.out >&2 2>/dev/null || true; do_down' ERR
+  netns_note_mount "$dir/state"
   ip netns add "$(ns)" || skip "cannot make a network namespace here"
   # Entering a namespace remounts / as a slave; that fails where / is no mount point (a chroot).
   ip -n "$(ns)" link set lo up 2> /dev/null ||

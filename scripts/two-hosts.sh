@@ -20,6 +20,8 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 self="$here/$(basename "$0")"
+# shellcheck source=netns-mount.sh
+source "$here/netns-mount.sh"
 cmd=${1:-}
 dir=${2:-}
 [ -n "$cmd" ] && [ -n "$dir" ] || { echo "usage: $0 up|down|run|shape DIR ..." >&2; exit 2; }
@@ -74,6 +76,7 @@ do_down() {
     local uts="$dir/state/$h.uts"
     if mountpoint -q "$uts" 2>/dev/null; then umount "$uts" || umount -l "$uts"; fi
   done
+  netns_release_mount "$dir/state"
   rm -rf "$dir/state" "$dir/ready" "$dir/hostfile" "$dir/rsh-agent" "$dir/mpi.env"
   rmdir "$dir" 2>/dev/null || true
 }
@@ -90,6 +93,7 @@ do_up() {
   tag=$(printf '%04x' $((RANDOM % 65536)))
   echo "$tag" > "$dir/state/tag"
   trap 'echo "two-hosts: set-up failed, removing what was made" >&2; do_down' ERR
+  netns_note_mount "$dir/state"
   for h in "${hosts[@]}"; do
     ip netns add "mb-$tag-$h" || skip "cannot make a network namespace here (ip netns add failed)"
     touch "$dir/state/$h.uts"

@@ -3,8 +3,8 @@
 // Gradient all-reduce, bit-identical on every rank because every element is summed exactly
 // once, in a fixed order, and the result's bits are then copied:
 //   threads only   each rank publishes its buffer, reduces ITS chunk across all ranks in rank
-//                  order (reduce-scatter, every core busy at once), then copies the other
-//                  ranks' reduced chunks (all-gather);
+//                  order into a shared result (reduce-scatter, every core busy at once), then
+//                  copies the whole result (all-gather): two barriers;
 //   with a link    the local ranks reduce their chunks of the local buffers, in local rank
 //                  order, into one per-process partial sum; the leader sums the processes'
 //                  partials over the link (reduce-scatter + all-gather there too); every
@@ -12,18 +12,26 @@
 // For one replica per process the two give the same bits (the MPI link, too, sums each
 // element in process order), so `mpirun -np N ... cpu:1` trains exactly what in-process
 // cpu:N trains.
+//
+// Lock-step pays every barrier on every step, and any replica's hiccup at one stalls all:
+// between threads the all-reduce passes two and the all-gather one. Their results go through
+// two shared staging buffers used alternately (StagingPair): a rank that returned may start
+// the next collective at once, because nobody can still be reading the buffer it writes —
+// that one was last used two collectives ago, and everyone has since passed a barrier.
 #include "comm/hierarchical_communicator.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 #include <utility>
 
 #include <fmt/format.h>
 
+#include "util/cpu_topology.h"
 #include "util/error.h"
 #include "util/spin_barrier.h"
 
@@ -58,11 +66,48 @@ void sum_in_order(const std::vector<const float*>& in, int n, std::size_t begin,
   }
 }
 
+// The threads-only collectives' results, in two buffers used alternately (every rank counts
+// its staged collectives, and every rank calls the same ones, so they agree on which one).
+// Grown only in a barrier's completion, when nobody reads or writes either; 64-byte aligned,
+// so the ranks' chunks (16-float boundaries) never share a cache line.
+class StagingPair {
+ public:
+  // Whether buffer `which` holds `bytes` (the same answer on every rank between two barriers).
+  bool holds(int which, std::size_t bytes) const { return capacity_[which] >= bytes; }
+  void grow(std::size_t bytes) {
+    for (int k = 0; k < 2; ++k)
+      if (capacity_[k] < bytes) {
+        storage_[k].assign(bytes + kAlign, 0);
+        capacity_[k] = bytes;
+      }
+  }
+  unsigned char* data(int which) {
+    const auto at = reinterpret_cast<std::uintptr_t>(storage_[which].data());
+    return storage_[which].data() + (kAlign - at % kAlign) % kAlign;
+  }
+
+ private:
+  static constexpr std::size_t kAlign = 64;
+  std::vector<unsigned char> storage_[2];
+  std::size_t capacity_[2] = {0, 0};
+};
+
+// How long a local rank spins at a barrier before it blocks: ranks that each have a CPU of
+// this process's own spin through a step's usual imbalance (a CPU replica's step takes
+// milliseconds; waking a blocked thread costs tens of microseconds, measured by
+// `allreduce_bench --lockstep`); more ranks than CPUs spin briefly (see SpinBarrier).
+double spin_budget_s(int local_ranks) {
+  constexpr double kOwnCpuSpinS = 2e-3;
+  static const std::size_t cpus = cpu_placement().order.size();
+  return std::size_t(local_ranks) <= cpus ? kOwnCpuSpinS : SpinBarrier::kShortSpinS;
+}
+
 // What the local ranks of one process share. Every field but the abort reason is touched
 // only between barriers (or inside a barrier's completion), which orders the accesses.
 struct LocalGroup {
   LocalGroup(int local_ranks, std::shared_ptr<ProcessLink> link, double timeout_s)
-      : ranks(local_ranks), link(std::move(link)), timeout_s(timeout_s), barrier(local_ranks, timeout_s),
+      : ranks(local_ranks), link(std::move(link)), timeout_s(timeout_s),
+        barrier(local_ranks, timeout_s, spin_budget_s(local_ranks)),
         in(local_ranks), out(local_ranks), entered(std::size_t(local_ranks)), progress(std::size_t(local_ranks)) {}
 
   bool linked() const { return link && link->info().processes > 1; }
@@ -76,7 +121,8 @@ struct LocalGroup {
   std::vector<const void*> in;     // per local rank: its input for the current collective
   std::vector<void*> out;          // per local rank: its output
   std::vector<float> partial;      // the process's partial gradient sum (linked only)
-  std::vector<unsigned char> staging;
+  std::vector<unsigned char> staging;   // linked all-gather: the process's block
+  StagingPair staged;                   // threads only: collective results (see StagingPair)
   double link_wait_s = 0;          // the leader's wait for the other processes, this collective
   // Per local rank, written by that rank, read by whoever reports a stall: collectives it
   // entered, and the last training step it started (note_progress; 0: none yet).
@@ -102,19 +148,17 @@ class HierarchicalCommunicator final : public Communicator {
     const auto t0 = Clock::now();
     g_->in[local_] = data;
     if (!g_->linked()) {
-      arrive(kAllReduce, [] {});
+      const int which = next_staging();
+      const std::size_t bytes = count * sizeof(float);
+      arrive(kAllReduce, [&] { g_->staged.grow(bytes); });
       const auto t1 = Clock::now();
       std::vector<const float*> bufs(g_->ranks);
       for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
+      auto* result = reinterpret_cast<float*>(g_->staged.data(which));
       const auto [begin, end] = chunk_of(count, g_->ranks, local_);
-      sum_in_order(bufs, g_->ranks, begin, end, data);
-      arrive(kAllReduce, [] {});   // every chunk reduced
-      for (int r = 0; r < g_->ranks; ++r) {
-        if (r == local_) continue;
-        const auto [b, e] = chunk_of(count, g_->ranks, r);
-        if (e > b) std::memcpy(data + b, static_cast<const float*>(g_->in[r]) + b, (e - b) * sizeof(float));
-      }
-      arrive(kAllReduce, [] {});   // nobody reads our buffer any more: safe to return
+      sum_in_order(bufs, g_->ranks, begin, end, result);
+      arrive(kAllReduce, [] {});   // every chunk reduced; nobody reads the inputs any more
+      std::memcpy(data, result, bytes);
       times_.wait_s += seconds(t0, t1);
       times_.transfer_s += seconds(t1, Clock::now());
       return;
@@ -175,6 +219,20 @@ class HierarchicalCommunicator final : public Communicator {
       return;
     }
     const auto t0 = Clock::now();
+    if (!g_->linked()) {
+      // Each rank writes its block into the staging buffer; one barrier, and all copy it.
+      const int which = next_staging();
+      const std::size_t block = bytes * std::size_t(g_->ranks);
+      if (!g_->staged.holds(which, block)) arrive(kAllGather, [&] { g_->staged.grow(block); });
+      std::memcpy(g_->staged.data(which) + bytes * std::size_t(local_), mine, bytes);
+      const auto t1 = Clock::now();
+      arrive(kAllGather, [] {});
+      const auto t2 = Clock::now();
+      std::memcpy(all, g_->staged.data(which), block);
+      times_.wait_s += seconds(t1, t2);
+      times_.transfer_s += seconds(t0, t1) + seconds(t2, Clock::now());
+      return;
+    }
     g_->in[local_] = mine;
     g_->out[local_] = all;
     arrive(kAllGather, [] {});
@@ -310,9 +368,13 @@ class HierarchicalCommunicator final : public Communicator {
     times_.transfer_s += total - wait;
   }
 
+  // Which staging buffer this rank's next threads-only collective uses.
+  int next_staging() { return static_cast<int>(staged_calls_++ & 1u); }
+
   std::shared_ptr<LocalGroup> g_;
   const int local_, rank_, size_;
   CollectiveTimes times_;
+  uint64_t staged_calls_ = 0;
 };
 
 }  // namespace

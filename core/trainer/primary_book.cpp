@@ -76,8 +76,8 @@ StepDetail PrimaryBook::detail_of(const std::vector<StepReport>& all, std::span<
     ReplicaStepDetail x;
     x.share_begin = r.share_begin;
     x.share_count = r.share_count;
-    x.loss = r.share_count > 0 ? r.stats.loss_sum / double(r.stats.samples) : 0;
-    x.correct = r.stats.correct;
+    x.loss = r.share_count > 0 ? r.step_stats.loss_sum / double(r.step_stats.samples) : 0;
+    x.correct = r.step_stats.correct;
     x.grad_norm = r.grad_norm;
     x.digest = digest_hex(r.digest);
     x.phases = r.step_times;

@@ -23,6 +23,7 @@ struct StepReport {
   uint64_t digest = 0;   // its parameters after the step
   int64_t share_begin = 0, share_count = 0;
   PhaseTimes step_times;
+  BatchStats step_stats;   // that step's own statistics (stats covers the whole report)
 };
 
 // Each replica's end of an epoch (all-gathered).

@@ -154,6 +154,8 @@ class ReplicaLoop {
       const bool report = (s + 1) % every_ == 0 || s + 1 == steps;
       // The same steps on every rank: the choice depends on the step number only.
       const bool detailed = report && (rc_.step_delay_s > 0 || (s + 1) % detail_every == 0);
+      // A detailed step shows its own loss: the report's earlier steps are taken apart first.
+      const BatchStats earlier = detailed ? engine_->take_train_stats() : BatchStats{};
       const auto step_start = Clock::now();
       double grad_norm = std::nan("");
       const PhaseTimes step_times = train_step(order, b0, lo, hi, b, detailed ? &grad_norm : nullptr, since);
@@ -171,6 +173,8 @@ class ReplicaLoop {
       mine.share_begin = lo;
       mine.share_count = hi - lo;
       if (detailed) {
+        mine.step_stats = mine.stats;
+        mine.stats += earlier;
         mine.detailed = 1;
         mine.grad_norm = grad_norm;
         engine_->get_params(params_);

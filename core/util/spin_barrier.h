@@ -35,9 +35,16 @@ class BarrierTimeout : public std::exception {
 
 class SpinBarrier {
  public:
-  // timeout_s: how long a party waits for the others (infinite: no limit).
-  explicit SpinBarrier(int parties, double timeout_s = std::numeric_limits<double>::infinity())
-      : parties_(parties), timeout_s_(timeout_s) {}
+  // timeout_s: how long a party waits for the others (infinite: no limit). spin_s: how long
+  // it spins before it blocks. Waking a blocked thread costs tens of microseconds on every
+  // such wait, so parties that each own a CPU spin for about a step's usual imbalance; where
+  // parties share CPUs, a spinning one would take the CPU from the party it waits for, so
+  // they spin briefly (kShortSpinS).
+  static constexpr double kShortSpinS = 20e-6;
+  explicit SpinBarrier(int parties, double timeout_s = std::numeric_limits<double>::infinity(),
+                       double spin_s = kShortSpinS)
+      : parties_(parties), timeout_s_(timeout_s),
+        spin_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(spin_s))) {}
 
   // Blocks until all parties arrived. The last to arrive runs `on_complete` (if any)
   // before anyone is released; if it throws, the barrier is aborted (the others would
@@ -62,14 +69,16 @@ class SpinBarrier {
       release(gen + 1);
       return;
     }
-    for (int spin = 0; spin < 4000; ++spin) {
-      if (generation_.load(std::memory_order_acquire) != gen) return finish_wait();
+    // The clock is read every 64 pauses (a few microseconds): the spin lasts spin_ on any CPU.
+    for (const auto until = Clock::now() + spin_; Clock::now() < until;)
+      for (int k = 0; k < 64; ++k) {
+        if (generation_.load(std::memory_order_acquire) != gen) return finish_wait();
 #if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
+        __builtin_ia32_pause();
 #else
-      std::this_thread::yield();
+        std::this_thread::yield();
 #endif
-    }
+      }
     block(gen);
     finish_wait();
   }
@@ -134,6 +143,7 @@ class SpinBarrier {
 
   const int parties_;
   const double timeout_s_;
+  const Clock::duration spin_;
   std::atomic<int> arrived_{0};
   std::atomic<uint32_t> generation_{0};
   std::atomic<bool> aborted_{false}, completing_{false};
