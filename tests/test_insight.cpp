@@ -138,6 +138,7 @@ class TestInsight : public QObject {
   void breakdown_bars_are_the_replica_times();
   void breakdown_shows_the_epoch_in_progress();
   void breakdown_puts_the_baseline_first();
+  void breakdown_shows_the_other_modes_waiting();
   void honest_about_gpu_and_untimed_runs();
   void timeline_lays_the_last_steps_end_to_end();
   void timeline_reads_a_kept_trace();
@@ -269,6 +270,30 @@ void TestInsight::breakdown_puts_the_baseline_first() {
   const double mean_compute = (known(1, 0).compute_s() + known(2, 0).compute_s()) / 2;
   QVERIFY(std::fabs(c.groups[0].bars[0].segments[0].length - mean_compute) < 1e-12);
   QCOMPARE(c.groups[1].label, QString("epoch 1"));
+}
+
+void TestInsight::breakdown_shows_the_other_modes_waiting() {
+  // The Lock-step vs balanced demo shows both runs: the headline of either names the other's
+  // waiting, so the waiting's shrinking is read off one line. Replica 1 is the straggler:
+  // replica 0's waiting over its time is what the others wait.
+  RunRecord lock = timed_run("lock", 2, 2, 1), balanced = timed_run("balanced", 2, 2, 1);
+  balanced.config.balance = true;
+  for (auto& e : balanced.epochs) e.replica_times[0].wait_s = 0.01;
+  const PhaseTimes lock0 = known(2, 0);
+  const QString lock_share = format_percent(lock0.wait_s / lock0.total(), 0);
+  PhaseTimes bal0 = known(2, 0);
+  bal0.wait_s = 0.01;
+  const QString bal_share = format_percent(0.01 / bal0.total(), 0);
+  QVERIFY(lock_share != bal_share);
+  const BarChartContent on_balanced = build_breakdown({shown(balanced), shown(lock)}, nullptr);
+  QVERIFY2(on_balanced.headline.contains(QString("wait %1 of their time").arg(bal_share)), qPrintable(on_balanced.headline));
+  QVERIFY2(on_balanced.headline.contains(QString("lock-step: %1 waiting").arg(lock_share)), qPrintable(on_balanced.headline));
+  const BarChartContent on_lock = build_breakdown({shown(lock), shown(balanced)}, nullptr);
+  QVERIFY2(on_lock.headline.contains(QString("balanced: %1 waiting").arg(bal_share)), qPrintable(on_lock.headline));
+  // Other settings are no counterpart: no comparison.
+  RunRecord other = balanced;
+  other.config.global_batch = 256;
+  QVERIFY(!build_breakdown({shown(lock), shown(other)}, nullptr).headline.contains("balanced:"));
 }
 
 void TestInsight::honest_about_gpu_and_untimed_runs() {
@@ -501,11 +526,25 @@ void TestInsight::card_states_predicted_vs_measured() {
   QVERIFY(QString(c.title).replace("<br>", " ").contains(QString("predicted %1, measured %2").arg(format_seconds(want), format_seconds(3.6))));
   QVERIFY(series(c, "measured/on-display"));
 
-  // A straggler's run: the model has none, and says what the difference is.
+  // A straggler's run, lock-step and balanced: the model has the straggler and the mode too.
   RunRecord slow = timed_run("slow", 2, 1, 1);
-  runs = {shown(slow)};
-  add_predictions(runs, &m, 0);
-  QVERIFY(runs[0].predicted->note.contains("straggler"));
+  for (const bool balanced : {false, true}) {
+    slow.config.balance = balanced;
+    runs = {shown(slow)};
+    add_predictions(runs, &m, 0);
+    PredictOptions o{2, 128, 0, 20e-6};
+    o.slow_replica = 1;
+    o.slow_factor = 3;
+    o.balanced = balanced;
+    double with_straggler = 0;
+    for (const Prediction& p : predict_scaling(cal, o))
+      if (p.replicas == 2 && p.mode == BatchMode::Global) with_straggler = p.epoch_s;
+    QCOMPARE(runs[0].predicted->epoch_s, with_straggler);
+    QVERIFY(with_straggler > want);   // slower than without the straggler, in either mode
+    const ChartContent sc = build_prediction_chart(&m, prediction_scope(&slow.config, &m, {}, 0), {}, &runs[0]);
+    QVERIFY(series(sc, "predicted/global")->tips.back().contains(balanced ? "balanced shares" : "lock-step"));
+    QVERIFY(series(sc, "predicted/global")->tips.back().contains("straggler"));
+  }
   // GPUs or other kernels: no prediction, and why.
   RunRecord gpu = timed_run("gpu", 2, 1);
   gpu.config.backend = Backend::Cuda;

@@ -30,13 +30,12 @@ Calibration synthetic(int cores) {
   return c;
 }
 
-const Prediction& find(const std::vector<Prediction>& ps, int n, const char* mode) {
+// A copy: a reference into a temporary list of predictions would dangle (ASan caught one).
+Prediction find(const std::vector<Prediction>& ps, int n, const char* mode) {
   for (const auto& p : ps)
     if (p.replicas == n && std::string_view(to_string(p.mode)) == mode) return p;
   throw std::runtime_error("no such prediction");
 }
-// A prediction found in a temporary list would dangle (ASan caught one): keep the list in a variable.
-const Prediction& find(std::vector<Prediction>&&, int, const char*) = delete;
 
 bool near(double a, double b, double rel = 1e-9) { return std::fabs(a - b) <= rel * std::max(1.0, std::fabs(b)); }
 
@@ -155,10 +154,61 @@ class TestScaling : public QObject {
     QCOMPARE(QString::fromStdString(predictions_csv(ps)).count('\n'), 7);
   }
 
+  void balanced_shares_add_the_replicas_throughputs() {
+    // Two replicas of their own speeds at concurrency 2: replica 0 takes 0.8 ms + 90 us per
+    // sample, replica 1 1 ms + 100 us (the lock-step pace, 1 ms + 100 us, is the slower one).
+    Calibration c = synthetic(2);
+    for (ComputePoint& p : c.compute)
+      if (p.concurrent == 2) p.replica_s = {0.8e-3 + 0.9e-4 * double(p.batch), 1e-3 + 1e-4 * double(p.batch)};
+    PredictOptions o{2, 128, 0, 20e-6};
+    const double lockstep = find(predict_scaling(c, o), 2, "global").compute_s;
+    QVERIFY(near(lockstep, 1e-3 + 64e-4));   // unchanged: the calibrated pace at b = 64
+    o.balanced = true;
+    const auto balanced = predict_scaling(c, o);
+    // T = (B + sum a_i / c_i) / sum 1 / c_i, with B = 128.
+    const double t = (128 + 0.8e-3 / 0.9e-4 + 1e-3 / 1e-4) / (1 / 0.9e-4 + 1 / 1e-4);
+    QVERIFY2(near(find(balanced, 2, "global").compute_s, t), qPrintable(QString::number(find(balanced, 2, "global").compute_s, 'g', 12)));
+    QVERIFY(find(balanced, 2, "global").compute_s < lockstep);
+    QCOMPARE(find(balanced, 1, "global").compute_s, find(predict_scaling(c, PredictOptions{2, 128, 0, 20e-6}), 1, "global").compute_s);
+    // Equal replicas that each compute in 90 % of the pace: the other 10 % is step-to-step
+    // variation, which balanced shares keep (T = 0.9 pace(64), plus 0.1 pace(64)).
+    for (ComputePoint& p : c.compute)
+      if (p.concurrent == 2) p.replica_s = {0.9 * p.step_s, 0.9 * p.step_s};
+    QVERIFY(near(find(predict_scaling(c, o), 2, "global").compute_s, 1e-3 + 64e-4));
+  }
+
+  void a_straggler_sets_lock_steps_pace_and_balanced_shares_absorb_it() {
+    // The simulated straggler x3 on equal replicas (no per-replica times: each at the
+    // lock-step pace c(b) = a + k b, a = 1 ms, k = 0.1 ms): lock-step waits for 3 c(64);
+    // balanced shares give T = (128 + a/k + 3a/(3k)) / (1/k + 1/(3k)) = 1.5 a + 96 k: half.
+    const Calibration c = synthetic(2);
+    PredictOptions o{2, 128, 0, 20e-6};
+    o.slow_replica = 1;
+    o.slow_factor = 3;
+    const auto lock = predict_scaling(c, o);
+    QVERIFY(near(find(lock, 2, "global").compute_s, 3 * (1e-3 + 64e-4)));
+    QVERIFY(near(find(lock, 1, "global").compute_s, 1e-3 + 128e-4));   // replica 1 is not in a run of one
+    o.balanced = true;
+    const auto bal = predict_scaling(c, o);
+    const double a = 1e-3, k = 1e-4;
+    const double t = (128 + a / k + 3 * a / (3 * k)) / (1 / k + 1 / (3 * k));
+    QVERIFY(near(find(bal, 2, "global").compute_s, t));
+    const double ratio = find(bal, 2, "global").compute_s / find(lock, 2, "global").compute_s;
+    QVERIFY2(near(ratio, 0.5), qPrintable(QString::number(ratio, 'g', 12)));   // the bench measures 0.50-0.52
+    // Without a straggler or per-replica times, balanced is lock-step (equal replicas, even shares).
+    PredictOptions even{2, 128, 0, 20e-6};
+    even.balanced = true;
+    QVERIFY(near(find(predict_scaling(c, even), 2, "global").compute_s, 1e-3 + 64e-4));
+    o.slow_factor = 0.5;
+    QVERIFY_THROWS_EXCEPTION(ConfigError, predict_scaling(c, o));
+  }
+
   void a_calibration_reads_back_what_it_wrote() {
     // The workbench keeps its calibration between launches as to_json writes it.
-    const Calibration c = synthetic(2);
+    Calibration c = synthetic(2);
+    c.compute.back().replica_s = {1e-3, 2e-3};
     const Calibration back = calibration_from_json(nlohmann::json::parse(to_json(c).dump()));
+    QCOMPARE(back.compute.back().replica_s, c.compute.back().replica_s);
     QCOMPARE(back.device, c.device);
     QCOMPARE(back.cores, c.cores);
     QCOMPARE(back.train_size, c.train_size);
@@ -169,6 +219,10 @@ class TestScaling : public QObject {
     const auto b = predict_scaling(back, PredictOptions{4, 128, 0, 20e-6});
     for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(b[i].epoch_s, a[i].epoch_s);   // bit for bit
     QVERIFY_THROWS_EXCEPTION(DataError, calibration_from_json(nlohmann::json::parse(R"({"device": "x"})")));
+    // A calibration saved before per-replica times still reads (every replica at the pace).
+    nlohmann::json old = to_json(c);
+    for (auto& p : old["compute"]) p.erase("replica_s");
+    QVERIFY(calibration_from_json(old).compute.back().replica_s.empty());
   }
 
   void an_empty_calibration_is_refused() {
@@ -186,7 +240,11 @@ class TestScaling : public QObject {
     const Calibration c = calibrate_cpu(o);
     QVERIFY(c.cores >= 1);
     QVERIFY(!c.compute.empty());
-    for (const auto& p : c.compute) QVERIFY(p.step_s > 0 && std::isfinite(p.step_s));
+    for (const auto& p : c.compute) {
+      QVERIFY(p.step_s > 0 && std::isfinite(p.step_s));
+      QCOMPARE(int(p.replica_s.size()), p.concurrent);   // each replica's own time, without the wait
+      for (double t : p.replica_s) QVERIFY(t > 0 && t <= p.step_s * 1.5);
+    }
     for (const auto& p : c.allreduce) QVERIFY(p.seconds > 0 && p.busbw_gbs() > 0);
     const auto ps = predict_scaling(c, PredictOptions{2, 16, 0, 20e-6});
     for (const auto& p : ps) QVERIFY(p.epoch_s > 0 && std::isfinite(p.epoch_s));

@@ -54,12 +54,13 @@ void on_pinned_threads(int k, const CpuPlacement& where, Fn fn) {
 }
 
 // One lock-step step of k replicas at batch b (forward, backward, Adam, then a barrier, as
-// every step ends in the all-reduce): the slowest replica's pace, mean over `steps` steps.
-double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Dataset& data, const CpuPlacement& where) {
+// every step ends in the all-reduce): the slowest replica's pace, and each replica's own
+// compute without the wait (what balanced shares follow), per step, median of five rounds.
+ComputePoint lockstep_point(int k, int64_t b, const CalibrateOptions& o, const Dataset& data, const CpuPlacement& where) {
   SpinBarrier barrier(k);
   std::vector<float> init(o.model.param_count());
   cnn::init_params(init, 1, o.model.hidden);
-  double seconds = 0;
+  ComputePoint point{k, b, 0, std::vector<double>(std::size_t(k))};
   on_pinned_threads(k, where, [&](int i) {
     auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b),
                               Precision::Fp32, o.model);
@@ -67,10 +68,13 @@ double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Datase
     engine->set_params(init);
     std::vector<int32_t> idx(static_cast<std::size_t>(b));
     AdamConfig adam;
+    double own_s = 0;   // this replica's compute, summed over the round
     auto step = [&](int s) {
+      const auto start = Clock::now();
       for (int64_t j = 0; j < b; ++j) idx[std::size_t(j)] = static_cast<int32_t>((s * b + j + i * 7919) % data.count);
       engine->forward_backward(idx, 1.0f / float(b));
       engine->apply_adam(adam, s + 1);
+      own_s += std::chrono::duration<double>(Clock::now() - start).count();
       barrier.arrive_and_wait();
     };
     for (int s = 0; s < 2; ++s) step(s);   // plans built, caches warm
@@ -78,16 +82,20 @@ double lockstep_step_s(int k, int64_t b, const CalibrateOptions& o, const Datase
     // point. Rounds of a few thousand images: with 10 steps at batch 16 a round lasted 20 ms,
     // and one stall of the host moved the whole point.
     const int steps = static_cast<int>(std::max<int64_t>(o.steps, (o.round_images + b - 1) / b));
-    std::vector<double> rounds;
+    std::vector<double> rounds, own;
     for (int round = 0; round < 5; ++round) {
+      own_s = 0;
       const auto t0 = Clock::now();
       for (int s = 0; s < steps; ++s) step(2 + round * steps + s);
       rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / steps);
+      own.push_back(own_s / steps);
     }
     std::sort(rounds.begin(), rounds.end());
-    if (i == 0) seconds = rounds[2];
+    std::sort(own.begin(), own.end());
+    point.replica_s[std::size_t(i)] = own[2];   // each thread its own slot
+    if (i == 0) point.step_s = rounds[2];
   });
-  return seconds;
+  return point;
 }
 
 double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
@@ -139,8 +147,8 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
   const Dataset data = synthetic_images(2048);
   for (int k : levels(max_k))
     for (int64_t b : o.batches) {
-      const double t = lockstep_step_s(k, b, o, data, where);
-      c.compute.push_back({k, b, t});
+      c.compute.push_back(lockstep_point(k, b, o, data, where));
+      const double t = c.compute.back().step_s;
       say(fmt::format("compute  {} replica(s) at batch {:4}: {:8.3f} ms/step ({:.0f} img/s each)", k, b, t * 1e3,
                       b / std::max(1e-12, t)));
     }

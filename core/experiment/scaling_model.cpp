@@ -81,6 +81,66 @@ double predicted_compute_s(const Calibration& c, int replicas, int64_t per_repli
   return std::max(0.0, full) * (replicas > c.cores ? turns : 1.0);
 }
 
+namespace {
+
+// Replica i's own compute per step against the batch at concurrency k (from replica_s, or
+// the lock-step pace where a calibration has no per-replica times).
+std::vector<LinearFit> replica_fits(const Calibration& c, int k) {
+  const std::size_t replicas = static_cast<std::size_t>(k);
+  std::vector<std::vector<double>> xs(replicas), ys(replicas);
+  for (const auto& p : c.compute) {
+    if (p.concurrent != k) continue;
+    for (std::size_t i = 0; i < replicas; ++i) {
+      xs[i].push_back(double(p.batch));
+      ys[i].push_back(i < p.replica_s.size() ? p.replica_s[i] : p.step_s);
+    }
+  }
+  std::vector<LinearFit> out;
+  for (std::size_t i = 0; i < replicas; ++i) out.push_back(fit_line(xs[i], ys[i]));
+  return out;
+}
+
+}  // namespace
+
+double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, int replicas, int per_machine,
+                                int64_t global_batch) {
+  const int64_t even = (global_batch + replicas - 1) / replicas;
+  const double lockstep = predicted_compute_s(c, per_machine, even);
+  const bool straggler = o.slow_replica >= 0 && o.slow_replica < replicas && o.slow_factor != 1.0;
+  if (!straggler && (!o.balanced || replicas == 1)) return lockstep;   // the calibrated pace, as before
+  const auto fits = compute_fits(c);
+  const int at_once = std::min(per_machine, c.cores);
+  const int k = fits.count(at_once) ? at_once : nearest_key(fits, at_once);
+  const std::vector<LinearFit> own = replica_fits(c, k);
+  // Replica j: a replica of its machine's measured position, the straggler scaled.
+  auto fit_of = [&](int j) {
+    LinearFit f = own[std::size_t(j % k)];
+    if (straggler && j == o.slow_replica) f.a *= o.slow_factor, f.b *= o.slow_factor;
+    return f;
+  };
+  const double turns = per_machine > c.cores ? std::ceil(double(per_machine) / double(std::max(1, c.cores))) : 1.0;
+  // The measured pace is the slowest replica's own time plus the waiting that step-to-step
+  // variation causes (the slowest of each step is slower than the slowest on average): no
+  // share removes that part, so both modes keep it.
+  double slowest = 0, slowest_scaled = 0;
+  for (int j = 0; j < replicas; ++j) {
+    slowest = std::max(slowest, own[std::size_t(j % k)].at(double(even)));
+    slowest_scaled = std::max(slowest_scaled, fit_of(j).at(double(even)));
+  }
+  const double variation = std::max(0.0, lockstep / turns - slowest);
+  if (!o.balanced || replicas == 1) return lockstep + (slowest_scaled - slowest) * turns;
+  // Balanced: every replica finishes its share at T (see scaling_model.h); a replica's
+  // minimum share is left out (it binds only for a replica many times slower than the rest).
+  double per_second = 0, offsets = 0;
+  for (int j = 0; j < replicas; ++j) {
+    const LinearFit f = fit_of(j);
+    const double per_sample = std::max(f.b, 1e-12);
+    per_second += 1 / per_sample;
+    offsets += f.a / per_sample;
+  }
+  return (std::max(0.0, (double(global_batch) + offsets) / per_second) + variation) * turns;
+}
+
 double predicted_allreduce_s(const Calibration& c, int ranks, double bytes) {
   if (ranks <= 1) return 0;
   const auto fits = allreduce_fits(c);
@@ -154,6 +214,7 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
   MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
            "--machines {} needs the link between them (--link-gbps, and --link-latency-us)", o.machines);
   MB_CHECK(o.link_latency_s >= 0, ConfigError, "--link-latency-us must not be negative");
+  MB_CHECK(o.slow_factor >= 1, ConfigError, "--slow-replica: the factor must be at least 1 (got {:g})", o.slow_factor);
   MB_CHECK(c.train_size >= 1 && c.cores >= 1, ConfigError, "scaling model: the calibration is empty");
   const auto small = allreduce_fits(c);
   std::vector<Prediction> out;
@@ -169,7 +230,7 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       p.per_replica_batch = (p.global_batch + n - 1) / n;
       const Placement at = place(c, o, n);
       p.machines = at.machines;
-      p.compute_s = predicted_compute_s(c, at.per_machine, p.per_replica_batch);
+      p.compute_s = predicted_step_compute_s(c, o, n, at.per_machine, p.global_batch);
       p.comm_s = predicted_comm_s(c, o, at, n, small);
       p.step_s = p.compute_s + p.comm_s;
       const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
@@ -189,7 +250,8 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
 nlohmann::json to_json(const Calibration& c) {
   using nlohmann::json;
   json compute = json::array(), ar = json::array();
-  for (const auto& p : c.compute) compute.push_back({{"concurrent", p.concurrent}, {"batch", p.batch}, {"step_s", p.step_s}});
+  for (const auto& p : c.compute)
+    compute.push_back({{"concurrent", p.concurrent}, {"batch", p.batch}, {"step_s", p.step_s}, {"replica_s", p.replica_s}});
   for (const auto& p : c.allreduce)
     ar.push_back({{"ranks", p.ranks},
                   {"bytes", p.bytes},
@@ -213,7 +275,8 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.train_size = j.at("train_size").get<int64_t>();
     c.gradient_bytes = j.at("gradient_bytes").get<double>();
     for (const auto& p : j.at("compute"))
-      c.compute.push_back({p.at("concurrent").get<int>(), p.at("batch").get<int64_t>(), p.at("step_s").get<double>()});
+      c.compute.push_back({p.at("concurrent").get<int>(), p.at("batch").get<int64_t>(), p.at("step_s").get<double>(),
+                           p.value("replica_s", std::vector<double>{})});   // absent before balanced shares
     for (const auto& p : j.at("allreduce"))
       c.allreduce.push_back({p.at("ranks").get<int>(), p.at("bytes").get<double>(), p.at("seconds").get<double>()});
     MB_CHECK(c.cores >= 1 && c.train_size >= 1, DataError, "calibration: cores and train_size must be positive");

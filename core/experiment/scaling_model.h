@@ -19,6 +19,14 @@
 // to more machines (when a link is given); with `machines` = M the n replicas are spread over
 // min(M, n) machines, ceil(n / M) each, so two hosts of one replica each are a ring of two
 // machines, not one machine of two.
+// Balanced shares (`balanced`): compute_n is when every replica finishes its share at once.
+// With replica i's own fit t_i(b) = a_i + c_i b at that concurrency, shares b_i with
+// t_i(b_i) = T and sum b_i = B give T = (B + sum a_i / c_i) / sum 1 / c_i: the replicas'
+// throughputs add, where lock-step waits for the slowest at B / n. Both keep the waiting that
+// step-to-step variation causes (the calibrated pace less the slowest replica's own time at
+// B / n): balancing follows average speeds, not each step's hiccups. A simulated straggler
+// (`slow_replica`, `slow_factor`) scales its replica's fit in both modes; lock-step keeps the
+// waiting its calibration measured on top of the slowest replica's own time.
 // Epoch: steps * t(n), steps = ceil(train_size / global).
 #pragma once
 #include <cstdint>
@@ -35,6 +43,9 @@ struct ComputePoint {
   int concurrent = 1;    // replicas computing at once, in lock-step
   int64_t batch = 0;     // per replica
   double step_s = 0;     // one lock-step step: forward, backward, optimizer (the slowest replica)
+  // Each replica's own compute per step, without waiting (median rounds): the speeds
+  // balanced shares follow. Empty in calibrations made before: every replica at step_s.
+  std::vector<double> replica_s;
 };
 
 struct AllReducePoint {
@@ -71,6 +82,9 @@ struct PredictOptions {
   // this link (as the trainer's SimulatedLink makes it); 0: the calibrated exchange only.
   double simulated_link_gbps = 0;
   double simulated_link_latency_us = 0;
+  bool balanced = false;           // --balance: shares follow each replica's speed
+  int slow_replica = -1;           // --slow-replica R:F: replica R computes F times slower
+  double slow_factor = 1.0;
 };
 
 struct Prediction {
@@ -96,6 +110,10 @@ struct LinearFit {
 };
 LinearFit fit_line(const std::vector<double>& x, const std::vector<double>& y);   // least squares
 double predicted_compute_s(const Calibration& c, int replicas, int64_t per_replica_batch);
+// The compute of one step of `global_batch` over `replicas` (per_machine of them at once on
+// each machine), lock-step or balanced, with the options' straggler (see above).
+double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, int replicas, int per_machine,
+                                int64_t global_batch);
 double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
 
 nlohmann::json to_json(const Calibration& c);

@@ -99,6 +99,59 @@ QString shares(const std::vector<PhaseTimes>& times) {
            format_percent(sum.wait_s / total, 0));
 }
 
+// The share of the replicas' time spent waiting; a straggler's own time is left out (it is
+// the one waited for).
+double waiting_share(const RunConfig& cfg, const std::vector<PhaseTimes>& times) {
+  double wait = 0, total = 0;
+  for (std::size_t k = 0; k < times.size(); ++k) {
+    if (int(k) == cfg.slow_replica && times.size() > 1) continue;
+    wait += times[k].wait_s;
+    total += times[k].total();
+  }
+  return wait / std::max(1e-12, total);
+}
+
+// The run on display's counterpart in the other mode (lock-step or balanced shares, the
+// devices, straggler, batch and kernels the same) among the shown runs, as " · lock-step: 33 %
+// waiting": the headline then shows what balancing changed (the Lock-step vs balanced demo
+// shows both runs).
+QString other_mode_text(const std::vector<ShownRun>& runs, const ShownRun& primary) {
+  const RunConfig& mine = primary.record.config;
+  for (const ShownRun& s : runs) {
+    const RunConfig& c = s.record.config;
+    if (&s == &primary || c.balance == mine.balance || c.devices != mine.devices || c.slow_replica != mine.slow_replica ||
+        c.slow_factor != mine.slow_factor || c.global_batch != mine.global_batch || c.backend != mine.backend)
+      continue;
+    for (auto e = s.record.epochs.rbegin(); e != s.record.epochs.rend(); ++e) {
+      if (!timed(e->replica_times, std::max(1, c.replicas))) continue;
+      return QObject::tr(" · %1: %2 waiting")
+          .arg(c.balance ? QObject::tr("balanced") : QObject::tr("lock-step"),
+               format_percent(waiting_share(c, e->replica_times), 0));
+    }
+  }
+  return {};
+}
+
+// The breakdown's headline: the newest epoch's shares, or what the straggler does to the
+// others, and the other mode's waiting where it is shown.
+void set_headline(BarChartContent& c, const std::vector<ShownRun>& runs, const ShownRun& primary,
+                  const std::vector<PhaseTimes>& newest, const QString& when) {
+  const RunConfig& cfg = primary.record.config;
+  const int n = std::max(1, cfg.replicas);
+  if (n == 1) {
+    c.headline = QObject::tr("%1: one device computes alone, nothing to exchange or wait for").arg(primary.label);
+    return;
+  }
+  const QString other = other_mode_text(runs, primary);
+  if (cfg.slow_replica >= 0 && cfg.slow_replica < n) {
+    c.headline = QObject::tr("%1: the others wait %2 of their time for it (%3)%4")
+                     .arg(straggler_text(cfg), format_percent(waiting_share(cfg, newest), 0), when, other);
+    c.headline_colour = QColor(0xb7, 0x1c, 0x1c);
+    return;
+  }
+  c.headline = QObject::tr("%1, %2: %3%4").arg(primary.label, when, shares(newest), other);
+}
+
 }  // namespace
 
 QColor compute_colour() { return QColor(0x3d, 0x7e, 0xbf); }
@@ -273,24 +326,9 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
   }
   fit_values(c, most, 1.0);
 
-  // The headline: the newest epoch's shares, or what the straggler does to the others.
   const std::vector<PhaseTimes>& newest = partial ? live->times : epochs.back()->replica_times;
   const QString when = partial ? QObject::tr("epoch %1 so far").arg(live->epoch) : QObject::tr("epoch %1").arg(epochs.back()->epoch);
-  if (cfg.slow_replica >= 0 && cfg.slow_replica < n && n > 1) {
-    double wait = 0, total = 0;
-    for (int k = 0; k < n; ++k) {
-      if (k == cfg.slow_replica) continue;
-      wait += newest[std::size_t(k)].wait_s;
-      total += newest[std::size_t(k)].total();
-    }
-    c.headline = QObject::tr("%1: the others wait %2 of their time for it (%3)")
-                     .arg(straggler_text(cfg), format_percent(wait / std::max(1e-12, total), 0), when);
-    c.headline_colour = QColor(0xb7, 0x1c, 0x1c);
-  } else if (n == 1) {
-    c.headline = QObject::tr("%1: one device computes alone, nothing to exchange or wait for").arg(primary->label);
-  } else {
-    c.headline = QObject::tr("%1, %2: %3").arg(primary->label, when, shares(newest));
-  }
+  set_headline(c, runs, *primary, newest, when);
   return c;
 }
 

@@ -98,9 +98,29 @@ std::optional<MachineCalibration> load_machine_calibration(const std::filesystem
 int64_t predictor_batch(const RunConfig& c) { return c.per_replica_batch_mode ? c.per_replica_batch : c.global_batch; }
 bool per_replica_mode(const RunConfig& c) { return c.per_replica_batch_mode && c.replicas > 1; }
 
+namespace {
+// The predictor models the run's mode: balanced or lock-step, with its straggler.
+void follow_mode(PredictionScope& s, const RunConfig& c) {
+  s.balanced = c.balance;
+  s.slow_replica = c.slow_replica;
+  s.slow_factor = c.slow_replica >= 0 ? c.slow_factor : 1.0;
+}
+// What the curve assumes beyond the batch: balanced shares, a simulated straggler.
+QString mode_tip(const PredictionScope& scope) {
+  QString tip = scope.balanced ? QObject::tr("<br>balanced shares: the replicas' throughputs add")
+                               : QObject::tr("<br>lock-step: every step at the slowest replica's pace");
+  if (scope.slow_replica >= 0)
+    tip += QObject::tr("<br>replica %1 computes %2× slower (simulated straggler)")
+               .arg(scope.slow_replica)
+               .arg(scope.slow_factor);
+  return tip;
+}
+}  // namespace
+
 bool measured_in_scope(const RunRecord& r, const PredictionScope& scope, const MachineCalibration* calibration) {
   const RunConfig& c = r.config;
-  return r.status == RunStatus::Completed && !r.epochs.empty() && c.slow_replica < 0 && !is_gpu_run(c) &&
+  return r.status == RunStatus::Completed && !r.epochs.empty() && !is_gpu_run(c) && c.balance == scope.balanced &&
+         c.slow_replica == scope.slow_replica && (c.slow_replica < 0 || c.slow_factor == scope.slow_factor) &&
          c.train_size == scope.train_size && predictor_batch(c) == scope.batch &&
          (!calibration || c.backend == calibration->backend);
 }
@@ -113,6 +133,7 @@ PredictionScope prediction_scope(const RunConfig* on_display, const MachineCalib
     s.batch = std::max<int64_t>(1, predictor_batch(*on_display));
     s.train_size = on_display->train_size;
   }
+  if (on_display) follow_mode(s, *on_display);
   int most = 4;
   if (calibration) most = std::max(most, 2 * calibration->calibration.cores);
   if (on_display) most = std::max(most, on_display->replicas);
@@ -130,6 +151,9 @@ std::vector<Prediction> predictions_for(const MachineCalibration& m, const Predi
   o.max_replicas = scope.max_replicas;
   o.batch = scope.batch;
   o.link_gbps = scope.link_gbps;
+  o.balanced = scope.balanced;
+  o.slow_replica = scope.slow_replica;
+  o.slow_factor = scope.slow_factor;
   return predict_scaling(c, o);
 }
 
@@ -154,6 +178,7 @@ std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& m, const
   scope.train_size = c.train_size;
   scope.max_replicas = std::max(1, c.replicas);
   scope.link_gbps = link_gbps;
+  follow_mode(scope, c);
   std::vector<Prediction> ps;
   try {
     ps = predictions_for(m, scope);
@@ -167,8 +192,6 @@ std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& m, const
     out.epoch_s = p.epoch_s;
     QStringList notes;
     if (!p.note.empty()) notes << window_note(p.note);
-    if (c.slow_replica >= 0)
-      notes << QObject::tr("the model has no straggler: the difference is what the simulated one costs");
     if (c.processes > 1)
       notes << QObject::tr("the model assumes the in-process all-reduce; this run exchanged between processes");
     out.note = notes.join(QStringLiteral("; "));
@@ -230,6 +253,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
                         .arg(p.comm_s * 1e3, 0, 'f', 2)
                         .arg(format_speedup(p.speedup), format_percent(p.efficiency, 0));
       if (!p.note.empty()) tip += QStringLiteral("<br><i>%1</i>").arg(window_note(p.note).toHtmlEscaped());
+      tip += mode_tip(scope);
       const QPointF point(p.replicas, p.epoch_s);
       if (!p.beyond_machine) {
         on.points.append(point);

@@ -45,6 +45,9 @@ struct PredictionScope {
   int64_t train_size = 60000;
   int max_replicas = 8;
   double link_gbps = 0;       // > 0: replicas beyond this machine on more machines over this link
+  bool balanced = false;      // the run on display's mode: balanced shares or lock-step ...
+  int slow_replica = -1;      // ... and its simulated straggler, which the predictor models too
+  double slow_factor = 1.0;
 };
 
 // The run's batch in the predictor's terms, and whether it ran in per-replica mode.

@@ -28,7 +28,11 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                             {"backend", "CPU kernels: auto, onednn, reference"},
                             {"model", "the model to calibrate and predict: reference or dense:N (a what-if width)"},
                             {"simulated_link", "predict with a simulated link between this machine's replicas, as "
-                                               "train --simulated-link makes it (GBIT[:US])"}});
+                                               "train --simulated-link makes it (GBIT[:US])"},
+                            {"balance", "predict balanced shares (train --balance): the replicas' throughputs add "
+                                        "instead of the slowest setting the pace"},
+                            {"slow_replica", "predict with a simulated straggler, as train --slow-replica makes it: "
+                                             "replica RANK computes FACTOR times slower"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
@@ -107,6 +111,9 @@ int run_scaling(const Options& o) {
   popt.machines = o.machines;
   popt.simulated_link_gbps = o.train.link_gbit;
   popt.simulated_link_latency_us = o.train.link_latency_us;
+  popt.balanced = o.train.balance;
+  popt.slow_replica = o.train.slow_replica;
+  popt.slow_factor = o.train.slow_factor;
   // A calibration read from a file timed the compute of the model whose gradient it names.
   const std::optional<ModelSpec> measured = model_with_params(std::size_t(cal.gradient_bytes / sizeof(float)));
   MB_CHECK(measured == o.train.model, ConfigError, "--calibration {}: it timed {}, not --model {}", o.calibration_in,
@@ -114,12 +121,15 @@ int run_scaling(const Options& o) {
            model_text(o.train.model));
   const auto predictions = predict_scaling(cal, popt);
 
-  fmt::print("\npredicted epoch of {} images of {} ({:.1f} MB per all-reduce) on {} ({} core(s) here), batch {}{}:\n",
+  fmt::print("\npredicted epoch of {} images of {} ({:.1f} MB per all-reduce) on {} ({} core(s) here), batch {}{}{}{}:\n",
              cal.train_size, o.train.model.name(), cal.gradient_bytes * 1e-6, cal.device, cal.cores, popt.batch,
              popt.simulated_link_gbps > 0
                  ? fmt::format(", simulated link {:g} Gbit/s {:g} us", popt.simulated_link_gbps,
                                popt.simulated_link_latency_us)
-                 : std::string());
+                 : std::string(),
+             popt.slow_replica >= 0 ? fmt::format(", replica {} {:g}x slower", popt.slow_replica, popt.slow_factor)
+                                    : std::string(),
+             popt.balanced ? ", balanced shares" : ", lock-step");
   fmt::print("{:>8} {:>12} {:>9} {:>10} {:>9} {:>10} {:>11}  {}\n", "replicas", "mode", "machines", "epoch s",
              "speedup", "efficiency", "comm share", "note");
   for (const auto& p : predictions)
