@@ -18,6 +18,7 @@
 #include <QSpinBox>
 #include <QDoubleSpinBox>
 #include <QGroupBox>
+#include <QLabel>
 #include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -45,6 +46,7 @@
 #include "insight/prediction.h"
 #include "records/chrome_trace.h"
 #include "setup/run_setup_panel.h"
+#include "setup/what_if_picker.h"
 #include "gui_process.h"
 #include "gui_window_fixture.h"
 #include "test_support.h"
@@ -139,6 +141,8 @@ class TestInsight : public QObject {
   void breakdown_shows_the_epoch_in_progress();
   void breakdown_puts_the_baseline_first();
   void breakdown_shows_the_other_modes_waiting();
+  void card_says_what_bounds_the_run();
+  void what_if_link_says_whether_it_changes_anything_here();
   void honest_about_gpu_and_untimed_runs();
   void timeline_lays_the_last_steps_end_to_end();
   void timeline_reads_a_kept_trace();
@@ -294,6 +298,48 @@ void TestInsight::breakdown_shows_the_other_modes_waiting() {
   RunRecord other = balanced;
   other.config.global_batch = 256;
   QVERIFY(!build_breakdown({shown(lock), shown(other)}, nullptr).headline.contains("balanced:"));
+}
+
+void TestInsight::card_says_what_bounds_the_run() {
+  // From the newest epoch's breakdown, all replicas together: compute (known()),
+  // the exchange, or the waiting, whichever bounds the step; with the bytes and the link.
+  RunRecord r = timed_run("run", 2, 1);
+  QVERIFY2(comparison_summary_html({shown(r)}).contains("Compute-bound"), qPrintable(comparison_summary_html({shown(r)})));
+  QVERIFY(comparison_summary_html({shown(r)}).contains("0.5 MB per step"));   // the reference CNN's gradient
+  r.config.model = "dense:4096";
+  r.config.link_gbit = 1;
+  for (auto& t : r.epochs[0].replica_times) t.allreduce_s = 2.0;
+  const QString comm = comparison_summary_html({shown(r)});
+  QVERIFY2(comm.contains("Communication-bound") && comm.contains("26.5 MB per step over the simulated 1 Gbit/s link"),
+           qPrintable(comm));
+  for (auto& t : r.epochs[0].replica_times) t.allreduce_s = 0.01, t.wait_s = 0.3;
+  QVERIFY(comparison_summary_html({shown(r)}).contains("Waiting-bound"));
+  // One replica: nothing is exchanged, nothing said.
+  QVERIFY(!comparison_summary_html({shown(timed_run("one", 1, 1))}).contains("-bound"));
+}
+
+void TestInsight::what_if_link_says_whether_it_changes_anything_here() {
+  // The synthetic calibration's all-reduce among 2: 10 us + 1 ns/byte, 0.498 ms for the
+  // reference gradient. A 1 Gbit/s ring takes 2 * 1/2 * 487,720 B / 125 MB/s = 3.9 ms: it
+  // sets the pace; a 400 Gbit/s one 0.01 ms: it changes nothing here.
+  WhatIfPicker picker;
+  auto note = [&] {
+    QString all;
+    for (const QLabel* l : picker.findChildren<QLabel*>()) all += l->text();
+    return all;
+  };
+  picker.set(ModelSpec{}, SimulatedLink{1, 0});
+  picker.set_replicas(2);
+  QVERIFY2(note().contains("Calibrate"), qPrintable(note()));   // nothing to compare with yet
+  const MachineCalibration m = synthetic_calibration(2);
+  picker.set_calibration(&m.calibration);
+  QVERIFY2(note().contains("sets the exchange's pace") && note().contains("3.9 ms"), qPrintable(note()));
+  picker.set(ModelSpec{}, SimulatedLink{400, 0});
+  QVERIFY2(note().contains("changes nothing here") && note().contains("0.498 ms"), qPrintable(note()));
+  picker.set_replicas(1);
+  QVERIFY(note().contains("One replica exchanges nothing"));
+  picker.set(ModelSpec{}, SimulatedLink{});
+  QVERIFY(!note().contains("exchange"));   // no link: nothing said about one
 }
 
 void TestInsight::honest_about_gpu_and_untimed_runs() {

@@ -30,7 +30,7 @@ RunRecord full_record() {
   r.id = "20261130T063221Z-cuda0_1-1a2b";
   r.name = "big batch, \"scaled\" lr\nsecond line ü";
   RunConfig& c = r.config;
-  c.model = "cnn-reference-x";
+  c.model = "cnn-dense4096";   // not the default, and a model this version knows
   c.devices = parse_devices("cuda:0,cuda:1");
   c.replicas = 4;
   c.processes = 2;
@@ -368,6 +368,7 @@ void TestRunRecord::bad_field_data() {
   QTest::newRow("config not object") << "/config" << "[]" << "'config'";
   QTest::newRow("record not object") << "" << "[1, 2]" << "object";
   QTest::newRow("unknown precision") << "/config/precision" << "\"fp8\"" << "config.precision";
+  QTest::newRow("unknown model") << "/config/model" << "\"cnn-dense0\"" << "config.model";
   QTest::newRow("comm not object") << "/comm" << "3" << "'comm'";
   QTest::newRow("comm without busbw") << "/comm/busbw_gbs" << "" << "comm.busbw_gbs";
   QTest::newRow("share change not first at 0") << "/config/share_changes/0/step" << "3" << "config.share_changes[0].step";
@@ -498,7 +499,8 @@ void TestRunRecord::csv_rows() {
       "run_id", "run_name", "status", "devices", "replicas", "simulated", "global_batch", "per_replica_batch",
       "per_replica_batch_mode", "learning_rate", "scale_lr", "seed", "dataset", "backend", "communicator",
       "train_size", "val_size", "epoch", "time_s", "allreduce_s", "train_loss", "train_acc", "val_loss", "val_acc",
-      "images_per_s"};
+      "images_per_s", "model", "simulated_link_gbit", "simulated_link_latency_us", "slow_replica", "slow_factor",
+      "balance"};
   QVERIFY(rows[0] == header);
   QVERIFY(text.find("\"fast, \"\"big\"\" batch\"") != std::string::npos);   // RFC 4180 quoting
 
@@ -523,6 +525,13 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f[col("simulated")], std::string("true"));
       QCOMPARE(f[col("seed")], std::to_string(r.config.seed));
       QCOMPARE(f[col("epoch")], std::to_string(e.epoch));
+      // The what-ifs, so an exported comparison says what it compared.
+      QCOMPARE(f[col("model")], std::string("cnn-dense4096"));
+      QCOMPARE(number(f[col("simulated_link_gbit")]), 10.0);
+      QCOMPARE(number(f[col("simulated_link_latency_us")]), 25.0);
+      QCOMPARE(f[col("slow_replica")], std::string("3"));
+      QCOMPARE(number(f[col("slow_factor")]), 2.5);
+      QCOMPARE(f[col("balance")], std::string("true"));
       QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
       const std::pair<const char*, double> metrics[] = {
           {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},
@@ -594,7 +603,8 @@ void TestRunRecord::status_words() {
 
 // A record and its CSV written by mirrorbench-cli at commit 63f8157 (before the enums and the
 // multi-process fields): the history on users' disks must keep loading; what is written back
-// keeps every field it had, with the same value, and adds the later fields at their defaults.
+// keeps every field it had, with the same value, and adds the later fields at their defaults
+// (in the CSV: as columns after the old ones).
 void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   const fs::path data = MB_TEST_DATA_DIR;
   const RunRecord r = read_run_json(data / "run_record_v1.json");
@@ -611,7 +621,14 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   for (const auto& op : diff)
     QVERIFY2(op.at("op") == "add", qPrintable(QString::fromStdString(op.dump())));
   QVERIFY(now.at("config").contains("processes") && now.at("epochs").at(0).contains("replica_times"));
-  QCOMPARE(runs_to_csv(std::span<const RunRecord>(&r, 1)), test::read_bytes(data / "run_record_v1.csv"));
+  // The CSV of then, line by line, with the columns added since at the end (the old ones
+  // keep their places, so a spreadsheet made from the old export still reads the new one).
+  const QStringList then = QString::fromStdString(test::read_bytes(data / "run_record_v1.csv")).split('\n');
+  const QStringList written = QString::fromStdString(runs_to_csv(std::span<const RunRecord>(&r, 1))).split('\n');
+  QCOMPARE(written.size(), then.size());
+  QCOMPARE(written[0], then[0] + ",model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance");
+  for (qsizetype i = 1; i < then.size(); ++i)
+    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",cnn-reference,0,0,-1,1,false");
   // And what is written now reads back the same.
   const fs::path file = dir() / "rewritten.json";
   write_run_json(r, file);

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "model/model_spec.h"
 #include "records/engine_report_json.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -273,6 +274,14 @@ RunConfig config_from_json(const json& j, int schema) {
     has_replicas_per_process |= f.key == "replicas_per_process";
   }
   if (!has_replicas_per_process) c.replicas_per_process = c.replicas;   // one process held them all
+  // The window and the exports derive the model's sizes from its name: a name this version
+  // does not know is a bad record, said here, not an exception in a chart.
+  try {
+    model_from_text(c.model);
+  } catch (const ConfigError&) {
+    throw DataError(fmt::format("field 'config.model' is '{}', not a model this version knows (cnn-reference or "
+                                "cnn-denseN)", c.model));
+  }
   return c;
 }
 
@@ -369,7 +378,11 @@ std::string boolean(bool b) { return b ? "true" : "false"; }
 constexpr const char* kCsvHeader =
     "run_id,run_name,status,devices,replicas,simulated,global_batch,per_replica_batch,"
     "per_replica_batch_mode,learning_rate,scale_lr,seed,dataset,backend,communicator,train_size,val_size,"
-    "epoch,time_s,allreduce_s,train_loss,train_acc,val_loss,val_acc,images_per_s";
+    "epoch,time_s,allreduce_s,train_loss,train_acc,val_loss,val_acc,images_per_s,"
+    // Added after the first exports, at the end so the older columns keep their places: the
+    // what-ifs a run may carry (a model of another width, a simulated link or straggler,
+    // balanced shares), so an exported comparison says what it compared.
+    "model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance";
 
 // "cpu:2" -> "cpu2", "cuda:0,cuda:1" -> "cuda0_1": short and safe in a file name.
 std::string compact_devices(const std::string& devices) {
@@ -562,10 +575,14 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
         num(c.global_batch), num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate),
         boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(to_string(c.backend)), csv_field(c.communicator),
         num(c.train_size), num(c.val_size));
+    const std::string what_if_cols =
+        fmt::format("{},{},{},{},{},{}", csv_field(c.model), num(c.link_gbit),
+                    num(c.link_latency_us), num(int64_t(c.slow_replica)), num(c.slow_factor), boolean(c.balance));
     for (const auto& e : r.epochs) {
       out += run_cols;
-      out += fmt::format(",{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
-                         num(e.train_loss), num(e.train_acc), num(e.val_loss), num(e.val_acc), num(e.images_per_s));
+      out += fmt::format(",{},{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
+                         num(e.train_loss), num(e.train_acc), num(e.val_loss), num(e.val_acc), num(e.images_per_s),
+                         what_if_cols);
     }
   }
   return out;

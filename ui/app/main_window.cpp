@@ -197,6 +197,11 @@ void MainWindow::connect_parts() {
   connect(history_view_, &HistoryView::export_trace_requested, this, &MainWindow::export_trace_dialog);
   connect(insight_, &InsightPanel::export_png_requested, this, [this] { export_png_dialog(true); });
   connect(insight_, &InsightPanel::calibration_changed, this, &MainWindow::update_shown);
+  const auto calibration_to_setup = [this] {
+    setup_->set_calibration(insight_->calibration() ? &insight_->calibration()->calibration : nullptr);
+  };
+  connect(insight_, &InsightPanel::calibration_changed, this, calibration_to_setup);
+  calibration_to_setup();   // the one kept from an earlier launch
   // Calibrating keeps every core busy: no run starts meanwhile (Stop cancels it).
   connect(insight_, &InsightPanel::calibration_running, this, [this](bool running) {
     if (!controller_->busy()) setup_->set_busy(running);

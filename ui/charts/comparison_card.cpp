@@ -7,6 +7,7 @@
 
 #include "common/format.h"
 #include "experiment/verdict.h"
+#include "model/model_spec.h"
 
 namespace mb {
 
@@ -16,6 +17,35 @@ namespace {
 // loaded, without one they print "epoch(s)".
 QString count_of(int64_t n, const QString& one, const QString& many) {
   return QStringLiteral("%1 %2").arg(QLocale(QLocale::English).toString(qlonglong(n)), n == 1 ? one : many);
+}
+
+// What bounds the run, from its newest timed epoch (all replicas' time together): one
+// sentence, and why. Empty for one replica or an untimed run.
+QString bound_sentence(const RunRecord& r) {
+  if (r.config.replicas < 2) return {};
+  for (auto e = r.epochs.rbegin(); e != r.epochs.rend(); ++e) {
+    if (int(e->replica_times.size()) != r.config.replicas) continue;
+    PhaseTimes sum;
+    for (const PhaseTimes& t : e->replica_times) sum += t;
+    if (!(sum.total() > 0)) continue;
+    const double comm = sum.allreduce_s / sum.total(), wait = sum.wait_s / sum.total();
+    const QString bytes = QObject::tr("%1 MB").arg(model_from_text(r.config.model).gradient_bytes() * 1e-6, 0, 'f', 1);
+    const QString over = r.config.link_gbit > 0
+                             ? QObject::tr(" over the simulated %1 Gbit/s link").arg(r.config.link_gbit, 0, 'g', 4)
+                             : QString();
+    if (comm >= 0.5)
+      return QObject::tr("<b>Communication-bound</b>: exchanging the gradient (%1 per step%2) takes %3 of the "
+                         "replicas' time, more than computing it, so more replicas add exchange and save little.")
+          .arg(bytes, over, format_percent(comm, 0));
+    if (wait >= 0.15 && wait > comm)
+      return QObject::tr("<b>Waiting-bound</b>: the replicas wait %1 of their time for the slowest at every step; "
+                         "balanced shares (--balance) give the faster ones more of the batch.")
+          .arg(format_percent(wait, 0));
+    return QObject::tr("<b>Compute-bound</b>: computing takes %1 of the replicas' time and exchanging the gradient "
+                       "(%2 per step%3) %4, so more replicas help while each keeps enough of the batch.")
+        .arg(format_percent(sum.compute_s() / sum.total(), 0), bytes, over, format_percent(comm, 0));
+  }
+  return {};
 }
 
 }  // namespace
@@ -90,6 +120,7 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
             ? QObject::tr("<b>%1</b> (baseline %2)").arg(format_percent(val, 2), format_percent(base->record.epochs.back().val_acc, 2))
             : QStringLiteral("<b>%1</b>").arg(format_percent(val, 2)));
   }
+  if (const QString bound = bound_sentence(r); !bound.isEmpty()) row(QObject::tr("What bounds it"), bound);
   if (primary->predicted && mean > 0) {
     const double off = mean / primary->predicted->epoch_s - 1;
     QString v = QObject::tr("predicted %1, measured %2, <b>%3</b>")

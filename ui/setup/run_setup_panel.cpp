@@ -408,6 +408,8 @@ void RunSetupPanel::set_busy(bool busy) {
   update_state();
 }
 
+void RunSetupPanel::set_calibration(const Calibration* calibration) { what_if_->set_calibration(calibration); }
+
 void RunSetupPanel::update_state() {
   const int n = replicas();
   const int64_t b = batch_value();
@@ -425,6 +427,7 @@ void RunSetupPanel::update_state() {
 
   processes_->set_note(process_note());
   straggler_->set_replicas(n);
+  what_if_->set_replicas(n);
   const QStringList problems = this->problems();
   QStringList lines;
   for (const QString& p : problems) lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(p.toHtmlEscaped());

@@ -23,6 +23,7 @@ class QSpinBox;
 
 namespace mb {
 
+struct Calibration;
 class DataPicker;
 class DevicePicker;
 class ProcessPicker;
@@ -58,6 +59,8 @@ class RunSetupPanel : public QWidget {
 
   // While busy the fields are read-only and only Stop is enabled.
   void set_busy(bool busy);
+  // This machine's calibration (nullptr: none), for the what-if link's note.
+  void set_calibration(const Calibration* calibration);
   // A message from the trainer (ConfigError, DataError), shown under the fields until edited.
   void show_error(const QString& message);
   // Why the Sweep tab's settings cannot be swept (empty: they can): Sweep stays disabled.

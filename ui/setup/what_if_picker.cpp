@@ -8,6 +8,7 @@
 #include <QVBoxLayout>
 
 #include "setup/note_label.h"
+#include "util/bandwidth.h"
 
 namespace mb {
 namespace {
@@ -91,8 +92,44 @@ void WhatIfPicker::update_note() {
                      .arg(QLocale().toString(qlonglong(m.param_count())))
                      .arg(m.gradient_bytes() * 1e-6, 0, 'f', 2);
   if (!m.is_reference()) text += tr(" A what-if model: its runs are compared with its own baselines only.");
-  if (link().gbit > 0) text += tr(" Simulated link: its times are a demonstration, not this machine's.");
+  if (link().gbit > 0) text += tr(" Simulated link: its times are a demonstration, not this machine's.") + link_note();
   note_->setText(text);
+}
+
+void WhatIfPicker::set_replicas(int replicas) {
+  if (replicas == replicas_) return;
+  replicas_ = replicas;
+  update_note();
+}
+
+void WhatIfPicker::set_calibration(const Calibration* calibration) {
+  calibration_ = calibration ? std::optional<Calibration>(*calibration) : std::nullopt;
+  update_note();
+}
+
+// The simulated link against this machine's own exchange of the model's gradient among the
+// run's replicas: a link faster than that changes nothing (the all-reduce lasts the longer).
+QString WhatIfPicker::link_note() const {
+  if (replicas_ < 2) return tr(" One replica exchanges nothing: pick two or more devices to see it.");
+  const double bytes = model().gradient_bytes();
+  const double ring = ring_all_reduce_s(bytes, replicas_, link().gbit, link().latency_us);
+  if (!calibration_ || calibration_->allreduce.empty())
+    return tr(" Such a link takes %1 ms per all-reduce among %2 replicas; Calibrate (Where the time goes) to "
+              "compare it with this machine's own exchange.")
+        .arg(ring * 1e3, 0, 'g', 3)
+        .arg(replicas_);
+  const double own = predicted_allreduce_s(*calibration_, replicas_, bytes);
+  if (ring <= own)
+    return tr(" It changes nothing here: such a link takes %1 ms per all-reduce among %2 replicas, this machine's "
+              "own exchange %3 ms already (calibrated).")
+        .arg(ring * 1e3, 0, 'g', 3)
+        .arg(replicas_)
+        .arg(own * 1e3, 0, 'g', 3);
+  return tr(" It sets the exchange's pace: %1 ms per all-reduce among %2 replicas, where this machine's own "
+            "exchange takes %3 ms (calibrated).")
+      .arg(ring * 1e3, 0, 'g', 3)
+      .arg(replicas_)
+      .arg(own * 1e3, 0, 'g', 3);
 }
 
 }  // namespace mb

@@ -6,7 +6,10 @@
 #pragma once
 #include <QGroupBox>
 
+#include <optional>
+
 #include "comm/simulated_link.h"
+#include "experiment/scaling_model.h"
 #include "model/model_spec.h"
 
 class QComboBox;
@@ -22,15 +25,22 @@ class WhatIfPicker : public QGroupBox {
   ModelSpec model() const;
   SimulatedLink link() const;   // gbit 0: off
   void set(const ModelSpec& model, const SimulatedLink& link);
+  // What the note compares a simulated link with: the replicas the run would exchange among,
+  // and this machine's calibrated all-reduce (nullptr: not calibrated yet).
+  void set_replicas(int replicas);
+  void set_calibration(const Calibration* calibration);
 
  signals:
   void changed();
 
  private:
   void update_note();
+  QString link_note() const;
   QComboBox* model_;
   QComboBox* link_;
   QLabel* note_;
+  int replicas_ = 1;
+  std::optional<Calibration> calibration_;
 };
 
 }  // namespace mb
