@@ -143,6 +143,7 @@ class TestInsight : public QObject {
   void breakdown_shows_the_other_modes_waiting();
   void card_says_what_bounds_the_run();
   void what_if_link_says_whether_it_changes_anything_here();
+  void calibrations_are_kept_per_model();
   void honest_about_gpu_and_untimed_runs();
   void timeline_lays_the_last_steps_end_to_end();
   void timeline_reads_a_kept_trace();
@@ -769,6 +770,39 @@ void TestInsight::exports_write_what_the_page_shows() {
   window_->insight_panel()->set_calibration(std::nullopt);
   QVERIFY(!window_->insight_panel()->export_predictions(pjson, &error));
   QVERIFY(error.contains("Calibrate"));
+}
+
+void TestInsight::calibrations_are_kept_per_model() {
+  // The predictor times the model it predicts: a what-if run of dense 4096 is predicted from
+  // that model's calibration, never from the reference CNN's; each is kept in its own file.
+  InsightPanel* insight = window_->insight_panel();
+  const MachineCalibration reference = synthetic_calibration(2);
+  MachineCalibration wide = synthetic_calibration(2);
+  wide.calibration.gradient_bytes = ModelSpec{4096}.gradient_bytes();
+  QCOMPARE(calibrated_model(wide), std::string("cnn-dense4096"));
+  RunRecord run = timed_run("wide", 2, 1);
+  run.config.model = "cnn-dense4096";
+  QVERIFY(window_->history()->add(run));
+  window_->history_view()->select_ids({run.id});
+  insight->set_calibration(reference);
+  QVERIFY(!insight->calibration());   // the run on display trains another model
+  QVERIFY(insight->findChild<QLabel*>("calibration_status")->text().contains("cnn-dense4096 not calibrated"));
+  std::vector<ShownRun> runs{shown(run)};
+  add_predictions(runs, insight->calibration_to_predict(run.config.model), 0);
+  QVERIFY(!runs[0].predicted);
+  QVERIFY2(runs[0].no_prediction.contains("timed cnn-reference"), qPrintable(runs[0].no_prediction));
+  insight->set_calibration(wide);
+  QCOMPARE(insight->calibration()->calibration.gradient_bytes, wide.calibration.gradient_bytes);
+  QCOMPARE(insight->calibration_for("cnn-reference")->calibration.gradient_bytes, reference.calibration.gradient_bytes);
+  add_predictions(runs, insight->calibration_to_predict(run.config.model), 0);
+  QVERIFY(runs[0].predicted);
+  // Kept beside the reference CNN's file, and read back by the next window.
+  const fs::path root = window_->history()->store().root();
+  save_machine_calibration(root / "calibration-cnn-dense4096.json", wide);
+  save_machine_calibration(root / "calibration.json", reference);
+  window_ = std::make_unique<MainWindow>();
+  QVERIFY(window_->insight_panel()->calibration_for("cnn-dense4096"));
+  QVERIFY(window_->insight_panel()->calibration_for("cnn-reference"));
 }
 
 void TestInsight::calibration_runs_aside_and_blocks_runs() {

@@ -390,7 +390,8 @@ std::vector<std::string> MainWindow::shown_run_ids() const {
 
 void MainWindow::update_shown() {
   std::vector<ShownRun> runs = shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_);
-  add_predictions(runs, insight_->calibration(), insight_->link_gbps());
+  add_predictions(runs, [this](const std::string& model) { return insight_->calibration_to_predict(model); },
+                  insight_->link_gbps());
   insight_->set_runs(runs, charts_->options());
   charts_->set_runs(std::move(runs));
 }

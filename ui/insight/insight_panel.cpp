@@ -24,6 +24,7 @@
 #include "history/history_model.h"
 #include "insight/bar_chart_view.h"
 #include "insight/calibration_runner.h"
+#include "model/model_spec.h"
 #include "util/system_info.h"
 
 namespace mb {
@@ -94,8 +95,10 @@ InsightPanel::InsightPanel(const HistoryModel* history, QWidget* parent) : QWidg
   layout->addLayout(grid, 1);
 
   connect(calibrate_, &QPushButton::clicked, this, [this] {
-    if (calibrating()) cancel_calibration();
-    else start_calibration();
+    if (calibrating()) return cancel_calibration();
+    CalibrateOptions o;
+    o.model = model_from_text(shown_model());   // the predictor times the model it predicts
+    start_calibration(o);
   });
   connect(link_, &QDoubleSpinBox::valueChanged, this, [this] {
     dirty_ = true;
@@ -105,10 +108,10 @@ InsightPanel::InsightPanel(const HistoryModel* history, QWidget* parent) : QWidg
     calibration_status_->setText(tr("Measuring… %1").arg(line.simplified()));
   });
   connect(runner_, &CalibrationRunner::finished, this, [this](const MachineCalibration& m) {
-    calibration_ = m;
+    calibrations_[calibrated_model(m)] = m;
     if (!calibration_file_.empty()) {
       try {
-        save_machine_calibration(calibration_file_, m);
+        save_machine_calibration(calibration_file(calibrated_model(m)), m);
       } catch (const std::exception& e) {
         spdlog::warn("The calibration was not saved: {}", e.what());
       }
@@ -141,6 +144,7 @@ void InsightPanel::set_runs(const std::vector<ShownRun>& runs, const ChartOption
   runs_ = runs;
   options_ = options;
   dirty_ = true;
+  update_controls();   // the model on display names its calibration
 }
 
 void InsightPanel::run_started(const RunConfig& config) {
@@ -168,21 +172,56 @@ void InsightPanel::run_finished(const RunRecord& record) {
 
 void InsightPanel::set_calibration_file(std::filesystem::path file) {
   calibration_file_ = std::move(file);
-  std::string warning;
-  std::optional<MachineCalibration> m = load_machine_calibration(calibration_file_, &warning);
-  if (!warning.empty()) spdlog::warn("{}", warning);
-  if (m && !m->cpu_model.empty() && m->cpu_model != cpu_model_name()) {
-    spdlog::info("The saved calibration was measured on another CPU ({}): calibrate this machine again", m->cpu_model);
-    m.reset();
+  calibrations_.clear();
+  std::vector<std::filesystem::path> files{calibration_file_};
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(calibration_file_.parent_path(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.starts_with("calibration-cnn-") && name.ends_with(".json")) files.push_back(entry.path());
   }
-  set_calibration(std::move(m));
-}
-
-void InsightPanel::set_calibration(std::optional<MachineCalibration> calibration) {
-  calibration_ = std::move(calibration);
+  for (const auto& f : files) {
+    std::string warning;
+    std::optional<MachineCalibration> m = load_machine_calibration(f, &warning);
+    if (!warning.empty()) spdlog::warn("{}", warning);
+    if (m && !m->cpu_model.empty() && m->cpu_model != cpu_model_name()) {
+      spdlog::info("The saved calibration {} was measured on another CPU ({}): calibrate this machine again",
+                   f.filename().string(), m->cpu_model);
+      m.reset();
+    }
+    if (m) calibrations_[calibrated_model(*m)] = std::move(*m);
+  }
   update_controls();
   dirty_ = true;
   emit calibration_changed();
+}
+
+void InsightPanel::set_calibration(std::optional<MachineCalibration> calibration) {
+  if (calibration) calibrations_[calibrated_model(*calibration)] = std::move(*calibration);
+  else calibrations_.clear();
+  update_controls();
+  dirty_ = true;
+  emit calibration_changed();
+}
+
+const MachineCalibration* InsightPanel::calibration_for(const std::string& model) const {
+  const auto it = calibrations_.find(model);
+  return it == calibrations_.end() ? nullptr : &it->second;
+}
+
+const MachineCalibration* InsightPanel::calibration_to_predict(const std::string& model) const {
+  const MachineCalibration* m = calibration_for(model);
+  return m ? m : calibration_for(ModelSpec{}.name());
+}
+
+std::string InsightPanel::shown_model() const {
+  const ShownRun* primary = primary_run(runs_);
+  return primary ? primary->record.config.model : ModelSpec{}.name();
+}
+
+// The reference CNN's calibration keeps the file name it always had.
+std::filesystem::path InsightPanel::calibration_file(const std::string& model) const {
+  if (model == ModelSpec{}.name()) return calibration_file_;
+  return calibration_file_.parent_path() / ("calibration-" + model + ".json");
 }
 
 double InsightPanel::link_gbps() const { return link_->value(); }
@@ -211,7 +250,7 @@ void InsightPanel::set_machine_busy(bool busy) {
 
 void InsightPanel::update_controls() {
   const bool running = runner_->running();
-  calibrate_->setText(running ? tr("Cancel calibration") : calibration_ ? tr("Calibrate again") : tr("Calibrate"));
+  calibrate_->setText(running ? tr("Cancel calibration") : calibration() ? tr("Calibrate again") : tr("Calibrate"));
   calibrate_->setEnabled(running || !machine_busy_);
   calibrate_->setToolTip(machine_busy_ && !running
                              ? tr("A run is training: calibrate once it has finished (it needs every core)")
@@ -219,12 +258,13 @@ void InsightPanel::update_controls() {
                                   "several batch sizes and the all-reduce is timed at several sizes (under a minute; "
                                   "runs wait meanwhile)"));
   if (running) return;   // the progress lines speak meanwhile
-  if (!calibration_) {
-    calibration_status_->setText(tr("not calibrated: no predictions yet"));
+  const MachineCalibration* m = calibration();
+  if (!m) {
+    calibration_status_->setText(tr("%1 not calibrated: no predictions yet").arg(QString::fromStdString(shown_model())));
   } else {
-    const Calibration& c = calibration_->calibration;
-    calibration_status_->setText(tr("calibrated %1 · %2 core(s) · %3")
-                                     .arg(format_date(calibration_->measured_at))
+    const Calibration& c = m->calibration;
+    calibration_status_->setText(tr("%1 calibrated %2 · %3 core(s) · %4")
+                                     .arg(QString::fromStdString(shown_model()), format_date(m->measured_at))
                                      .arg(c.cores)
                                      .arg(QString::fromStdString(c.device)));
   }
@@ -313,11 +353,12 @@ bool InsightPanel::export_breakdown_csv(const QString& file, QString* error) con
 }
 
 bool InsightPanel::export_predictions(const QString& file, QString* error) const {
-  if (!calibration_) {
+  const MachineCalibration* m = calibration();
+  if (!m) {
     if (error) *error = tr("Not calibrated: press Calibrate before exporting predictions to %1").arg(file);
     return false;
   }
-  const bool ok = save_predictions(*calibration_, scope(), file, error);
+  const bool ok = save_predictions(*m, scope(), file, error);
   if (ok) spdlog::info("Exported the predictions to {}", file.toStdString());
   return ok;
 }

@@ -48,9 +48,16 @@ class InsightPanel : public QWidget {
   void show_step(const StepProgress& progress);
   void run_finished(const RunRecord& record);
 
-  // The calibration: read from `file` at once, written there after every calibration.
+  // The calibrations, one per model: the reference CNN's in `file`, a what-if model's beside it
+  // (calibration-cnn-dense4096.json); read at once, each written after it was measured.
   void set_calibration_file(std::filesystem::path file);
-  const MachineCalibration* calibration() const { return calibration_ ? &*calibration_ : nullptr; }
+  // The calibration of the model on display (the reference CNN without a run), or nullptr.
+  const MachineCalibration* calibration() const { return calibration_for(shown_model()); }
+  const MachineCalibration* calibration_for(const std::string& model) const;
+  // For a run's prediction: its model's calibration, else the reference CNN's (the run then
+  // says that it timed another model), else nullptr.
+  const MachineCalibration* calibration_to_predict(const std::string& model) const;
+  // Keeps a calibration under the model it timed; nullopt forgets them all.
   void set_calibration(std::optional<MachineCalibration> calibration);
   double link_gbps() const;
   bool calibrating() const;
@@ -92,7 +99,9 @@ class InsightPanel : public QWidget {
   std::optional<LiveEpoch> live_epoch_;
   std::optional<TimelineSource> live_timeline_;          // the live run's, kept under its id once it ends
   mutable std::map<std::string, std::optional<TimelineSource>> trace_timelines_;   // read from kept traces
-  std::optional<MachineCalibration> calibration_;
+  std::string shown_model() const;                        // the model of the run on display
+  std::filesystem::path calibration_file(const std::string& model) const;
+  std::map<std::string, MachineCalibration> calibrations_;   // by calibrated_model()
   std::filesystem::path calibration_file_;
   bool machine_busy_ = false;
   bool dirty_ = true;

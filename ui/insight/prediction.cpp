@@ -15,6 +15,7 @@
 
 #include "config/backend.h"
 #include "common/format.h"
+#include "model/model_spec.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -157,8 +158,16 @@ std::vector<Prediction> predictions_for(const MachineCalibration& m, const Predi
   return predict_scaling(c, o);
 }
 
+std::string calibrated_model(const MachineCalibration& m) {
+  const auto model = model_with_params(std::size_t(m.calibration.gradient_bytes / sizeof(float)));
+  return model ? model->name() : std::string("unknown model");
+}
+
 QString prediction_mismatch(const MachineCalibration& m, const RunConfig& c) {
   if (is_gpu_run(c)) return QObject::tr("the calibration measured this machine's CPU replicas; this run used GPUs");
+  if (const std::string timed = calibrated_model(m); timed != c.model)
+    return QObject::tr("the calibration timed %1; this run trains %2 (show it and press Calibrate to time that model)")
+        .arg(QString::fromStdString(timed), QString::fromStdString(c.model));
   if (c.backend != m.backend)
     return QObject::tr("the calibration measured the %1 kernels; this run used %2")
         .arg(QString::fromUtf8(to_string(m.backend)), QString::fromUtf8(to_string(c.backend)));
@@ -200,12 +209,17 @@ std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& m, const
   return fail(QObject::tr("the predictor has no run of %1 replicas with these settings").arg(c.replicas));
 }
 
-void add_predictions(std::vector<ShownRun>& runs, const MachineCalibration* calibration, double link_gbps) {
+void add_predictions(std::vector<ShownRun>& runs, const CalibrationLookup& calibration_of, double link_gbps) {
   for (ShownRun& s : runs) {
     s.predicted.reset();
     s.no_prediction.clear();
-    if (calibration) s.predicted = predicted_epoch(*calibration, s.record.config, link_gbps, &s.no_prediction);
+    if (const MachineCalibration* m = calibration_of(s.record.config.model))
+      s.predicted = predicted_epoch(*m, s.record.config, link_gbps, &s.no_prediction);
   }
+}
+
+void add_predictions(std::vector<ShownRun>& runs, const MachineCalibration* calibration, double link_gbps) {
+  add_predictions(runs, [calibration](const std::string&) { return calibration; }, link_gbps);
 }
 
 ChartContent build_prediction_chart(const MachineCalibration* calibration, const PredictionScope& scope,

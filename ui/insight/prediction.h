@@ -7,6 +7,7 @@
 #include <QString>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -64,7 +65,14 @@ QString prediction_mismatch(const MachineCalibration& calibration, const RunConf
 // The run's predicted epoch (ShownRun::predicted), or nullopt with *why_not.
 std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& calibration, const RunConfig& config,
                                               double link_gbps, QString* why_not = nullptr);
-// Fills ShownRun::predicted / no_prediction of every run (nothing without a calibration).
+// The model a calibration timed (the name its gradient's size gives: "cnn-dense4096").
+std::string calibrated_model(const MachineCalibration& calibration);
+// This machine's calibration of a model (by name), or nullptr.
+using CalibrationLookup = std::function<const MachineCalibration*(const std::string& model)>;
+// Fills ShownRun::predicted / no_prediction of every run from the calibration of its model
+// (nothing for a model without one).
+void add_predictions(std::vector<ShownRun>& runs, const CalibrationLookup& calibration_of, double link_gbps);
+// The same with one calibration for every run (the runs of other models say why not).
 void add_predictions(std::vector<ShownRun>& runs, const MachineCalibration* calibration, double link_gbps);
 
 // Whether a stored run was measured with the scope's settings (and so belongs on its chart).
