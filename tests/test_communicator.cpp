@@ -172,7 +172,7 @@ class TestCommunicator : public QObject {
     // A training step's collectives, round after round in one go, as the trainer calls them:
     // a rank that returns overwrites its buffer at once (the next backward) and enters the
     // next collective while others may still be copying results. Uneven delays make ranks
-    // race ahead; sizes grow mid-run (the staging grows); every result is checked exactly.
+    // race ahead; sizes grow mid-run; every result is checked exactly.
     QFETCH(int, processes);
     QFETCH(int, threads);
     const int ranks = processes * threads;
@@ -183,7 +183,7 @@ class TestCommunicator : public QObject {
       SplitMix64 jitter(std::uint64_t(r) + 1);
       std::vector<float> buf;
       for (int round = 0; round < 300; ++round) {
-        const std::size_t count = round < 100 ? 17 : round < 200 ? 1000 : 40000;
+        const std::size_t count = round < 100 ? 17 : round < 200 ? 1000 : round % 2 ? 300000 : 40000;
         buf.assign(count, 0.0f);
         for (std::size_t i = 0; i < count; ++i) buf[i] = input_value(r, i) + float(round % 7);
         if (jitter.next_unit() < 0.3) std::this_thread::sleep_for(std::chrono::microseconds(50));

@@ -3,8 +3,8 @@
 // Gradient all-reduce, bit-identical on every rank because every element is summed exactly
 // once, in a fixed order, and the result's bits are then copied:
 //   threads only   each rank publishes its buffer, reduces ITS chunk across all ranks in rank
-//                  order into a shared result (reduce-scatter, every core busy at once), then
-//                  copies the whole result (all-gather): two barriers;
+//                  order (reduce-scatter, every core busy at once), then copies the other
+//                  ranks' reduced chunks (all-gather);
 //   with a link    the local ranks reduce their chunks of the local buffers, in local rank
 //                  order, into one per-process partial sum; the leader sums the processes'
 //                  partials over the link (reduce-scatter + all-gather there too); every
@@ -13,11 +13,12 @@
 // element in process order), so `mpirun -np N ... cpu:1` trains exactly what in-process
 // cpu:N trains.
 //
-// Lock-step pays every barrier on every step, and any replica's hiccup at one stalls all:
-// between threads the all-reduce passes two and the all-gather one. Their results go through
-// two shared staging buffers used alternately (StagingPair): a rank that returned may start
-// the next collective at once, because nobody can still be reading the buffer it writes —
-// that one was last used two collectives ago, and everyone has since passed a barrier.
+// Lock-step pays every barrier on every step, and any replica's hiccup at one stalls all: the
+// small all-gathers (step reports, digests) pass one barrier between threads, not three. Their
+// blocks go through two shared staging buffers used alternately (StagingPair): a rank that
+// returned may start the next collective at once, because nobody can still be reading the
+// buffer it writes — that one was last used two collectives ago, and everyone has since passed
+// a barrier.
 #include "comm/hierarchical_communicator.h"
 
 #include <algorithm>
@@ -66,10 +67,9 @@ void sum_in_order(const std::vector<const float*>& in, int n, std::size_t begin,
   }
 }
 
-// The threads-only collectives' results, in two buffers used alternately (every rank counts
-// its staged collectives, and every rank calls the same ones, so they agree on which one).
-// Grown only in a barrier's completion, when nobody reads or writes either; 64-byte aligned,
-// so the ranks' chunks (16-float boundaries) never share a cache line.
+// The threads-only all-gathers' blocks, in two buffers used alternately (every rank counts its
+// staged collectives, and every rank calls the same ones, so they agree on which one).
+// Grown only in a barrier's completion, when nobody reads or writes either; 64-byte aligned.
 class StagingPair {
  public:
   // Whether buffer `which` holds `bytes` (the same answer on every rank between two barriers).
@@ -122,7 +122,7 @@ struct LocalGroup {
   std::vector<void*> out;          // per local rank: its output
   std::vector<float> partial;      // the process's partial gradient sum (linked only)
   std::vector<unsigned char> staging;   // linked all-gather: the process's block
-  StagingPair staged;                   // threads only: collective results (see StagingPair)
+  StagingPair staged;                   // threads only: all-gathered blocks (see StagingPair)
   double link_wait_s = 0;          // the leader's wait for the other processes, this collective
   // Per local rank, written by that rank, read by whoever reports a stall: collectives it
   // entered, and the last training step it started (note_progress; 0: none yet).
@@ -147,22 +147,7 @@ class HierarchicalCommunicator final : public Communicator {
     if (size_ == 1 || count == 0) return;
     const auto t0 = Clock::now();
     g_->in[local_] = data;
-    if (!g_->linked()) {
-      const int which = next_staging();
-      const std::size_t bytes = count * sizeof(float);
-      arrive(kAllReduce, [&] { g_->staged.grow(bytes); });
-      const auto t1 = Clock::now();
-      std::vector<const float*> bufs(g_->ranks);
-      for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
-      auto* result = reinterpret_cast<float*>(g_->staged.data(which));
-      const auto [begin, end] = chunk_of(count, g_->ranks, local_);
-      sum_in_order(bufs, g_->ranks, begin, end, result);
-      arrive(kAllReduce, [] {});   // every chunk reduced; nobody reads the inputs any more
-      std::memcpy(data, result, bytes);
-      times_.wait_s += seconds(t0, t1);
-      times_.transfer_s += seconds(t1, Clock::now());
-      return;
-    }
+    if (!g_->linked()) return threads_all_reduce(data, count, t0);
 
     // With one replica per process the buffer is the partial sum already.
     const bool solo = g_->ranks == 1;
@@ -172,10 +157,8 @@ class HierarchicalCommunicator final : public Communicator {
     const auto t1 = Clock::now();
     float* partial = solo ? data : g_->partial.data();
     if (!solo) {
-      std::vector<const float*> bufs(g_->ranks);
-      for (int r = 0; r < g_->ranks; ++r) bufs[r] = static_cast<const float*>(g_->in[r]);
       const auto [begin, end] = chunk_of(count, g_->ranks, local_);
-      sum_in_order(bufs, g_->ranks, begin, end, partial);
+      sum_in_order(inputs(), g_->ranks, begin, end, partial);
     }
     // The leader (the last local rank to arrive runs the completion, whichever it is: the
     // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
@@ -368,7 +351,33 @@ class HierarchicalCommunicator final : public Communicator {
     times_.transfer_s += total - wait;
   }
 
-  // Which staging buffer this rank's next threads-only collective uses.
+  // Threads only: each rank reduces its chunk in place and copies the others' chunks from
+  // their buffers; a third barrier keeps every buffer until the others copied from it. (Through
+  // the staging buffers it would need one barrier less but copy the whole result once more:
+  // measured, that cost more than the barrier from 64 KB on, docs/benchmarks.md.)
+  void threads_all_reduce(float* data, std::size_t count, Clock::time_point t0) {
+    arrive(kAllReduce, [] {});
+    const auto t1 = Clock::now();
+    const auto [begin, end] = chunk_of(count, g_->ranks, local_);
+    sum_in_order(inputs(), g_->ranks, begin, end, data);
+    arrive(kAllReduce, [] {});   // every chunk reduced
+    for (int r = 0; r < g_->ranks; ++r) {
+      if (r == local_) continue;
+      const auto [b, e] = chunk_of(count, g_->ranks, r);
+      if (e > b) std::memcpy(data + b, static_cast<const float*>(g_->in[r]) + b, (e - b) * sizeof(float));
+    }
+    arrive(kAllReduce, [] {});   // nobody reads our buffer any more: safe to return
+    times_.wait_s += seconds(t0, t1);
+    times_.transfer_s += seconds(t1, Clock::now());
+  }
+
+  std::vector<const float*> inputs() const {
+    std::vector<const float*> bufs(std::size_t(g_->ranks));
+    for (int r = 0; r < g_->ranks; ++r) bufs[std::size_t(r)] = static_cast<const float*>(g_->in[std::size_t(r)]);
+    return bufs;
+  }
+
+  // Which staging buffer this rank's next threads-only all-gather uses.
   int next_staging() { return static_cast<int>(staged_calls_++ & 1u); }
 
   std::shared_ptr<LocalGroup> g_;
