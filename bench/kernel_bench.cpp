@@ -7,6 +7,8 @@
 //   build/bin/kernel_bench --target avx2 --batch 64 --layers
 //   build/bin/kernel_bench --peak          the FMA peak of one core per target, one line each
 //   build/bin/kernel_bench --only conv2 --target avx2 --seconds 5   (e.g. under perf record)
+//   build/bin/kernel_bench --hidden 4096 --layers   a what-if dense width: the step, the dense
+//                                          GEMMs against the FMA peak, Adam against its traffic
 // Emulating an AVX2-only CPU on an AVX-512 one: ONEDNN_MAX_CPU_ISA=AVX2 kernel_bench --target avx2
 #include <omp.h>
 
@@ -35,6 +37,7 @@
 #include "backends/reference/layers.h"
 #include "fma_peak.h"
 #include "model/cnn_spec.h"
+#include "model/model_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -68,6 +71,7 @@ struct Options {
   std::vector<int> batches = {128, 64};
   double seconds = 0.3;         // of timing per kernel and target
   int threads = 1;
+  int hidden = cnn::kReferenceHidden;   // the dense width (--hidden: a what-if model)
 };
 
 // Best time per call over rounds of about 20 ms each, for about `seconds` in all: on a shared
@@ -344,8 +348,23 @@ void bench_conv2(const Conv2Data& k, const std::string& target, const Options& o
 }
 
 // ---- Adam over the whole model (bit-identical to the reference: error = differing floats) ----
+// The same memory traffic as Adam (read w, g, m, v; write w, m, v) with one multiply-add per
+// array instead of Adam's math: what this machine's memory gives that access pattern, Adam's
+// anchor for a model too large for the caches.
+void adam_traffic(std::vector<float>& w, const std::vector<float>& g, std::vector<float>& m, std::vector<float>& v) {
+  float* __restrict pw = w.data();
+  float* __restrict pm = m.data();
+  float* __restrict pv = v.data();
+  const float* __restrict pg = g.data();
+  for (std::size_t i = 0; i < w.size(); ++i) {
+    pm[i] = 0.9f * pm[i] + pg[i];
+    pv[i] = 0.999f * pv[i] + pg[i];
+    pw[i] = pw[i] + 1e-3f * pg[i];
+  }
+}
+
 void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
-  const std::size_t count = cnn::kReferenceParams;
+  const std::size_t count = ModelSpec{opt.hidden}.param_count();
   SplitMix64 rng(3);
   std::vector<float> w(count), g(count), m(count), v(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -362,14 +381,20 @@ void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
   for (std::size_t i = 0; i < count; ++i)
     wrong += std::memcmp(&w[i], &w2[i], 4) != 0 || std::memcmp(&m[i], &m2[i], 4) != 0 ||
              std::memcmp(&v[i], &v2[i], 4) != 0;
-  Row r{"adam (121,930 params)", target, 0, 0, 0, 28.0 * count, wrong, 0};   // 4 arrays read, 3 written
+  const std::string name = fmt::format("adam ({} params)", count);
+  Row r{name.c_str(), target, 0, 0, 0, 28.0 * count, wrong, 0};   // 4 arrays read, 3 written
   if (!opt.validate_only) {
     int64_t step = 4;
     r.seconds = time_per_call([&] { onednn::adam_update(cfg, step++, w, g, m, v); }, opt.seconds);
     Row ref{"adam reference loop", "-", 0, 0, 0, r.bytes, 0, 0};
     ref.seconds = time_per_call([&] { adam_update_reference(cfg, step++, w2, g, m2, v2); }, opt.seconds);
+    Row traffic{"its traffic, no math (anchor)", "-", 0, 0, 0, r.bytes, 0, 0};
+    traffic.seconds = time_per_call([&] { adam_traffic(w2, g, m2, v2); }, opt.seconds);
     print_row(r, true);
     print_row(ref, true);
+    print_row(traffic, true);
+    fmt::print("  adam at {:.0f} % of its traffic's bandwidth ({:.1f} of {:.1f} GB/s)\n", 100 * traffic.seconds / r.seconds,
+               r.bytes / r.seconds * 1e-9, r.bytes / traffic.seconds * 1e-9);
   } else {
     print_row(r, false);
   }
@@ -391,6 +416,22 @@ std::string isa_name(dnnl::cpu_isa isa) {
   }
 }
 
+// The dense layers' GEMMs (fc1 and fc2: forward, backward data, backward weights) of the
+// default plan against the FMA peak of this core, measured now: a wider model runs at its
+// hardware's pace when these are near the peak.
+void print_dense_share(const std::vector<onednn::NetPlan::StageTime>& stages, int batch, const Options& opt) {
+  double seconds = 0;
+  for (const auto& st : stages)
+    if (std::string_view(st.name).starts_with("fc") && std::string_view(st.name).find("mask") == std::string_view::npos)
+      seconds += st.seconds / std::max<int64_t>(1, st.calls);
+  const double flops = 3.0 * 2.0 * batch * (double(cnn::kFlat) * opt.hidden + double(opt.hidden) * cnn::kClasses);
+  const double peak = fma_peak_gflops(std::max(opt.seconds, 0.5));
+  const double rate = flops / std::max(1e-12, seconds) * 1e-9;
+  fmt::print("  dense layers (fc1, fc2: forward and both backward GEMMs): {:.3f} ms, {:.1f} GFLOP/s = {:.0f} % of "
+             "the FMA peak ({:.1f} GFLOP/s, SIMD target {})\n",
+             seconds * 1e3, rate, 100 * rate / peak, peak, onednn::simd_target());
+}
+
 // One NetPlan per conv2 choice (MB_CONV2 = auto, onednn, own), their profiled steps taken in
 // turn so that the machine's other load falls on all of them alike; per stage the best of
 // the rounds.
@@ -398,8 +439,9 @@ void bench_layers(int batch, const Options& opt) {
   omp_set_num_threads(opt.threads);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  std::vector<float> params(cnn::kReferenceParams), grads(cnn::kReferenceParams);
-  cnn::init_params(params, 5);
+  const std::size_t param_count = ModelSpec{opt.hidden}.param_count();
+  std::vector<float> params(param_count), grads(param_count);
+  cnn::init_params(params, 5, opt.hidden);
   const char* const variants[] = {"auto", "onednn", "own"};
   constexpr int kVariants = 3;
   std::vector<std::unique_ptr<onednn::NetPlan>> plans;
@@ -407,7 +449,7 @@ void bench_layers(int batch, const Options& opt) {
   const std::string saved_value = saved ? saved : "";
   for (const char* v : variants) {
     setenv("MB_CONV2", v, 1);
-    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, cnn::kReferenceHidden, params.data(), grads.data()));
+    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, opt.hidden, params.data(), grads.data()));
   }
   if (saved) setenv("MB_CONV2", saved_value.c_str(), 1); else unsetenv("MB_CONV2");
   SplitMix64 rng(9);
@@ -466,8 +508,10 @@ void bench_layers(int batch, const Options& opt) {
   fmt::print("\n{:<28}", "whole step (unprofiled)");
   for (double s : whole) fmt::print(" {:>14.3f}", s * 1e3);
   fmt::print("\n{:<28}", "GFLOP/s nominal");
-  for (double s : whole) fmt::print(" {:>14.1f}", cnn::train_flops_per_image() * batch / s * 1e-9);
-  fmt::print("\n  ({:.2f} MFLOP per image, cnn::train_flops_per_image)\n", cnn::train_flops_per_image() * 1e-6);
+  for (double s : whole) fmt::print(" {:>14.1f}", cnn::train_flops_per_image(opt.hidden) * batch / s * 1e-9);
+  fmt::print("\n  ({:.2f} MFLOP per image, cnn::train_flops_per_image, dense width {})\n",
+             cnn::train_flops_per_image(opt.hidden) * 1e-6, opt.hidden);
+  print_dense_share(best[0], batch, opt);
 }
 
 int run(const Options& opt) {
@@ -564,10 +608,14 @@ int main(int argc, char** argv) {
         opt.seconds = std::stod(value());
       } else if (a == "--threads") {
         opt.threads = std::stoi(value());
+      } else if (a == "--hidden") {
+        opt.hidden = std::stoi(value());
+        MB_CHECK(opt.hidden >= 1 && opt.hidden <= mb::kMaxHidden, mb::ConfigError, "--hidden {}: outside 1..{}",
+                 opt.hidden, mb::kMaxHidden);
       } else {
         std::fprintf(stderr,
                      "usage: kernel_bench [--validate | --layers | --peak] [--only conv1|pool2|conv2|adam] "
-                     "[--target NAME] [--batch N] [--seconds S] [--threads T]\n");
+                     "[--target NAME] [--batch N] [--seconds S] [--threads T] [--hidden N]\n");
         return 2;
       }
     }
