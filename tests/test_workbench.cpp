@@ -15,6 +15,7 @@
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QWheelEvent>
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSpinBox>
@@ -134,6 +135,7 @@ class TestWorkbench : public QObject {
   void shutdown_with_a_queued_run_ends_the_plan();
   void hand_copied_run_file_is_its_own_run();
   void invalid_batch_is_explained_in_place();
+  void the_wheel_scrolls_past_unfocused_fields();
   void log_panel_filters_by_level();
   void device_list_offers_gpus_and_explains_their_absence();
   void rename_delete_and_pin_persist();
@@ -159,6 +161,33 @@ void TestWorkbench::initTestCase() {
 void TestWorkbench::init() { QVERIFY(fx_.open_window()); }
 
 void TestWorkbench::cleanup() { fx_.close_window(); }
+
+void TestWorkbench::the_wheel_scrolls_past_unfocused_fields() {
+  // Scrolling the setup column over "Epochs" must not change the epochs (it did, under Xvfb):
+  // an unfocused field passes the wheel on to the column; a focused one takes it. (Qt hands a
+  // synthesized wheel event to its receiver only, never to the parents, so that the column then
+  // scrolls was checked under Xvfb with xdotool's real wheel clicks.)
+  window_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(window_.get()));
+  auto* epochs = window_->findChild<QSpinBox*>("epochs");
+  QVERIFY(epochs);
+  epochs->setValue(5);
+  window_->findChild<QPushButton*>("run_button")->setFocus();
+  QVERIFY(!epochs->hasFocus());
+  auto wheel = [&](int steps) {
+    const QPointF at(epochs->width() / 2.0, epochs->height() / 2.0);
+    QWheelEvent e(at, epochs->mapToGlobal(at), QPoint(), QPoint(0, -120 * steps), Qt::NoButton, Qt::NoModifier,
+                  Qt::NoScrollPhase, false);
+    QApplication::sendEvent(epochs, &e);
+  };
+  wheel(3);
+  QCOMPARE(epochs->value(), 5);
+  QCOMPARE(epochs->focusPolicy(), Qt::StrongFocus);   // the wheel does not focus it either
+  epochs->setFocus();
+  QVERIFY(epochs->hasFocus());
+  wheel(1);
+  QCOMPARE(epochs->value(), 4);   // focused: the field takes the wheel, as Qt's fields do
+}
 
 void TestWorkbench::fill(int epochs, int replicas, int batch) {
   const QString problems = fx_.fill({.epochs = epochs, .replicas = replicas, .batch = batch, .seed = 3});

@@ -28,6 +28,7 @@
 #include "backends/registry.h"
 #include "charts/chart_panel.h"
 #include "common/format.h"
+#include "common/wheel_guard.h"
 #include "experiment/comparison_report.h"
 #include "export/export_dialog.h"
 #include "export/exporter.h"
@@ -112,6 +113,7 @@ void MainWindow::build_layout() {
   setup_scroll->setWidgetResizable(true);
   setup_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
   setup_scroll->setFrameShape(QFrame::NoFrame);
+  scroll_past_unfocused_fields(setup_);   // the wheel scrolls the column, not the field under it
   auto* setup_column = new QWidget(this);
   auto* setup_layout = new QVBoxLayout(setup_column);
   setup_layout->setContentsMargins(0, 0, 0, 0);
