@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/host_engine.h"
 #include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
@@ -68,16 +69,10 @@ void softmax_xent(const float* logits, const std::vector<int>& labels, int n, Ba
   stats.samples += n;
 }
 
-class OnednnEngine final : public ReplicaEngine {
+class OnednnEngine final : public HostEngine {
  public:
   OnednnEngine(int max_batch, int threads, const ModelSpec& model)
-      : max_batch_(max_batch),
-        threads_(threads),
-        model_(model),
-        params_(model.param_count(), 0.0f),
-        grads_(model.param_count(), 0.0f),
-        m_(model.param_count(), 0.0f),
-        v_(model.param_count(), 0.0f) {
+      : HostEngine(model, "oneDNN engine"), max_batch_(max_batch), threads_(threads) {
     MB_CHECK(max_batch >= 1, ConfigError, "oneDNN engine: max batch {} must be at least 1", max_batch);
     MB_CHECK(threads >= 1, ConfigError, "oneDNN engine: {} threads per replica; it needs at least 1", threads);
     onednn::init_simd_target();   // a bad MB_SIMD_TARGET fails here, before any training
@@ -89,31 +84,15 @@ class OnednnEngine final : public ReplicaEngine {
   }
 
   std::string device_name() const override { return "cpu (oneDNN)"; }
-  ModelSpec model() const override { return model_; }
-
-  void bind_data(const Dataset& train, const Dataset& val) override {
-    for (const Dataset* d : {&train, &val})
-      MB_CHECK(d->rows == cnn::kImageSide && d->cols == cnn::kImageSide, DataError,
-               "{}: images are {}x{}, the model needs {}x{}", d->name, d->rows, d->cols, cnn::kImageSide,
-               cnn::kImageSide);
-    train_ = &train;
-    val_ = &val;
-  }
 
   void set_params(std::span<const float> params) override {
-    check_size(params.size(), "set_params");
-    adam_restart(params, params_, m_, v_);
-    ++params_version_;
-  }
-
-  void get_params(std::span<float> params) const override {
-    check_size(params.size(), "get_params");
-    std::copy(params_.begin(), params_.end(), params.begin());
+    HostEngine::set_params(params);
+    ++params_version_;   // the plans reorder the new weights before their next step
   }
 
   BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override {
     use_threads(threads_);
-    MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before forward_backward()");
+    bound(train_, "forward_backward");
     if (indices.empty()) {
       std::fill(grads_.begin(), grads_.end(), 0.0f);
       return {};
@@ -135,13 +114,6 @@ class OnednnEngine final : public ReplicaEngine {
     return total;
   }
 
-  float* grad_buffer() override { return grads_.data(); }
-
-  void get_grads(std::span<float> grads) const override {
-    check_size(grads.size(), "get_grads");
-    std::copy(grads_.begin(), grads_.end(), grads.begin());
-  }
-
   void apply_adam(const AdamConfig& cfg, int64_t step) override {
     use_threads(threads_);
     // Deterministic and bit-identical to the reference loop: replicas holding equal
@@ -150,22 +122,13 @@ class OnednnEngine final : public ReplicaEngine {
     ++params_version_;
   }
 
-  BatchStats evaluate(std::span<const int32_t> indices) override {
-    MB_CHECK(val_, Error, "oneDNN engine: bind_data() must come before evaluate()");
-    return forward_only(*val_, indices);
-  }
+  BatchStats evaluate(std::span<const int32_t> indices) override { return forward_only(bound(val_, "evaluate"), indices); }
 
   BatchStats evaluate_train(std::span<const int32_t> indices) override {
-    MB_CHECK(train_, Error, "oneDNN engine: bind_data() must come before evaluate_train()");
-    return forward_only(*train_, indices);
+    return forward_only(bound(train_, "evaluate_train"), indices);
   }
 
  private:
-  void check_size(std::size_t size, const char* what) const {
-    MB_CHECK(size == params_.size(), Error, "oneDNN engine {}: {} floats, the model ({}) has {}", what, size,
-             model_.name(), params_.size());
-  }
-
   template <typename F>
   static void guarded(const char* what, F&& body) {
     try {
@@ -239,16 +202,12 @@ class OnednnEngine final : public ReplicaEngine {
 
   int max_batch_;
   int threads_;
-  const ModelSpec model_;
   dnnl::engine engine_;
   dnnl::stream stream_;
-  std::vector<float> params_, grads_, m_, v_;   // never resized: plans hold pointers into them
   std::vector<float> grad_sum_;                 // for batches beyond max_batch
   uint64_t params_version_ = 0;
   std::map<int, std::unique_ptr<onednn::NetPlan>> plans_;   // by batch size, built on first use
   std::vector<int> labels_;
-  const Dataset* train_ = nullptr;
-  const Dataset* val_ = nullptr;
 };
 
 }  // namespace

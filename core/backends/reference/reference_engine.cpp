@@ -6,6 +6,7 @@
 #include <chrono>
 #include <vector>
 
+#include "backends/host_engine.h"
 #include "backends/reference/layers.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
@@ -14,16 +15,12 @@
 namespace mb {
 namespace {
 
-class ReferenceEngine final : public ReplicaEngine {
+class ReferenceEngine final : public HostEngine {
  public:
   ReferenceEngine(int max_batch, const ModelSpec& model)
-      : max_batch_(max_batch),
-        model_(model),
-        params_(model.param_count(), 0.0f),
-        grads_(model.param_count(), 0.0f),
+      : HostEngine(model, "reference engine"),
+        max_batch_(max_batch),
         chunk_grads_(model.param_count(), 0.0f),
-        m_(model.param_count(), 0.0f),
-        v_(model.param_count(), 0.0f),
         images_(static_cast<std::size_t>(max_batch) * cnn::kImagePixels),
         labels_(static_cast<std::size_t>(max_batch)),
         ws_(model.hidden) {
@@ -31,26 +28,6 @@ class ReferenceEngine final : public ReplicaEngine {
   }
 
   std::string device_name() const override { return "cpu (reference)"; }
-  ModelSpec model() const override { return model_; }
-
-  void bind_data(const Dataset& train, const Dataset& val) override {
-    for (const Dataset* d : {&train, &val})
-      MB_CHECK(d->pixels_per_image() == cnn::kImagePixels, DataError,
-               "dataset '{}' has {}x{} images, the model takes {}x{}", d->name, d->rows, d->cols, cnn::kImageSide,
-               cnn::kImageSide);
-    train_ = &train;
-    val_ = &val;
-  }
-
-  void set_params(std::span<const float> params) override {
-    check_size(params.size(), "set_params");
-    adam_restart(params, params_, m_, v_);
-  }
-
-  void get_params(std::span<float> params) const override {
-    check_size(params.size(), "get_params");
-    std::copy(params_.begin(), params_.end(), params.begin());
-  }
 
   // The reference loops compute forward and backward in one pass: all of it is "backward".
   BatchStats forward_backward(std::span<const int32_t> indices, float grad_scale, PhaseTimes* times) override {
@@ -81,13 +58,6 @@ class ReferenceEngine final : public ReplicaEngine {
     return total;
   }
 
-  float* grad_buffer() override { return grads_.data(); }
-
-  void get_grads(std::span<float> grads) const override {
-    check_size(grads.size(), "get_grads");
-    std::copy(grads_.begin(), grads_.end(), grads.begin());
-  }
-
   void apply_adam(const AdamConfig& cfg, int64_t step) override {
     adam_update_reference(cfg, step, params_, grads_, m_, v_);
   }
@@ -105,16 +75,6 @@ class ReferenceEngine final : public ReplicaEngine {
     total.loss_sum += part.loss_sum;
     total.correct += part.correct;
     total.samples += part.samples;
-  }
-
-  void check_size(std::size_t size, const char* what) const {
-    MB_CHECK(size == params_.size(), Error, "reference engine {}: buffer holds {} floats, the model ({}) has {}", what,
-             size, model_.name(), params_.size());
-  }
-
-  static const Dataset& bound(const Dataset* data, const char* what) {
-    MB_CHECK(data != nullptr, Error, "reference engine {}: no data bound (call bind_data first)", what);
-    return *data;
   }
 
   // Normalised images and labels of `chunk` into the batch buffers; returns the count.
@@ -140,13 +100,10 @@ class ReferenceEngine final : public ReplicaEngine {
   }
 
   const std::size_t max_batch_;
-  const ModelSpec model_;
-  std::vector<float> params_, grads_, chunk_grads_, m_, v_;
+  std::vector<float> chunk_grads_;
   std::vector<float> images_;       // [max_batch, 784], normalised
   std::vector<uint8_t> labels_;     // [max_batch]
   ReferenceWorkspace ws_;
-  const Dataset* train_ = nullptr;
-  const Dataset* val_ = nullptr;
 };
 
 }  // namespace
