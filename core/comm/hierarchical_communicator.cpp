@@ -371,10 +371,11 @@ class HierarchicalCommunicator final : public Communicator {
     times_.transfer_s += seconds(t1, Clock::now());
   }
 
-  std::vector<const float*> inputs() const {
-    std::vector<const float*> bufs(std::size_t(g_->ranks));
-    for (int r = 0; r < g_->ranks; ++r) bufs[std::size_t(r)] = static_cast<const float*>(g_->in[std::size_t(r)]);
-    return bufs;
+  // The local ranks' published buffers (into a member: no allocation on the step's path).
+  const std::vector<const float*>& inputs() {
+    inputs_.resize(std::size_t(g_->ranks));
+    for (int r = 0; r < g_->ranks; ++r) inputs_[std::size_t(r)] = static_cast<const float*>(g_->in[std::size_t(r)]);
+    return inputs_;
   }
 
   // Which staging buffer this rank's next threads-only all-gather uses.
@@ -384,6 +385,7 @@ class HierarchicalCommunicator final : public Communicator {
   const int local_, rank_, size_;
   CollectiveTimes times_;
   uint64_t staged_calls_ = 0;
+  std::vector<const float*> inputs_;
 };
 
 }  // namespace
