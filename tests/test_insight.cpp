@@ -592,6 +592,22 @@ void TestInsight::card_states_predicted_vs_measured() {
     QVERIFY(series(sc, "predicted/global")->tips.back().contains(balanced ? "balanced shares" : "lock-step"));
     QVERIFY(series(sc, "predicted/global")->tips.back().contains("straggler"));
   }
+  // A simulated link's run: predicted over that link (and its points are not a plain run's).
+  RunRecord linked = timed_run("linked", 2, 1);
+  linked.config.link_gbit = 1;
+  linked.config.link_latency_us = 50;
+  runs = {shown(linked)};
+  add_predictions(runs, &m, 0);
+  PredictOptions over_link{2, 128, 0, 20e-6};
+  over_link.simulated_link_gbps = 1;
+  over_link.simulated_link_latency_us = 50;
+  double with_link = 0;
+  for (const Prediction& p : predict_scaling(cal, over_link))
+    if (p.replicas == 2 && p.mode == BatchMode::Global) with_link = p.epoch_s;
+  QCOMPARE(runs[0].predicted->epoch_s, with_link);
+  QVERIFY(with_link > want);
+  QVERIFY(!measured_in_scope(linked, prediction_scope(&r.config, &m, {}, 0), &m));
+  QVERIFY(measured_in_scope(linked, prediction_scope(&linked.config, &m, {}, 0), &m));
   // GPUs or other kernels: no prediction, and why.
   RunRecord gpu = timed_run("gpu", 2, 1);
   gpu.config.backend = Backend::Cuda;

@@ -17,6 +17,7 @@
 
 #include "charts/chart_content.h"
 #include "experiment/scaling_model.h"
+#include "model/model_spec.h"
 #include "records/run_record.h"
 
 namespace mb {
@@ -46,8 +47,12 @@ struct PredictionScope {
   int64_t train_size = 60000;
   int max_replicas = 8;
   double link_gbps = 0;       // > 0: replicas beyond this machine on more machines over this link
-  bool balanced = false;      // the run on display's mode: balanced shares or lock-step ...
-  int slow_replica = -1;      // ... and its simulated straggler, which the predictor models too
+  // The run on display's what-ifs, which the predictor models too: its model, its simulated
+  // link, balanced shares or lock-step, its simulated straggler.
+  std::string model = ModelSpec{}.name();
+  double simulated_link_gbit = 0, simulated_link_latency_us = 0;
+  bool balanced = false;
+  int slow_replica = -1;
   double slow_factor = 1.0;
 };
 
