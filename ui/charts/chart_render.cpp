@@ -44,6 +44,19 @@ void show_tip(QXYSeries* series, const QPointF& at, bool state) {
   QToolTip::showText(QCursor::pos(), tip);
 }
 
+// Range and interval change one after the other, and each change lays the axis out: a new
+// range under the old interval could ask Qt Charts for (range / interval) tick labels for a
+// moment, a text item each (under ASan a run's live refresh spent minutes there). Count-based
+// ticks meanwhile, and dynamic ones only for a sane count.
+void set_ticks(QValueAxis* axis, double min, double max, double anchor, double interval) {
+  axis->setTickType(QValueAxis::TicksFixed);
+  axis->setRange(min, max);
+  if (!(interval > 0) || (max - min) / interval > 200) return;   // fixed ticks: five, Qt's default
+  axis->setTickAnchor(anchor);
+  axis->setTickInterval(interval);
+  axis->setTickType(QValueAxis::TicksDynamic);
+}
+
 }  // namespace
 
 void init_chart(QChart* chart) {
@@ -126,13 +139,8 @@ void apply_content(QChart* chart, const ChartContent& c) {
   }
 
   // Ticks: dynamic, anchored on whole epochs and on round y values (see fit_y).
-  x->setRange(c.x_min, c.x_max);
-  x->setTickAnchor(c.x_tick_anchor);
-  x->setTickInterval(c.x_tick_interval);
-  y->setTickType(QValueAxis::TicksDynamic);
-  y->setRange(c.y_min, c.y_max);
-  y->setTickAnchor(c.y_min);
-  y->setTickInterval(c.y_tick_interval);
+  set_ticks(x, c.x_min, c.x_max, c.x_tick_anchor, c.x_tick_interval);
+  set_ticks(y, c.y_min, c.y_max, c.y_min, c.y_tick_interval);
   y->setLabelFormat(c.y_format);
 }
 
