@@ -39,7 +39,8 @@ QString bound_sentence(const RunRecord& r) {
           .arg(bytes, over, format_percent(comm, 0));
     if (wait >= 0.15 && wait > comm)
       return QObject::tr("<b>Waiting-bound</b>: the replicas wait %1 of their time for the slowest at every step; "
-                         "balanced shares (the run setup's switch, --balance in the CLI) give the faster ones more of the batch.")
+                         "balanced shares (the run setup's switch, --balance in the CLI) give the faster ones more "
+                         "of the batch.")
           .arg(format_percent(wait, 0));
     return QObject::tr("<b>Compute-bound</b>: computing takes %1 of the replicas' time and exchanging the gradient "
                        "(%2 per step%3) %4, so more replicas help while each keeps enough of the batch.")
