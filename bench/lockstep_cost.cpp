@@ -12,6 +12,7 @@
 #include "lockstep_cost.h"
 
 #include <algorithm>
+#include <atomic>
 #include <barrier>
 #include <chrono>
 #include <cstdio>
@@ -105,7 +106,7 @@ int run_lockstep_cost(const std::vector<int>& replica_counts, int repeats) {
               kSteps, kComputeS * 1e3, kJitter * 100, repeats);
   std::printf("%-9s %-44s %12s %12s %10s\n", "replicas", "synchronisation per step", "overhead_us",
               "beyond_xchg", "x anchor");
-  bool exact = true;
+  std::atomic<bool> exact{true};   // written by every replica thread
   for (const int n : replica_counts) {
     const auto compute = compute_times(n);
     std::barrier<> fence(n);
