@@ -60,7 +60,7 @@ class TestBalancedTrainer : public QObject {
   void a_straggler_gets_the_smaller_share_and_a_replay_repeats_the_run() {
     auto data = test::make_synthetic_split(1024, 32);
     TrainConfig c = small_config("cpu:2");
-    c.epochs = 2;
+    c.epochs = 4;   // 64 steps: a change needs a proposal and its confirmation 16 steps later
     c.balance = true;
     c.slow_replica = 1;
     c.slow_factor = 10;

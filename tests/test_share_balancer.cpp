@@ -17,23 +17,30 @@ namespace {
 
 int64_t sum(const std::vector<int64_t>& v) { return std::accumulate(v.begin(), v.end(), int64_t{0}); }
 
-// Replica r computes its share in fixed_s + share x per_sample_s[r] (x a noise factor); `steps`
-// reports of one step each are fed to the balancer. Returns the number of changes.
+// Replica r computes its share in fixed_s + share x per_sample_s[r] (x a noise factor, and
+// `burst_factor` for replica 1 during a burst); `reports` reports of `steps_per_report` steps
+// each are fed to the balancer. Returns the number of changes.
 struct FakeClock {
   std::vector<double> per_sample_s;
   double fixed_s = 1e-3;
   double noise = 0;   // relative, uniform in [-noise, noise]
+  int steps_per_report = 1;
+  int burst_every = 0, burst_reports = 0;   // replica 1 slowed for burst_reports of every burst_every reports
+  double burst_factor = 1;
   SplitMix64 rng{42};
+  int reported = 0;
 
-  int run(ShareBalancer& b, int steps) {
+  int run(ShareBalancer& b, int reports) {
     int changes = 0;
-    for (int k = 0; k < steps; ++k) {
+    for (int k = 0; k < reports; ++k, ++reported) {
+      const bool burst = burst_every > 0 && reported % burst_every >= burst_every - burst_reports;
       std::vector<ShareSample> all;
       for (std::size_t r = 0; r < per_sample_s.size(); ++r) {
         const double u = double(rng.next() >> 11) / double(1ull << 53);
-        const double x = 1 + noise * (2 * u - 1);
+        const double x = (1 + noise * (2 * u - 1)) * (burst && r == 1 ? burst_factor : 1.0);
         const int64_t share = b.shares()[r];
-        all.push_back({double(share) * per_sample_s[r] * x, fixed_s, share, 1});
+        all.push_back({double(share) * per_sample_s[r] * x * steps_per_report, fixed_s * steps_per_report, share *
+                       steps_per_report, steps_per_report});
       }
       changes += b.observe(all) ? 1 : 0;
     }
@@ -106,6 +113,26 @@ class TestShareBalancer : public QObject {
     clock.noise = 0.1;
     QCOMPARE(clock.run(b, 500), 0);
     QVERIFY(b.shares() == even_shares(128, 2));
+  }
+
+  void a_burst_is_not_a_speed() {
+    // Equal replicas as the CPU engines report them (every 8 steps), replica 1 twice as slow
+    // for 3 reports (24 steps) of every 12: a neighbour's burst, not a slower device. A running
+    // average moved such a pair to 72 / 56 (the first rule's drift on a shared host).
+    ShareBalancer b(BalanceRule::for_run(128, 2));
+    FakeClock clock{{1e-4, 1e-4}};
+    clock.noise = 0.05;
+    clock.steps_per_report = 8;
+    clock.burst_every = 12;
+    clock.burst_reports = 3;
+    clock.burst_factor = 2;
+    QCOMPARE(clock.run(b, 600), 0);
+    QVERIFY(b.shares() == even_shares(128, 2));
+    // The same slowdown lasting is a speed: the shares follow it (2:1, 85 of 128), soon.
+    clock.burst_every = 0;
+    clock.per_sample_s = {1e-4, 2e-4};
+    clock.run(b, 20);
+    QVERIFY2(std::abs(b.shares()[0] - 85) <= b.rule().quantum, qPrintable(QString::number(b.shares()[0])));
   }
 
   void a_fixed_cost_per_step_is_not_a_speed() {

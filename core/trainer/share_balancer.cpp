@@ -68,35 +68,74 @@ const std::vector<int64_t>& shares_at(std::span<const ShareChange> schedule, int
 
 ShareBalancer::ShareBalancer(const BalanceRule& rule)
     : rule_(rule), shares_(even_shares(rule.global_batch, rule.replicas)),
+      per_sample_seen_(std::size_t(rule.replicas)), fixed_seen_(std::size_t(rule.replicas)),
       per_sample_s_(std::size_t(rule.replicas), 0.0), fixed_s_(std::size_t(rule.replicas), 0.0) {}
+
+namespace {
+
+void remember(std::deque<double>& seen, double x, int window) {
+  seen.push_back(x);
+  while (seen.size() > std::size_t(window)) seen.pop_front();
+}
+
+double median(const std::deque<double>& seen) {
+  if (seen.empty()) return 0;
+  std::vector<double> v(seen.begin(), seen.end());
+  std::sort(v.begin(), v.end());
+  const std::size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
+}
+
+}  // namespace
+
+void ShareBalancer::estimate() {
+  for (std::size_t r = 0; r < shares_.size(); ++r) {
+    per_sample_s_[r] = median(per_sample_seen_[r]);
+    fixed_s_[r] = median(fixed_seen_[r]);
+  }
+}
 
 bool ShareBalancer::observe(std::span<const ShareSample> all) {
   MB_CHECK(all.size() == shares_.size(), Error, "balanced shares: {} reports for {} replicas", all.size(),
            shares_.size());
   // The first report after a change is left out: a new share may have built its plan then.
-  const bool fresh = steps_since_change_ == 0;
-  steps_since_change_ += all.front().steps;
-  if (!fresh)
+  if (!fresh_)
     for (std::size_t r = 0; r < all.size(); ++r) {
       const ShareSample& x = all[r];
       if (x.samples <= 0 || x.steps <= 0) continue;   // an empty share says nothing of the speed
-      const double per_sample = x.compute_s / double(x.samples), fixed = x.optimizer_s / double(x.steps);
-      const bool first = per_sample_s_[r] == 0;
-      per_sample_s_[r] = first ? per_sample : per_sample_s_[r] + rule_.smoothing * (per_sample - per_sample_s_[r]);
-      fixed_s_[r] = first ? fixed : fixed_s_[r] + rule_.smoothing * (fixed - fixed_s_[r]);
+      remember(per_sample_seen_[r], x.compute_s / double(x.samples), rule_.window);
+      remember(fixed_seen_[r], x.optimizer_s / double(x.steps), rule_.window);
     }
-  if (steps_since_change_ < rule_.change_every) return false;
+  fresh_ = false;
+  steps_since_decision_ += all.front().steps;
+  if (steps_since_decision_ < rule_.change_every) return false;
+  estimate();
   if (std::any_of(per_sample_s_.begin(), per_sample_s_.end(), [](double c) { return !(c > 0); })) return false;
   std::vector<int64_t> next = target();
-  if (next == shares_ || !(predicted_step_s(next) < (1.0 - rule_.min_gain) * predicted_step_s(shares_))) return false;
+  if (next == shares_ || !(predicted_step_s(next) < (1.0 - rule_.min_gain) * predicted_step_s(shares_))) {
+    proposed_.clear();   // the difference did not last
+    return false;
+  }
+  steps_since_decision_ = 0;
+  if (proposed_.empty() || !same_way(proposed_, next)) {
+    proposed_ = std::move(next);   // to be confirmed change_every steps later
+    return false;
+  }
   shares_ = std::move(next);
-  steps_since_change_ = 0;
+  proposed_.clear();
+  fresh_ = true;
+  return true;
+}
+
+bool ShareBalancer::same_way(const std::vector<int64_t>& a, const std::vector<int64_t>& b) const {
+  const auto sign = [](int64_t x) { return (x > 0) - (x < 0); };
+  for (std::size_t r = 0; r < shares_.size(); ++r)
+    if (sign(a[r] - shares_[r]) != sign(b[r] - shares_[r])) return false;
   return true;
 }
 
 // Shares that would end every replica's compute at once (o_r + c_r s_r = T, summing to the
-// global batch), moved `damping` of the way from today's and rounded (or, when that rounds
-// back to today's, the target itself rounded).
+// global batch), rounded.
 std::vector<int64_t> ShareBalancer::target() const {
   const std::size_t n = shares_.size();
   double inverse_sum = 0, fixed_over = 0;
@@ -105,14 +144,10 @@ std::vector<int64_t> ShareBalancer::target() const {
     fixed_over += fixed_s_[r] / per_sample_s_[r];
   }
   const double t = (double(rule_.global_batch) + fixed_over) / inverse_sum;
-  std::vector<double> ideal(n), damped(n);
-  for (std::size_t r = 0; r < n; ++r) {
+  std::vector<double> ideal(n);
+  for (std::size_t r = 0; r < n; ++r)
     ideal[r] = std::max(double(rule_.min_share), (t - fixed_s_[r]) / per_sample_s_[r]);
-    damped[r] = double(shares_[r]) + rule_.damping * (ideal[r] - double(shares_[r]));
-  }
-  // Damping must not stall the last quantum of the way (half a quantum rounds back to today's).
-  std::vector<int64_t> next = round_shares(damped, rule_);
-  return next != shares_ ? next : round_shares(ideal, rule_);
+  return round_shares(ideal, rule_);
 }
 
 double ShareBalancer::predicted_step_s(const std::vector<int64_t>& shares) const {

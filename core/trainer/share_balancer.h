@@ -5,6 +5,7 @@
 // very same shares without a message of its own, as the stop decision is taken.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -26,11 +27,14 @@ struct BalanceRule {
   int64_t quantum = 1;       // shares are multiples of it (the largest absorbs the rest): few step shapes
   int64_t min_share = 1;     // every replica keeps a speed sample
   // Measured on a shared 2-vCPU host, where a replica's speed jumps with the neighbours' load:
-  // 8 steps / 0.3 / 3 % flapped between neighbouring quanta, these settle.
-  int change_every = 16;     // steps between two changes, at least
-  double smoothing = 0.2;    // weight of a new sample in the running speed estimate
-  double damping = 0.5;      // the share moves this far towards its target per change
+  // 8 steps / 0.3 / 3 % flapped between neighbouring quanta, and a running average (weight
+  // 0.2) let a neighbour's burst of a few reports move an equal pair to 72/56; these settle.
+  int change_every = 16;     // steps between two decisions, at least
+  int window = 7;            // a replica's speed: the median of its last `window` reports
   double min_gain = 0.05;    // a change must shorten the predicted step by this fraction
+  // A change is taken only when two decisions in a row, change_every steps apart, propose it,
+  // the same way for every replica: a lasting speed difference, not a burst. Then the shares
+  // go all the way to the target (the median and the confirmation are the damping).
 
   // The rule for a run: quantum global / (8 x replicas), at least 1; the minimum share one quantum.
   static BalanceRule for_run(int64_t global_batch, int replicas);
@@ -53,11 +57,16 @@ class ShareBalancer {
  private:
   std::vector<int64_t> target() const;
   double predicted_step_s(const std::vector<int64_t>& shares) const;
+  bool same_way(const std::vector<int64_t>& a, const std::vector<int64_t>& b) const;
+  void estimate();
 
   BalanceRule rule_;
   std::vector<int64_t> shares_;
-  std::vector<double> per_sample_s_, fixed_s_;   // the running estimates (0: none yet)
-  int64_t steps_since_change_ = 0;
+  std::vector<std::deque<double>> per_sample_seen_, fixed_seen_;   // each replica's last reports
+  std::vector<double> per_sample_s_, fixed_s_;   // their medians (0: none yet)
+  std::vector<int64_t> proposed_;                // a change waiting for its confirmation (empty: none)
+  int64_t steps_since_decision_ = 0;             // since the last change or proposal
+  bool fresh_ = true;                            // the next report is the first after a change
 };
 
 // The shares of an even split (the lock-step split, replica_share_begin's).
