@@ -1,10 +1,12 @@
-// The batch-size sweep (core/experiment/sweep.h), on synthetic histories with known answers:
-// which configurations are planned, time to the target accuracy (training time up to the
-// first epoch at or above it), the best configuration, and the JSON/CSV forms.
+// The sweeps (core/experiment/sweep.h), on synthetic histories with known answers: which
+// configurations are planned, time to the target accuracy (training time up to the first
+// epoch at or above it), the speed-up over one replica of the same model, the best
+// configuration, the lists as typed, and the JSON/CSV forms.
 #include <QtTest>
 
 #include <nlohmann/json.hpp>
 
+#include "experiment/planner.h"
 #include "experiment/sweep.h"
 #include "record_fixtures.h"
 #include "test_support.h"
@@ -97,6 +99,133 @@ class TestSweep : public QObject {
     QCOMPARE(j.at("configurations").at(2).at("time_to_target_s").get<double>(), 3.0);
     QCOMPARE(QString::fromStdString(sweep_csv(s)).count('\n'), 4);
     QVERIFY(QString::fromStdString(sweep_text(s)).contains("not reached"));
+  }
+
+  void a_model_sweep_runs_each_model_on_1_to_n_replicas() {
+    SweepOptions o;
+    o.axis = SweepAxis::Model;
+    o.base.devices = cpu_replicas(3);
+    o.base.batch = 96;
+    o.base.link_gbit = 10;   // the base's link stays on every multi-replica run of a model sweep
+    o.models = {ModelSpec{}, ModelSpec{4096}};
+    const auto points = sweep_points(o);
+    QCOMPARE(points.size(), std::size_t(6));
+    const auto plan = make_sweep_plan(o);
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      QCOMPARE(points[i].replicas, int(i % 3) + 1);
+      QVERIFY(points[i].model == o.models[i / 3]);
+      const TrainConfig& c = plan[i].config;
+      QCOMPARE(format_devices(c.devices), "cpu:" + std::to_string(i % 3 + 1));
+      QVERIFY(c.model == o.models[i / 3]);
+      QCOMPARE(c.batch, int64_t(96));   // the base's batch and lr: only the model and the replicas vary
+      QCOMPARE(c.link_gbit, 10.0);
+    }
+    QCOMPARE(point_name(SweepAxis::Model, points[4]), std::string("cnn-dense4096 on 2 replicas"));
+  }
+
+  void a_link_sweep_runs_one_replica_then_each_link() {
+    SweepOptions o;
+    o.axis = SweepAxis::Link;
+    o.base.devices = cpu_replicas(2);
+    o.base.model = ModelSpec{4096};
+    o.links = parse_sweep_links("off, 1:50");
+    const auto points = sweep_points(o);
+    QCOMPARE(points.size(), std::size_t(3));
+    QCOMPARE(points[0].replicas, 1);
+    QCOMPARE(points[0].link.gbit, 0.0);
+    QCOMPARE(points[1].replicas, 2);
+    QCOMPARE(points[1].link.gbit, 0.0);
+    QCOMPARE(points[2].link.gbit, 1.0);
+    QCOMPARE(points[2].link.latency_us, 50.0);
+    const auto plan = make_sweep_plan(o);
+    QCOMPARE(plan[2].config.link_gbit, 1.0);
+    QCOMPARE(plan[2].config.link_latency_us, 50.0);
+    QCOMPARE(plan[0].config.link_gbit, 0.0);
+    QVERIFY(plan[2].config.model == ModelSpec{4096});
+    QCOMPARE(point_name(SweepAxis::Link, points[2]), std::string("2 replicas, simulated 1 Gbit/s (50 us)"));
+  }
+
+  void impossible_model_and_link_sweeps_are_refused() {
+    SweepOptions o;
+    o.axis = SweepAxis::Model;
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"at least 2 devices", "cpu:1"}));
+    o.base.devices = cpu_replicas(2);
+    o.models = {ModelSpec{}, ModelSpec{}};
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"--models", "reference", "twice"}));
+    o.axis = SweepAxis::Link;
+    o.links = {};
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"--links", "at least one"}));
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_links("off, fast"); }, {"--links", "fast"}));
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_models("reference, dense:99999"); }, {"--models", "dense:99999"}));
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_models(" , "); }, {"--models", "at least one"}));
+    // Under mpirun the replica counts would be per process: refused, naming why.
+    PlanRequest r;
+    r.kind = PlanKind::Sweep;
+    r.config.devices = cpu_replicas(2);
+    r.sweep.axis = SweepAxis::Model;
+    r.processes = 2;
+    QVERIFY(test::expect_error<ConfigError>([&] { make_plan(r); }, {"one process", "2 processes"}));
+  }
+
+  void the_lists_read_as_typed_and_write_back() {
+    const auto models = parse_sweep_models("reference, dense:1024 dense:4096");
+    QCOMPARE(models.size(), std::size_t(3));
+    QVERIFY(models[2] == ModelSpec{4096});
+    QCOMPARE(sweep_models_text(models), std::string("reference, dense:1024, dense:4096"));
+    const auto links = parse_sweep_links("off,100:3,1");
+    QCOMPARE(links.size(), std::size_t(3));
+    QVERIFY(links[1] == (SimulatedLink{100, 3}));
+    QCOMPARE(sweep_links_text(links), std::string("off, 100:3, 1"));
+    QVERIFY(parse_sweep_links(sweep_links_text(SweepOptions{}.links)) == SweepOptions{}.links);
+  }
+
+  void speedups_are_over_one_replica_of_the_same_model() {
+    SweepOptions o;
+    o.axis = SweepAxis::Model;
+    o.base.devices = cpu_replicas(2);
+    o.models = {ModelSpec{}, ModelSpec{4096}};
+    const auto points = sweep_points(o);   // reference x1, x2; dense4096 x1, x2
+    const std::vector<RunRecord> runs{history("r1", {{4.0, 0.8}}), history("r2", {{2.5, 0.8}}),
+                                      history("d1", {{8.0, 0.8}}), history("d2", {{10.0, 0.8}})};
+    const SweepSummary s = summarize_sweep(points, runs, 0.85, SweepAxis::Model);
+    QVERIFY(!s.results[0].speedup && !s.results[2].speedup);
+    QCOMPARE(*s.results[1].speedup, 1.6);    // 4.0 / 2.5
+    QCOMPARE(*s.results[3].speedup, 0.8);    // 8.0 / 10.0: slower than one
+    QCOMPARE(s.best, 1);
+    QCOMPARE(s.verdict, std::string("2 replicas against 1: 1.60x with cnn-reference, 0.80x with cnn-dense4096 "
+                                    "(slower than one)"));
+    const nlohmann::json j = to_json(s);
+    QCOMPARE(j.at("axis").get<std::string>(), std::string("model"));
+    QCOMPARE(j.at("configurations").at(3).at("speedup").get<double>(), 0.8);
+    QCOMPARE(j.at("configurations").at(3).at("model").get<std::string>(), std::string("cnn-dense4096"));
+    QVERIFY(j.at("configurations").at(2).at("speedup").is_null());
+    const QString csv = QString::fromStdString(sweep_csv(s));
+    QVERIFY(csv.startsWith("global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,"
+                           "best,model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup\n"));
+    QVERIFY2(csv.contains(",cnn-dense4096,2,0,0,0.8\n"), qPrintable(csv));
+    QVERIFY(QString::fromStdString(sweep_text(s)).contains("0.80x"));
+    // A stopped sweep: the second model's multi-replica run missing, no speed-up for it.
+    const SweepSummary part = summarize_sweep(points, {runs[0], runs[1], runs[2]}, 0.85, SweepAxis::Model);
+    QCOMPARE(part.verdict, std::string("2 replicas against 1: 1.60x with cnn-reference"));
+    const SweepSummary none = summarize_sweep(points, {runs[0]}, 0.85, SweepAxis::Model);
+    QCOMPARE(none.best, -1);
+  }
+
+  void a_link_sweeps_verdict_names_the_links() {
+    SweepOptions o;
+    o.axis = SweepAxis::Link;
+    o.base.devices = cpu_replicas(2);
+    o.base.model = ModelSpec{4096};
+    o.links = {{0, 0}, {1, 50}};
+    const auto points = sweep_points(o);
+    const SweepSummary s = summarize_sweep(
+        points, {history("one", {{6.0, 0.8}}), history("own", {{4.0, 0.8}}), history("slow", {{12.0, 0.8}})}, 0.85,
+        SweepAxis::Link);
+    QCOMPARE(*s.results[1].speedup, 1.5);
+    QCOMPARE(*s.results[2].speedup, 0.5);
+    QCOMPARE(s.best, 1);
+    QCOMPARE(s.verdict, std::string("2 replicas of cnn-dense4096 against 1: 1.50x over this machine's exchange, 0.50x "
+                                    "over simulated 1 Gbit/s (50 us) (slower than one)"));
   }
 
   void nothing_reached_names_the_most_accurate() {

@@ -7,6 +7,7 @@
 #include <QBarSet>
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QDir>
 #include <QFile>
 #include <QImage>
@@ -16,6 +17,7 @@
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QTabWidget>
+#include <QTableView>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -148,6 +150,8 @@ class TestSweepView : public QObject {
   void exports_are_the_cores_files();
   void sweep_from_the_window_trains_every_configuration();
   void scripted_sweep_writes_its_files();
+  void model_and_link_sweeps_show_speedups();
+  void scripted_link_sweep_writes_its_files();
 
  private:
   QTemporaryDir home_;
@@ -187,7 +191,7 @@ void TestSweepView::batch_lists_are_read_as_typed() {
   // The panel says the same, and the run setup's Sweep button follows it in the window.
   MainWindow window;
   window.sweep_panel()->findChild<QLineEdit*>("sweep_batches")->setText(text);
-  QCOMPARE(window.sweep_panel()->batches_problem(), why);
+  QCOMPARE(window.sweep_panel()->settings_problem(), why);
   auto* sweep = window.findChild<QPushButton*>("sweep_button");
   QVERIFY(sweep);
   if (!why.isEmpty()) {
@@ -332,7 +336,7 @@ void TestSweepView::charts_hold_the_table_values() {
   const SweepSummary core = summarize_sweep(s.points, s.records, s.options.target_val_acc);
   // Categories 64, 128, 256; the scaled set's 128 is the fixed run (the rule changes nothing).
   const std::vector<int> fixed_row = {0, 1, 2}, scaled_row = {3, 1, 4};
-  for (SweepChart kind : kSweepCharts) {
+  for (SweepChart kind : sweep_charts(SweepAxis::Batch)) {
     QChart* chart = panel.chart(kind);
     QBarSet* fixed = bar_set(chart, false);
     QBarSet* scaled = bar_set(chart, true);
@@ -344,6 +348,7 @@ void TestSweepView::charts_hold_the_table_values() {
         case SweepChart::EpochTime: return r.epoch_s;
         case SweepChart::Accuracy: return 100 * r.val_acc;
         case SweepChart::TimeToTarget: return r.time_to_target_s.value_or(0.0);
+        case SweepChart::SpeedUp: break;   // not a batch sweep's chart
       }
       return -1.0;
     };
@@ -476,6 +481,7 @@ void TestSweepView::scripted_sweep_writes_its_files() {
     QVERIFY2(fs::exists(file), file.c_str());
     records.push_back(read_run_json(file));
     points.push_back({c.at("global_batch").get<int64_t>(), c.at("scale_lr").get<bool>(), c.at("lr").get<double>()});
+    points.back().replicas = c.at("replicas").get<int>();
     QCOMPARE(records.back().config.global_batch, points.back().global_batch);
     QCOMPARE(QString::fromStdString(format_devices(records.back().config.devices)), devices);
   }
@@ -489,6 +495,99 @@ void TestSweepView::scripted_sweep_writes_its_files() {
   QCOMPARE(run({"--sweep", "--batches", "64,x", "--quit"}), kExitUsage);
   QCOMPARE(run({"--sweep", "--target", "1.5", "--quit"}), kExitUsage);
   QCOMPARE(run({"--run", "--export-json", js, "--quit"}), kExitUsage);
+}
+
+// A model sweep fed to the panel: the axis' columns only, one bar set per replica count, the
+// speed-up chart with the core's values, the verdict the core's; then the axis and its list
+// as the settings hold them.
+void TestSweepView::model_and_link_sweeps_show_speedups() {
+  SweepPanel panel;
+  panel.findChild<QComboBox*>("sweep_axis")->setCurrentIndex(1);
+  QCOMPARE(panel.axis(), SweepAxis::Model);
+  auto* models = panel.findChild<QLineEdit*>("sweep_models");
+  QVERIFY(models->isVisibleTo(&panel) && !panel.findChild<QLineEdit*>("sweep_batches")->isVisibleTo(&panel));
+  models->setText("reference, dense:0");
+  QVERIFY2(panel.settings_problem().contains("dense:0"), qPrintable(panel.settings_problem()));
+  models->setText("reference, dense:4096");
+  QVERIFY(panel.settings_problem().isEmpty());
+  TrainConfig base;
+  base.devices = parse_devices("cpu:2");
+  base.epochs = 1;
+  const SweepOptions o = panel.options(base);
+  QCOMPARE(o.axis, SweepAxis::Model);
+  QVERIFY(o.models == std::vector<ModelSpec>({ModelSpec{}, ModelSpec{4096}}));
+  const std::vector<SweepPoint> points = sweep_points(o);
+  const double times[] = {4.0, 2.5, 8.0, 10.0};   // speed-ups 1.6 and 0.8
+  std::vector<RunRecord> records;
+  panel.start(o);
+  for (int i = 0; i < 4; ++i) {
+    RunRecord r = history(points[std::size_t(i)], "m" + std::to_string(i), {{times[i], 0.7}});
+    panel.run_started(i, r.config);
+    panel.run_finished(i, r);
+    records.push_back(r);
+  }
+  panel.finished(false);
+  const SweepSummary core = summarize_sweep(points, records, o.target_val_acc, SweepAxis::Model);
+  QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
+  QVERIFY(panel.headline().contains("slower than one"));
+  QVERIFY(!panel.table_view()->isColumnHidden(SweepTableModel::SpeedUp));
+  QVERIFY(panel.table_view()->isColumnHidden(SweepTableModel::Scaling));
+  QCOMPARE(panel.table_model()->text(3, SweepTableModel::SpeedUp), QString("0.80×"));
+  QCOMPARE(panel.table_model()->text(3, SweepTableModel::Model), QString("cnn-dense4096"));
+  QVERIFY(panel.chart(SweepChart::TimeToTarget) == nullptr);
+  QChart* speed = panel.chart(SweepChart::SpeedUp);
+  QVERIFY(speed);
+  QCOMPARE(bar_set(speed, false)->label(), QString("2 replicas"));   // one replica has no speed-up bar
+  QCOMPARE(bar_set(speed, false)->at(0), 1.6);
+  QCOMPARE(bar_set(speed, false)->at(1), 0.8);
+  QChart* time = panel.chart(SweepChart::EpochTime);
+  QCOMPARE(bar_set(time, false)->label(), QString("1 replica"));
+  QCOMPARE(bar_set(time, true)->at(1), 10.0);
+  QVERIFY(sweep_table_html(panel.progress()).contains("Speed-up"));
+  QVERIFY(!sweep_table_html(panel.progress()).contains("Learning rate rule"));
+  QVERIFY(dark_pixels(panel.render(QSize(1280, 800))) > 50);
+
+  // The link axis: its own list, checked as typed.
+  panel.findChild<QComboBox*>("sweep_axis")->setCurrentIndex(2);
+  panel.findChild<QLineEdit*>("sweep_links")->setText("off, 1:fifty");
+  QVERIFY2(panel.settings_problem().contains("fifty"), qPrintable(panel.settings_problem()));
+  panel.findChild<QLineEdit*>("sweep_links")->setText("off, 1:50");
+  const SweepSettings saved = panel.settings();
+  QCOMPARE(*saved.axis, SweepAxis::Link);
+  QVERIFY(saved.links == std::vector<SimulatedLink>({{0, 0}, {1, 50}}));
+  SweepPanel other;
+  other.set_settings(saved);
+  QCOMPARE(other.axis(), SweepAxis::Link);
+  QCOMPARE(other.findChild<QLineEdit*>("sweep_links")->text(), QString("off, 1:50"));
+}
+
+// The scripted link sweep end to end: one replica, then two over the real exchange and over a
+// simulated 1 Gbit/s link; the JSON names the axis and the links, the records the links.
+void TestSweepView::scripted_link_sweep_writes_its_files() {
+  const QString app = test::gui_program();
+  if (!QFile::exists(app)) QSKIP("the mirrorbench executable is not built");
+  QTemporaryDir out;
+  const QString js = out.filePath("links.json");
+  QCOMPARE(test::run_gui(app,
+                         {"--sweep", "--devices", "cpu:2", "--links", "off,1:50", "--epochs", "1", "--data", data_dir_,
+                          "--limit-train", QString::number(kTrain), "--limit-val", QString::number(kVal),
+                          "--export-json", js, "--quit"},
+                         out.path(), kRunTimeoutMs),
+           kExitOk);
+  const json j = json::parse(read_text(js).toStdString());
+  QCOMPARE(j.at("axis").get<std::string>(), std::string("link"));
+  const auto& c = j.at("configurations");
+  QCOMPARE(c.size(), std::size_t(3));
+  QCOMPARE(c.at(0).at("replicas").get<int>(), 1);
+  QCOMPARE(c.at(2).at("simulated_link_gbit").get<double>(), 1.0);
+  QVERIFY(c.at(2).at("speedup").is_number());
+  const RunRecord slow = read_run_json(fs::path(out.path().toStdString()) / "runs" /
+                                       (c.at(2).at("run_id").get<std::string>() + ".json"));
+  QCOMPARE(slow.config.link_gbit, 1.0);
+  QCOMPARE(slow.config.replicas, 2);
+  QCOMPARE(test::run_gui(app, {"--sweep", "--models", "reference", "--links", "off", "--quit"}, out.path(),
+                         kRunTimeoutMs),
+           kExitUsage);
 }
 
 QTEST_MAIN(TestSweepView)

@@ -23,7 +23,7 @@ namespace {
 
 struct Flags {
   bool run = false, compare = false, reference = false, sweep = false;
-  std::string batches, target, size, hostfile;
+  std::string batches, models, links, target, size, hostfile;
   int processes = 0;
   std::string export_png, export_insight, export_predictions, export_csv, export_json, export_step, screenshot;
   bool calibrate = false, insight = false, quit = false, version = false;
@@ -42,9 +42,14 @@ void add_flags(CLI::App& app, Flags& f, TrainConfig& train) {
                "The reference experiment: 5 epochs, batch 128, one device vs --devices (other options given "
                "explicitly override the preset).");
   app.add_flag("--sweep", f.sweep,
-               "The batch-size sweep: every --batches size with and without linear learning-rate scaling on "
-               "--devices; time to reach --target validation accuracy.");
+               "The sweep: every --batches size with and without linear learning-rate scaling on --devices, and the "
+               "time to reach --target validation accuracy; or each of --models or --links on 1 to N replicas of "
+               "--devices, and its speed-up over one.");
   app.add_option("--batches", f.batches, "Sweep: global batch sizes (default 64,128,256,512,1024).")->type_name("B,B,...");
+  app.add_option("--models", f.models, "Sweep the model instead, e.g. reference,dense:1024,dense:4096.")
+      ->type_name("M,M,...");
+  app.add_option("--links", f.links, "Sweep a simulated link instead (CPU replicas), e.g. off,100:3,10:25,1:50.")
+      ->type_name("L,L,...");
   app.add_option("--target", f.target, "Sweep: the validation accuracy to reach (default 0.85).")->type_name("ACC");
   options::add_train_flags(app, train);
   app.add_option("--processes", f.processes,
@@ -109,16 +114,26 @@ void check_unknown(const std::vector<std::string>& unknown) {
 void fill_script(const Flags& f, const CLI::App& app, const TrainConfig& train, ScriptOptions& o) {
   MB_CHECK(int(f.run) + int(f.compare) + int(f.reference) + int(f.sweep) <= 1, ConfigError,
            "choose one of --run, --compare, --reference, --sweep");
-  MB_CHECK(f.sweep || (f.batches.empty() && f.target.empty() && f.export_json.empty()), ConfigError,
-           "--batches, --target and --export-json belong to --sweep");
+  MB_CHECK(f.sweep || (f.batches.empty() && f.models.empty() && f.links.empty() && f.target.empty() &&
+                       f.export_json.empty()),
+           ConfigError, "--batches, --models, --links, --target and --export-json belong to --sweep");
+  MB_CHECK(int(!f.batches.empty()) + int(!f.models.empty()) + int(!f.links.empty()) <= 1, ConfigError,
+           "sweep one thing: give one of --batches, --models and --links");
   o.start = f.run || f.compare || f.reference || f.sweep;
   o.kind = f.compare ? PlanKind::Compare : f.reference ? PlanKind::Reference : f.sweep ? PlanKind::Sweep : PlanKind::Single;
-  if (!f.batches.empty()) {
-    QString problem;
-    o.sweep_batches = parse_batches(q(f.batches), &problem);
-    MB_CHECK(problem.isEmpty(), ConfigError, "--batches: {}", problem.toStdString());
+  if (f.sweep) {
+    SweepSettings sweep;
+    if (!f.batches.empty()) {
+      QString problem;
+      sweep.axis = SweepAxis::Batch;
+      sweep.batches = parse_batches(q(f.batches), &problem);
+      MB_CHECK(problem.isEmpty(), ConfigError, "--batches: {}", problem.toStdString());
+    }
+    if (!f.models.empty()) sweep.axis = SweepAxis::Model, sweep.models = parse_sweep_models(f.models);
+    if (!f.links.empty()) sweep.axis = SweepAxis::Link, sweep.links = parse_sweep_links(f.links);
+    if (!f.target.empty()) sweep.target = parse_real_option("--target", f.target, 0, 1, true);
+    o.sweep = sweep;
   }
-  if (!f.target.empty()) o.sweep_target = parse_real_option("--target", f.target, 0, 1, true);
   o.given = train;
   for (const TrainOption& option : train_options())
     if (!option.flag.empty() && app.get_option(std::string(option.flag))->count() > 0) o.given_keys.emplace_back(option.key);

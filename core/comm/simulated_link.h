@@ -15,8 +15,9 @@
 namespace mb {
 
 struct SimulatedLink {
-  double gbit = 0;         // bandwidth per link, Gbit/s (> 0)
+  double gbit = 0;         // bandwidth per link, Gbit/s (> 0; 0 in a list of links: none, the real exchange)
   double latency_us = 0;   // per hop
+  bool operator==(const SimulatedLink&) const = default;
 };
 
 // Links to simulate, with what their numbers are (one direction, typical, not this machine's).

@@ -51,4 +51,9 @@ struct TrainConfig {
   bool operator==(const TrainConfig&) const = default;
 };
 
+// The global batch of a run of `replicas` replicas.
+inline int64_t global_batch_of(const TrainConfig& c, int replicas) {
+  return c.per_replica_batch ? c.batch * replicas : c.batch;
+}
+
 }  // namespace mb

@@ -73,26 +73,32 @@ std::string format_model(const TrainConfig& c) { return model_text(c.model); }
 void parse_model(TrainConfig& c, std::string_view text) { c.model = model_from_text(text); }
 
 // The simulated link: "GBIT[:US]" (bandwidth in Gbit/s, latency in microseconds), or "off".
-std::string format_link(const TrainConfig& c) {
-  if (c.link_gbit <= 0) return "off";
-  return c.link_latency_us > 0 ? fmt::format("{}:{}", c.link_gbit, c.link_latency_us) : fmt::format("{}", c.link_gbit);
+}  // namespace
+
+std::string simulated_link_text(const SimulatedLink& link) {
+  if (link.gbit <= 0) return "off";
+  return link.latency_us > 0 ? fmt::format("{}:{}", link.gbit, link.latency_us) : fmt::format("{}", link.gbit);
 }
-void parse_link(TrainConfig& c, std::string_view spec) {
-  if (spec.empty() || spec == "off") {
-    c.link_gbit = 0;
-    c.link_latency_us = 0;
-    return;
-  }
+
+SimulatedLink simulated_link_from_text(std::string_view spec, std::string_view flag) {
+  if (spec.empty() || spec == "off") return {};
   const auto colon = spec.find(':');
-  const std::string_view gbit = spec.substr(0, colon);
-  const std::string_view us = colon == std::string_view::npos ? std::string_view{} : spec.substr(colon + 1);
-  c.link_gbit = parse_real_option("--simulated-link", gbit, 0, 1e5, true);
-  c.link_latency_us = colon == std::string_view::npos ? 0 : parse_real_option("--simulated-link", us, 0, 1e6, false);
+  SimulatedLink link;
+  link.gbit = parse_real_option(flag, spec.substr(0, colon), 0, 1e5, true);
+  if (colon != std::string_view::npos) link.latency_us = parse_real_option(flag, spec.substr(colon + 1), 0, 1e6, false);
+  return link;
+}
+
+namespace {
+
+std::string format_link(const TrainConfig& c) { return simulated_link_text({c.link_gbit, c.link_latency_us}); }
+void parse_link(TrainConfig& c, std::string_view spec) {
+  const SimulatedLink link = simulated_link_from_text(spec);
+  c.link_gbit = link.gbit;
+  c.link_latency_us = link.latency_us;
 }
 
 // ---- what the options resolve to in the record, and back ------------------------------------
-
-int64_t global_batch_of(const TrainConfig& c, int replicas) { return c.per_replica_batch ? c.batch * replicas : c.batch; }
 
 const TrainOption kOptions[] = {
     {.key = "data_dir", .flag = "--data", .value_name = "DIR",

@@ -13,6 +13,7 @@
 #include <variant>
 #include <vector>
 
+#include "comm/simulated_link.h"
 #include "config/run_config.h"
 #include "config/train_config.h"
 
@@ -83,5 +84,10 @@ TrainConfig request_from_record(const RunConfig& config);
 // The flags that give `config` to mirrorbench-cli train: every option with a flag of its own,
 // in table order (flags, which can only switch on, where they differ from the default).
 std::vector<std::string> option_arguments(const TrainConfig& config);
+
+// --simulated-link's text, "GBIT[:US]" or "off" (gbit 0); the reader throws ConfigError naming
+// `flag` (the sweep's --links reads each entry with it).
+std::string simulated_link_text(const SimulatedLink& link);
+SimulatedLink simulated_link_from_text(std::string_view text, std::string_view flag = "--simulated-link");
 
 }  // namespace mb

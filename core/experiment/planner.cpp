@@ -94,6 +94,9 @@ Plan make_plan(const PlanRequest& r, const DeviceInventory* machine) {
     case PlanKind::Sweep: {
       SweepOptions sweep = r.sweep;
       sweep.base = config;
+      if (sweep.axis != SweepAxis::Batch && r.processes > 1)
+        throw ConfigError(fmt::format("a sweep over the {} runs 1 to N replicas in one process (got {} processes)",
+                                      to_string(sweep.axis), r.processes));
       plan.runs = make_sweep_plan(sweep);   // impossible lists are reported before any training
       for (PlannedRun& run : plan.runs) run.processes = r.processes, run.hostfile = hostfile;
       break;

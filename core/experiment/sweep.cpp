@@ -1,4 +1,4 @@
-// The batch-size sweep (see sweep.h).
+// Sweeps over the batch, the model or the link (see sweep.h).
 #include "experiment/sweep.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/train_config.h"
+#include "config/train_options.h"
 #include "util/error.h"
 
 namespace mb {
@@ -25,38 +26,195 @@ double steady_epoch_s(const RunRecord& r) {
   return rest.size() % 2 ? rest[m] : 0.5 * (rest[m - 1] + rest[m]);
 }
 
-std::string point_name(const SweepPoint& p) {
-  return fmt::format("batch {}{}", p.global_batch, p.scale_lr ? fmt::format(", lr scaled to {:g}", p.lr) : "");
+std::string replicas_name(int n) { return fmt::format("{} replica{}", n, n == 1 ? "" : "s"); }
+
+std::vector<SweepPoint> batch_points(const SweepOptions& o);
+std::vector<SweepPoint> model_points(const SweepOptions& o);
+std::vector<SweepPoint> link_points(const SweepOptions& o);
+
+int base_replicas(const SweepOptions& o) { return int(o.base.devices.size()); }
+
+void check_replicas_axis(const SweepOptions& o, std::string_view what) {
+  MB_CHECK(base_replicas(o) >= 2, ConfigError,
+           "a sweep over {} compares 1 to N replicas: pick at least 2 devices (got {})", what,
+           format_devices(o.base.devices));
 }
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string_view> entries(std::string_view list) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < list.size()) {
+    const std::size_t end = list.find_first_of(", \t", i);
+    const std::string_view word = list.substr(i, end == std::string_view::npos ? std::string_view::npos : end - i);
+    if (!word.empty()) out.push_back(word);
+    if (end == std::string_view::npos) break;
+    i = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ModelSpec> parse_sweep_models(std::string_view list, std::string_view flag) {
+  std::vector<ModelSpec> out;
+  for (const std::string_view word : entries(list)) {
+    try {
+      out.push_back(model_from_text(word));
+    } catch (const ConfigError& e) {
+      throw ConfigError(fmt::format("{}: \"{}\": {}", flag, word, e.what()));
+    }
+  }
+  MB_CHECK(!out.empty(), ConfigError, "{}: give at least one model, e.g. reference,dense:1024,dense:4096", flag);
+  return out;
+}
+
+std::vector<SimulatedLink> parse_sweep_links(std::string_view list, std::string_view flag) {
+  std::vector<SimulatedLink> out;
+  for (const std::string_view word : entries(list)) out.push_back(simulated_link_from_text(word, flag));
+  MB_CHECK(!out.empty(), ConfigError, "{}: give at least one link (GBIT[:US] or off), e.g. off,10:25,1:50", flag);
+  return out;
+}
+
+std::string sweep_models_text(const std::vector<ModelSpec>& models) {
+  std::string out;
+  for (const ModelSpec& m : models) out += (out.empty() ? "" : ", ") + model_text(m);
+  return out;
+}
+
+std::string sweep_links_text(const std::vector<SimulatedLink>& links) {
+  std::string out;
+  for (const SimulatedLink& l : links) out += (out.empty() ? "" : ", ") + simulated_link_text(l);
+  return out;
+}
+
+std::string_view to_string(SweepAxis axis) {
+  switch (axis) {
+    case SweepAxis::Batch: return "batch";
+    case SweepAxis::Model: return "model";
+    case SweepAxis::Link: return "link";
+  }
+  return "?";
+}
+
+std::string link_name(const SimulatedLink& link) {
+  if (link.gbit <= 0) return "this machine's exchange";
+  return fmt::format("simulated {:g} Gbit/s{}", link.gbit,
+                     link.latency_us > 0 ? fmt::format(" ({:g} us)", link.latency_us) : std::string());
+}
+
+std::string point_name(SweepAxis axis, const SweepPoint& p) {
+  switch (axis) {
+    case SweepAxis::Batch:
+      return fmt::format("batch {}{}", p.global_batch, p.scale_lr ? fmt::format(", lr scaled to {:g}", p.lr) : "");
+    case SweepAxis::Model: return fmt::format("{} on {}", p.model.name(), replicas_name(p.replicas));
+    case SweepAxis::Link:
+      return p.replicas == 1 ? replicas_name(1) : fmt::format("{}, {}", replicas_name(p.replicas), link_name(p.link));
+  }
+  return {};
+}
+
 std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
-  MB_CHECK(!o.batches.empty(), ConfigError, "--batches: give at least one batch size");
-  MB_CHECK(o.reference_batch >= 1, ConfigError, "the reference batch must be at least 1");
   MB_CHECK(std::isfinite(o.target_val_acc) && o.target_val_acc > 0 && o.target_val_acc <= 1, ConfigError,
            "--target must be an accuracy in (0, 1], got {}", o.target_val_acc);
+  switch (o.axis) {
+    case SweepAxis::Batch: return batch_points(o);
+    case SweepAxis::Model: return model_points(o);
+    case SweepAxis::Link: return link_points(o);
+  }
+  return {};
+}
+
+namespace {
+
+SweepPoint base_point(const SweepOptions& o, int replicas) {
+  SweepPoint p;
+  p.replicas = replicas;
+  p.global_batch = global_batch_of(o.base, replicas);
+  p.lr = o.base.lr;
+  p.model = o.base.model;
+  p.link = {o.base.link_gbit, o.base.link_latency_us};
+  return p;
+}
+
+std::vector<SweepPoint> model_points(const SweepOptions& o) {
+  check_replicas_axis(o, "models");
+  MB_CHECK(!o.models.empty(), ConfigError, "--models: give at least one model");
+  std::vector<SweepPoint> out;
+  for (std::size_t i = 0; i < o.models.size(); ++i) {
+    MB_CHECK(std::find(o.models.begin(), o.models.begin() + std::ptrdiff_t(i), o.models[i]) ==
+                 o.models.begin() + std::ptrdiff_t(i),
+             ConfigError, "--models: {} is listed twice", model_text(o.models[i]));
+    for (int n = 1; n <= base_replicas(o); ++n) {
+      SweepPoint p = base_point(o, n);
+      p.model = o.models[i];
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<SweepPoint> link_points(const SweepOptions& o) {
+  check_replicas_axis(o, "links");
+  MB_CHECK(!o.links.empty(), ConfigError, "--links: give at least one link (off: this machine's own exchange)");
+  std::vector<SweepPoint> out;
+  SweepPoint one = base_point(o, 1);
+  one.link = {};
+  out.push_back(one);
+  for (std::size_t i = 0; i < o.links.size(); ++i) {
+    MB_CHECK(std::find(o.links.begin(), o.links.begin() + std::ptrdiff_t(i), o.links[i]) ==
+                 o.links.begin() + std::ptrdiff_t(i),
+             ConfigError, "--links: {} is listed twice", simulated_link_text(o.links[i]));
+    for (int n = 2; n <= base_replicas(o); ++n) {
+      SweepPoint p = base_point(o, n);
+      p.link = o.links[i];
+      out.push_back(p);
+    }
+  }
+  return out;
+}
+
+std::vector<SweepPoint> batch_points(const SweepOptions& o) {
+  MB_CHECK(!o.batches.empty(), ConfigError, "--batches: give at least one batch size");
+  MB_CHECK(o.reference_batch >= 1, ConfigError, "the reference batch must be at least 1");
   std::set<int64_t> seen;
   std::vector<SweepPoint> out, scaled;
   for (int64_t b : o.batches) {
     MB_CHECK(b >= 1 && b <= kMaxGlobalBatch, ConfigError, "--batches: {} is outside 1..{}", b, kMaxGlobalBatch);
     MB_CHECK(seen.insert(b).second, ConfigError, "--batches: {} is listed twice", b);
-    out.push_back({b, false, o.base.lr});
+    SweepPoint p = base_point(o, base_replicas(o));
+    p.global_batch = b;
+    out.push_back(p);
     // At the reference batch the rule changes nothing: one run, not two identical ones.
-    if (b != o.reference_batch) scaled.push_back({b, true, o.base.lr * double(b) / double(o.reference_batch)});
+    if (b != o.reference_batch) {
+      p.scale_lr = true;
+      p.lr = o.base.lr * double(b) / double(o.reference_batch);
+      scaled.push_back(p);
+    }
   }
   out.insert(out.end(), scaled.begin(), scaled.end());
   return out;
 }
 
+}  // namespace
+
 std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
   std::vector<PlannedRun> plan;
   for (const SweepPoint& p : sweep_points(o)) {
     TrainConfig c = o.base;
-    c.batch = p.global_batch;
-    c.per_replica_batch = false;
-    c.lr = p.lr;
-    c.scale_lr = false;   // the sweep's scaling is by batch, already in lr (not by replicas)
+    c.devices = DeviceList(o.base.devices.begin(), o.base.devices.begin() + p.replicas);
+    c.model = p.model;
+    c.link_gbit = p.link.gbit;
+    c.link_latency_us = p.link.gbit > 0 ? p.link.latency_us : 0;
+    if (o.axis == SweepAxis::Batch) {
+      c.batch = p.global_batch;
+      c.per_replica_batch = false;
+      c.lr = p.lr;
+      c.scale_lr = false;   // the sweep's scaling is by batch, already in lr (not by replicas)
+    }
     PlannedRun run;
     run.config = c;
     plan.push_back(std::move(run));
@@ -83,37 +241,86 @@ SweepResult summarize_run(const SweepPoint& point, const RunRecord& r, double ta
   return s;
 }
 
+namespace {
+
+// Batch: fastest to the target; among those that never reach it, the most accurate.
+int best_batch(const std::vector<SweepResult>& results) {
+  int best = -1;
+  for (int i = 0; i < int(results.size()); ++i) {
+    const SweepResult& r = results[std::size_t(i)];
+    if (best < 0) {
+      best = i;
+      continue;
+    }
+    const SweepResult& b = results[std::size_t(best)];
+    const bool better = r.time_to_target_s ? (!b.time_to_target_s || *r.time_to_target_s < *b.time_to_target_s)
+                                           : (!b.time_to_target_s && r.val_acc > b.val_acc);
+    if (better) best = i;
+  }
+  return best;
+}
+
+std::string batch_verdict(const SweepResult& b, double target) {
+  return b.time_to_target_s
+             ? fmt::format("best: {} reaches {:.1f} % validation accuracy in {:.1f} s of training ({} epoch(s) of "
+                           "{:.2f} s)",
+                           point_name(SweepAxis::Batch, b.point), 100 * target, *b.time_to_target_s, *b.epochs_to_target,
+                           b.epoch_s)
+             : fmt::format("no configuration reached {:.1f} %; the most accurate is {} at {:.2f} %", 100 * target,
+                           point_name(SweepAxis::Batch, b.point), 100 * b.val_acc);
+}
+
+// Model, link: each point's speed-up over the one-replica run of its model.
+void add_speedups(std::vector<SweepResult>& results) {
+  for (SweepResult& r : results) {
+    if (r.point.replicas < 2 || !(r.epoch_s > 0)) continue;
+    for (const SweepResult& one : results)
+      if (one.point.replicas == 1 && one.point.model == r.point.model && one.epoch_s > 0)
+        r.speedup = one.epoch_s / r.epoch_s;
+  }
+}
+
+// "2 replicas against 1: 1.71x with cnn-reference, 0.62x with cnn-dense4096 (slower than one)";
+// the largest replica count's, and the best is the largest speed-up.
+std::string replicas_verdict(SweepAxis axis, const std::vector<SweepResult>& results, int* best) {
+  int widest = 0;
+  for (const SweepResult& r : results)
+    if (r.speedup) widest = std::max(widest, r.point.replicas);
+  if (widest == 0) return "no configuration with more than one replica has finished yet";
+  std::string parts;
+  double top = 0;
+  for (int i = 0; i < int(results.size()); ++i) {
+    const SweepResult& r = results[std::size_t(i)];
+    if (r.point.replicas != widest || !r.speedup) continue;
+    const std::string what = axis == SweepAxis::Model ? "with " + r.point.model.name() : "over " + link_name(r.point.link);
+    parts += fmt::format("{}{:.2f}x {}{}", parts.empty() ? "" : ", ", *r.speedup, what,
+                         *r.speedup < 1 ? " (slower than one)" : "");
+    if (*r.speedup > top) top = *r.speedup, *best = i;
+  }
+  const std::string model = axis == SweepAxis::Link ? " of " + results.front().point.model.name() : std::string();
+  return fmt::format("{} replicas{} against 1: {}", widest, model, parts);
+}
+
+}  // namespace
+
 SweepSummary summarize_sweep(const std::vector<SweepPoint>& points, const std::vector<RunRecord>& records,
-                             double target) {
+                             double target, SweepAxis axis) {
   SweepSummary out;
+  out.axis = axis;
   out.target_val_acc = target;
   for (std::size_t i = 0; i < records.size() && i < points.size(); ++i)
     out.results.push_back(summarize_run(points[i], records[i], target));
-  // Fastest to the target; among those that never reach it, the most accurate.
-  for (int i = 0; i < int(out.results.size()); ++i) {
-    const SweepResult& r = out.results[std::size_t(i)];
-    if (out.best < 0) {
-      out.best = i;
-      continue;
-    }
-    const SweepResult& b = out.results[std::size_t(out.best)];
-    const bool better = r.time_to_target_s
-                            ? (!b.time_to_target_s || *r.time_to_target_s < *b.time_to_target_s)
-                            : (!b.time_to_target_s && r.val_acc > b.val_acc);
-    if (better) out.best = i;
-  }
-  if (out.best < 0) {
+  if (out.results.empty()) {
     out.verdict = "no configuration has finished yet";
-  } else {
-    const SweepResult& b = out.results[std::size_t(out.best)];
-    out.verdict = b.time_to_target_s
-                      ? fmt::format("best: {} reaches {:.1f} % validation accuracy in {:.1f} s of training ({} "
-                                    "epoch(s) of {:.2f} s)",
-                                    point_name(b.point), 100 * target, *b.time_to_target_s, *b.epochs_to_target,
-                                    b.epoch_s)
-                      : fmt::format("no configuration reached {:.1f} %; the most accurate is {} at {:.2f} %",
-                                    100 * target, point_name(b.point), 100 * b.val_acc);
+    return out;
   }
+  if (axis == SweepAxis::Batch) {
+    out.best = best_batch(out.results);
+    out.verdict = batch_verdict(out.results[std::size_t(out.best)], target);
+    return out;
+  }
+  add_speedups(out.results);
+  out.verdict = replicas_verdict(axis, out.results, &out.best);
   return out;
 }
 
@@ -129,26 +336,55 @@ nlohmann::json to_json(const SweepSummary& s) {
                        {"epoch_s", r.epoch_s},
                        {"val_acc", r.val_acc},
                        {"time_to_target_s", r.time_to_target_s ? json(*r.time_to_target_s) : json(nullptr)},
-                       {"epochs_to_target", r.epochs_to_target ? json(*r.epochs_to_target) : json(nullptr)}});
-  return json{{"target_val_acc", s.target_val_acc},
+                       {"epochs_to_target", r.epochs_to_target ? json(*r.epochs_to_target) : json(nullptr)},
+                       {"model", r.point.model.name()},
+                       {"replicas", r.point.replicas},
+                       {"simulated_link_gbit", r.point.link.gbit},
+                       {"simulated_link_latency_us", r.point.link.latency_us},
+                       {"speedup", r.speedup ? json(*r.speedup) : json(nullptr)}});
+  return json{{"axis", to_string(s.axis)},
+              {"target_val_acc", s.target_val_acc},
               {"best", s.best >= 0 ? json(s.best) : json(nullptr)},
               {"verdict", s.verdict},
               {"configurations", std::move(configs)}};
 }
 
 std::string sweep_csv(const SweepSummary& s) {
-  std::string out = "global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,best\n";
+  // The batch sweep's columns first, in their places; the model and link axes' after them.
+  std::string out =
+      "global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,best,"
+      "model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup\n";
   for (int i = 0; i < int(s.results.size()); ++i) {
     const SweepResult& r = s.results[std::size_t(i)];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", r.point.global_batch, r.point.scale_lr ? "true" : "false",
-                       r.point.lr, r.run_id, to_string(r.status), r.epoch_s, r.val_acc,
-                       r.time_to_target_s ? fmt::format("{}", *r.time_to_target_s) : "",
-                       r.epochs_to_target ? fmt::format("{}", *r.epochs_to_target) : "", i == s.best ? "true" : "false");
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.point.global_batch,
+                       r.point.scale_lr ? "true" : "false", r.point.lr, r.run_id, to_string(r.status), r.epoch_s,
+                       r.val_acc, r.time_to_target_s ? fmt::format("{}", *r.time_to_target_s) : "",
+                       r.epochs_to_target ? fmt::format("{}", *r.epochs_to_target) : "", i == s.best ? "true" : "false",
+                       r.point.model.name(), r.point.replicas, r.point.link.gbit, r.point.link.latency_us,
+                       r.speedup ? fmt::format("{}", *r.speedup) : "");
   }
   return out;
 }
 
+namespace {
+
+std::string replicas_text(const SweepSummary& s) {
+  std::string out = fmt::format("{:>15} {:>26} {:>8} {:>9} {:>9} {:>8}\n", "model", "link", "replicas", "epoch s",
+                                "speed-up", "val acc");
+  for (int i = 0; i < int(s.results.size()); ++i) {
+    const SweepResult& r = s.results[std::size_t(i)];
+    out += fmt::format("{:>15} {:>26} {:>8} {:>9.2f} {:>9} {:>7.2f}%{}\n", r.point.model.name(),
+                       r.point.replicas == 1 ? "-" : link_name(r.point.link), r.point.replicas, r.epoch_s,
+                       r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-", 100 * r.val_acc,
+                       i == s.best ? "   <- best" : "");
+  }
+  return out + s.verdict + "\n";
+}
+
+}  // namespace
+
 std::string sweep_text(const SweepSummary& s) {
+  if (s.axis != SweepAxis::Batch) return replicas_text(s);
   std::string out = fmt::format("{:>7} {:>9} {:>10} {:>9} {:>8} {:>16}\n", "batch", "lr scaled", "lr", "epoch s",
                                 "val acc", fmt::format("time to {:.0f} %", 100 * s.target_val_acc));
   for (int i = 0; i < int(s.results.size()); ++i) {

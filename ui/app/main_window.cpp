@@ -164,7 +164,7 @@ void MainWindow::connect_parts() {
   connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_plan(PlanKind::Sweep); });
   connect(setup_, &RunSetupPanel::lock_step_vs_balanced_clicked, this, [this] { start_plan(PlanKind::Balance); });
   connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
-  connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->batches_problem()); });
+  connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->settings_problem()); });
   connect(sweep_, &SweepPanel::export_png_requested, this, [this] { export_sweep_dialog(0); });
   connect(sweep_, &SweepPanel::export_csv_requested, this, [this] { export_sweep_dialog(1); });
   connect(sweep_, &SweepPanel::export_json_requested, this, [this] { export_sweep_dialog(2); });
@@ -264,8 +264,8 @@ void MainWindow::restore_settings() {
   setup_->set_processes(controller_->launcher().available() ? settings_.last_processes() : 1,
                         settings_.last_hostfile());
   charts_->set_options(settings_.chart_options());
-  sweep_->set_settings(parse_batches(settings_.sweep_batches(), nullptr), settings_.sweep_target());
-  setup_->set_sweep_problem(sweep_->batches_problem());
+  sweep_->set_settings(settings_.sweep());
+  setup_->set_sweep_problem(sweep_->settings_problem());
   log_->set_level(settings_.log_level());
   fit_pending_ = !restoreGeometry(settings_.window_geometry());
   if (fit_pending_) fit_to_screen();
@@ -301,7 +301,7 @@ void MainWindow::save_settings() {
   out << main_split_->saveState() << right_split_->saveState();
   settings_.set_window(saveGeometry(), state);
   settings_.set_chart_options(charts_->options());
-  if (sweep_->batches_problem().isEmpty()) settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
+  if (sweep_->settings_problem().isEmpty()) settings_.set_sweep(sweep_->settings());
   settings_.set_log_level(log_->level());
   settings_.sync();
 }
@@ -324,7 +324,7 @@ bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int proces
 }
 
 bool MainWindow::start_sweep(const SweepOptions& options, int processes, const std::string& hostfile) {
-  const QString sweep_problem = options.batches.empty() ? sweep_->batches_problem() : QString();
+  const QString sweep_problem = sweep_->settings_problem();
   if (!sweep_problem.isEmpty()) {
     refuse(tr("Sweep: %1").arg(sweep_problem));
     return false;
@@ -355,11 +355,11 @@ bool MainWindow::start(const PlanRequest& request) {
   if (!scripted_) {
     settings_.set_last_config(setup_->config());
     settings_.set_last_launch(setup_->processes(), setup_->hostfile());
-    if (request.kind == PlanKind::Sweep) settings_.set_sweep(batches_text(sweep_->batches()), sweep_->target());
+    if (request.kind == PlanKind::Sweep) settings_.set_sweep(sweep_->settings());
   }
   if (request.kind == PlanKind::Sweep) {
-    spdlog::info("Sweep: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy",
-                 plan.runs.size(), format_devices(request.config.devices), request.config.epochs,
+    spdlog::info("Sweep over the {}: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy",
+                 to_string(request.sweep.axis), plan.runs.size(), format_devices(request.config.devices), request.config.epochs,
                  100 * request.sweep.target_val_acc);
     view_tabs_->setCurrentWidget(sweep_);
   }

@@ -10,14 +10,16 @@
 
 #include "config/train_config.h"
 #include "experiment/plans.h"
+#include "sweep/sweep_panel.h"
 
 namespace mb {
 
 struct ScriptOptions {
   bool start = false;                // --run / --compare / --reference / --sweep
   PlanKind kind = PlanKind::Single;
-  std::vector<int64_t> sweep_batches;   // --batches for --sweep (empty: the Sweep tab's)
-  double sweep_target = 0;           // --target for --sweep (0: the Sweep tab's)
+  // --sweep's --batches, --models or --links (the axis) and --target; empty lists and a zero
+  // target: the Sweep tab's.
+  std::optional<SweepSettings> sweep;
   TrainConfig given;                 // the training options of the command line ...
   std::vector<std::string> given_keys;   // ... and which were given (the rest are the panel's)
   std::optional<int> processes;      // > 1: the run under mpirun (--processes), on the hosts of

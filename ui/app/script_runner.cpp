@@ -52,7 +52,7 @@ void ScriptRunner::start_plan() {
     finish(true);
     return;
   }
-  if (options_.kind == PlanKind::Sweep) window_->sweep_panel()->set_settings(options_.sweep_batches, options_.sweep_target);
+  if (options_.kind == PlanKind::Sweep && options_.sweep) window_->sweep_panel()->set_settings(*options_.sweep);
   const bool started = window_->start_plan(options_.kind, config_, processes_, hostfile_.toStdString());
   if (!started) {
     spdlog::error("Scripted run could not start (see the previous message)");

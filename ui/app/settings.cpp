@@ -88,11 +88,30 @@ void Settings::set_log_level(int level) { s_->setValue("log/level", level); }
 QSize Settings::export_size() const { return s_->value("export/size", QSize(1600, 1000)).toSize(); }
 void Settings::set_export_size(const QSize& size) { s_->setValue("export/size", size); }
 
-QString Settings::sweep_batches() const { return s_->value("sweep/batches").toString(); }
-double Settings::sweep_target() const { return s_->value("sweep/target", 0.0).toDouble(); }
-void Settings::set_sweep(const QString& batches, double target) {
-  s_->setValue("sweep/batches", batches);
-  s_->setValue("sweep/target", target);
+SweepSettings Settings::sweep() const {
+  SweepSettings out;
+  const QString axis = s_->value("sweep/axis").toString();
+  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link})
+    if (axis == QString::fromUtf8(to_string(a))) out.axis = a;
+  out.batches = parse_batches(s_->value("sweep/batches").toString(), nullptr);
+  try {
+    out.models = parse_sweep_models(s_->value("sweep/models").toString().toStdString());
+  } catch (const ConfigError&) {
+  }
+  try {
+    out.links = parse_sweep_links(s_->value("sweep/links").toString().toStdString());
+  } catch (const ConfigError&) {
+  }
+  out.target = s_->value("sweep/target", 0.0).toDouble();
+  return out;
+}
+
+void Settings::set_sweep(const SweepSettings& sweep) {
+  if (sweep.axis) s_->setValue("sweep/axis", QString::fromUtf8(to_string(*sweep.axis)));
+  if (!sweep.batches.empty()) s_->setValue("sweep/batches", batches_text(sweep.batches));
+  if (!sweep.models.empty()) s_->setValue("sweep/models", QString::fromStdString(sweep_models_text(sweep.models)));
+  if (!sweep.links.empty()) s_->setValue("sweep/links", QString::fromStdString(sweep_links_text(sweep.links)));
+  s_->setValue("sweep/target", sweep.target);
 }
 
 void Settings::sync() { s_->sync(); }

@@ -9,6 +9,7 @@
 
 #include "charts/chart_content.h"
 #include "config/train_config.h"
+#include "sweep/sweep_panel.h"
 
 class QSettings;
 
@@ -40,10 +41,10 @@ class Settings {
   void set_log_level(int level);
   QSize export_size() const;
   void set_export_size(const QSize& size);
-  // The Sweep tab's batch sizes as typed ("64, 128, 256") and target accuracy (a fraction).
-  QString sweep_batches() const;              // empty: the defaults
-  double sweep_target() const;                // 0: the default
-  void set_sweep(const QString& batches, double target);
+  // The Sweep tab's axis, lists and target accuracy; a list that no longer reads comes back
+  // empty (the tab keeps its default), as does a target of 0.
+  SweepSettings sweep() const;
+  void set_sweep(const SweepSettings& sweep);
 
   void sync();
 

@@ -19,15 +19,28 @@
 
 #include "common/format.h"
 
+#include <fmt/format.h>
+
 namespace mb {
+
+std::array<SweepChart, kSweepChartViews> sweep_charts(SweepAxis axis) {
+  if (axis == SweepAxis::Batch) return {SweepChart::EpochTime, SweepChart::Accuracy, SweepChart::TimeToTarget};
+  return {SweepChart::EpochTime, SweepChart::SpeedUp, SweepChart::Accuracy};
+}
 
 QString sweep_chart_name(SweepChart kind) {
   switch (kind) {
     case SweepChart::EpochTime: return QStringLiteral("sweep-epoch-time");
     case SweepChart::Accuracy: return QStringLiteral("sweep-accuracy");
     case SweepChart::TimeToTarget: return QStringLiteral("sweep-time-to-target");
+    case SweepChart::SpeedUp: return QStringLiteral("sweep-speedup");
   }
   return {};
+}
+
+QColor replicas_colour(int replicas) {
+  static const QColor kColours[] = {kFixedLrColour, kScaledLrColour, QColor(0x6a, 0x1b, 0x9a), QColor(0x00, 0x83, 0x8f)};
+  return kColours[std::size_t(std::max(0, replicas - 1)) % std::size(kColours)];
 }
 
 namespace {
@@ -41,12 +54,7 @@ double nice_top(double v) {
   return 10 * step;
 }
 
-}  // namespace
-
-SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
-  SweepBars b;
-  const SweepOptions& o = progress.options();
-  const QString target = format_percent(o.target_val_acc, 1);
+void set_titles(SweepBars& b, SweepChart kind, const QString& target) {
   switch (kind) {
     case SweepChart::EpochTime:
       b.title = QObject::tr("Time per epoch (s)");
@@ -61,56 +69,131 @@ SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
                 chart_headline(QObject::tr("no bar: not reached"), QStringLiteral("#777777"), 8.5);
       b.y_title = QObject::tr("lower is better");
       break;
+    case SweepChart::SpeedUp:
+      b.title = QObject::tr("Speed-up over one replica (×)") +
+                chart_headline(QObject::tr("below 1: slower than one replica"), QStringLiteral("#777777"), 8.5);
+      b.y_title = QObject::tr("higher is better");
+      break;
   }
+}
+
+double value_of(SweepChart kind, const SweepProgress::Row& row) {
+  if (!row.result) return 0;
+  switch (kind) {
+    case SweepChart::EpochTime: return row.result->epoch_s;
+    case SweepChart::Accuracy: return 100 * row.result->val_acc;
+    case SweepChart::TimeToTarget: return row.result->time_to_target_s ? *row.result->time_to_target_s : 0;
+    case SweepChart::SpeedUp: return row.result->speedup ? *row.result->speedup : 0;
+  }
+  return 0;
+}
+
+QString tip_of(const SweepProgress& progress, const SweepProgress::Row& row, const QString& note) {
+  const SweepOptions& o = progress.options();
+  const QString target = format_percent(o.target_val_acc, 1);
+  QString t = QStringLiteral("<b>%1</b>").arg(point_label(o.axis, row.point).toHtmlEscaped());
+  if (o.axis == SweepAxis::Batch) t += QStringLiteral(" (lr %1)").arg(row.point.lr, 0, 'g', 4);
+  if (!note.isEmpty()) t += QStringLiteral("<br>") + note;
+  if (!row.result) return t + QObject::tr("<br>not run yet");
+  const SweepResult& r = *row.result;
+  t += QObject::tr("<br>time per epoch %1").arg(format_seconds(r.epoch_s));
+  if (r.speedup) t += QObject::tr("<br>speed-up over one replica %1×").arg(*r.speedup, 0, 'f', 2);
+  t += QObject::tr("<br>validation accuracy %1").arg(format_percent(r.val_acc, 2));
+  if (o.axis == SweepAxis::Batch)
+    t += r.time_to_target_s ? QObject::tr("<br>%1 reached after %2 (epoch %3)")
+                                  .arg(target, format_seconds(*r.time_to_target_s))
+                                  .arg(*r.epochs_to_target)
+                            : QObject::tr("<br>%1 not reached").arg(target);
+  if (row.state == SweepProgress::RowState::Running) t += QObject::tr("<br><i>running</i>");
+  if (row.best) t += QObject::tr("<br><b>the best configuration</b>");
+  return t;
+}
+
+// Categories: the batch sizes; sets: the lr fixed and scaled (one run stands for both at the
+// reference batch, where the rule changes nothing).
+void batch_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress) {
   std::vector<int64_t> batches;
   for (const auto& p : progress.points())
     if (std::find(batches.begin(), batches.end(), p.global_batch) == batches.end()) batches.push_back(p.global_batch);
   std::map<std::pair<int64_t, bool>, SweepProgress::Row> by_point;
   for (const auto& row : progress.rows()) by_point[{row.point.global_batch, row.point.scale_lr}] = row;
-
-  auto value = [&](const SweepProgress::Row& row) -> double {
-    if (!row.result) return 0;
-    switch (kind) {
-      case SweepChart::EpochTime: return row.result->epoch_s;
-      case SweepChart::Accuracy: return 100 * row.result->val_acc;
-      case SweepChart::TimeToTarget: return row.result->time_to_target_s ? *row.result->time_to_target_s : 0;
-    }
-    return 0;
-  };
-  auto tip = [&](const SweepProgress::Row& row, bool same_run) {
-    QString t = QStringLiteral("<b>%1</b> (lr %2)").arg(point_label(row.point)).arg(row.point.lr, 0, 'g', 4);
-    if (same_run) t += QObject::tr("<br>the same run as batch %1 fixed: the rule changes nothing here").arg(row.point.global_batch);
-    if (!row.result) return t + QObject::tr("<br>not run yet");
-    const SweepResult& r = *row.result;
-    t += QObject::tr("<br>time per epoch %1<br>validation accuracy %2").arg(format_seconds(r.epoch_s), format_percent(r.val_acc, 2));
-    t += r.time_to_target_s ? QObject::tr("<br>%1 reached after %2 (epoch %3)")
-                                  .arg(target, format_seconds(*r.time_to_target_s))
-                                  .arg(*r.epochs_to_target)
-                            : QObject::tr("<br>%1 not reached").arg(target);
-    if (row.state == SweepProgress::RowState::Running) t += QObject::tr("<br><i>running</i>");
-    if (row.best) t += QObject::tr("<br><b>the best configuration</b>");
-    return t;
-  };
-  double top = 0;
+  b.x_title = QObject::tr("global batch");
+  b.sets = {{QObject::tr("lr fixed"), kFixedLrColour, {}, {}}, {QObject::tr("lr scaled with the batch"), kScaledLrColour, {}, {}}};
   for (std::size_t i = 0; i < batches.size(); ++i) {
     b.categories << QString::number(batches[i]);
     const auto fixed = by_point.find({batches[i], false});
     auto scaled = by_point.find({batches[i], true});
-    // At the reference batch the rule changes nothing: one run stands for both bars.
     const bool same_run = scaled == by_point.end() && fixed != by_point.end();
     if (same_run) scaled = fixed;
     const SweepProgress::Row none;
     const SweepProgress::Row& f = fixed != by_point.end() ? fixed->second : none;
     const SweepProgress::Row& s = scaled != by_point.end() ? scaled->second : none;
-    b.fixed.push_back(value(f));
-    b.scaled.push_back(value(s));
-    b.fixed_tips.push_back(tip(f, false));
-    b.scaled_tips.push_back(tip(s, same_run));
-    top = std::max({top, b.fixed.back(), b.scaled.back()});
-    if (f.best) b.best_category = int(i), b.best_scaled = false;
-    else if (s.best && !same_run) b.best_category = int(i), b.best_scaled = true;
+    b.sets[0].values.push_back(value_of(kind, f));
+    b.sets[1].values.push_back(value_of(kind, s));
+    b.sets[0].tips.push_back(tip_of(progress, f, {}));
+    b.sets[1].tips.push_back(tip_of(progress, s, same_run ? QObject::tr("the same run as batch %1 fixed: the rule "
+                                                                         "changes nothing here")
+                                                                  .arg(batches[i])
+                                                            : QString()));
+    if (f.best) b.best_category = int(i), b.best_set = 0;
+    else if (s.best && !same_run) b.best_category = int(i), b.best_set = 1;
   }
-  b.y_max = kind == SweepChart::Accuracy ? 100 : nice_top(top);
+}
+
+// Categories: the models (or the links); sets: the replica counts. Along the link axis the
+// one-replica run (no link to cross) stands in every category.
+void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress) {
+  const SweepAxis axis = progress.options().axis;
+  const auto rows = progress.rows();
+  std::vector<int> counts;
+  QStringList categories;
+  auto category_of = [&](const SweepPoint& p) {
+    return axis == SweepAxis::Model ? QString::fromStdString(p.model.name())
+                                    : QString::fromStdString(short_link_name(p.link));
+  };
+  for (const auto& row : rows) {
+    if (std::find(counts.begin(), counts.end(), row.point.replicas) == counts.end()) counts.push_back(row.point.replicas);
+    const bool anchor = axis == SweepAxis::Link && row.point.replicas == 1;
+    if (!anchor && !categories.contains(category_of(row.point))) categories << category_of(row.point);
+  }
+  std::sort(counts.begin(), counts.end());
+  if (kind == SweepChart::SpeedUp) counts.erase(std::remove(counts.begin(), counts.end(), 1), counts.end());
+  b.categories = categories;
+  b.x_title = axis == SweepAxis::Model ? QObject::tr("model") : QObject::tr("link between the replicas");
+  const SweepProgress::Row none;
+  for (const int n : counts) {
+    SweepBarSet set{n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n), replicas_colour(n), {}, {}};
+    for (int c = 0; c < int(categories.size()); ++c) {
+      const SweepProgress::Row* found = &none;
+      for (const auto& row : rows)
+        if (row.point.replicas == n && (category_of(row.point) == categories[c] || (axis == SweepAxis::Link && n == 1)))
+          found = &row;
+      set.values.push_back(value_of(kind, *found));
+      set.tips.push_back(tip_of(progress, *found, axis == SweepAxis::Link && n == 1
+                                                      ? QObject::tr("the same one-replica run in every group: there "
+                                                                    "is no link to cross")
+                                                      : QString()));
+      if (found->best) b.best_category = c, b.best_set = int(b.sets.size());
+    }
+    b.sets.push_back(std::move(set));
+  }
+}
+
+}  // namespace
+
+std::string short_link_name(const SimulatedLink& link) {
+  return link.gbit > 0 ? fmt::format("{:g} Gbit/s", link.gbit) : std::string("own exchange");
+}
+
+SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
+  SweepBars b;
+  set_titles(b, kind, format_percent(progress.options().target_val_acc, 1));
+  if (progress.options().axis == SweepAxis::Batch) batch_bars(b, kind, progress);
+  else replicas_bars(b, kind, progress);
+  double top = 0;
+  for (const SweepBarSet& set : b.sets)
+    for (double v : set.values) top = std::max(top, v);
+  b.y_max = kind == SweepChart::Accuracy ? 100 : kind == SweepChart::SpeedUp ? nice_top(std::max(top, 1.0)) : nice_top(top);
   return b;
 }
 
@@ -144,36 +227,32 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
   legend_font.setPointSizeF(9);
   chart->legend()->setFont(legend_font);
 
-  auto* fixed = new QBarSet(QObject::tr("lr fixed"));
-  auto* scaled = new QBarSet(QObject::tr("lr scaled with the batch"));
-  fixed->setColor(kFixedLrColour);
-  fixed->setBorderColor(kFixedLrColour.darker(130));
-  scaled->setColor(kScaledLrColour);
-  scaled->setBorderColor(kScaledLrColour.darker(130));
-  for (QBarSet* set : {fixed, scaled}) set->setSelectedColor(kBestColour);
-  for (std::size_t i = 0; i < b.fixed.size(); ++i) {
-    fixed->append(b.fixed[i]);
-    scaled->append(b.scaled[i]);
-  }
-  if (b.best_category >= 0) (b.best_scaled ? scaled : fixed)->selectBar(b.best_category);
   auto* series = new QBarSeries;
-  series->append(fixed);
-  series->append(scaled);
+  for (int k = 0; k < int(b.sets.size()); ++k) {
+    const SweepBarSet& from = b.sets[std::size_t(k)];
+    auto* set = new QBarSet(from.label);
+    set->setColor(from.colour);
+    set->setBorderColor(from.colour.darker(130));
+    set->setSelectedColor(kBestColour);
+    for (double v : from.values) set->append(v);
+    if (k == b.best_set && b.best_category >= 0) set->selectBar(b.best_category);
+    series->append(set);
+  }
   series->setBarWidth(0.8);
   chart->addSeries(series);
-  QObject::connect(series, &QBarSeries::hovered, series, [b](bool state, int index, QBarSet* set) {
-    if (!state || index < 0) {
+  QObject::connect(series, &QBarSeries::hovered, series, [b, series](bool state, int index, QBarSet* set) {
+    const int k = int(series->barSets().indexOf(set));
+    if (!state || index < 0 || k < 0 || k >= int(b.sets.size())) {
       QToolTip::hideText();
       return;
     }
-    const bool is_fixed = set->label() == QObject::tr("lr fixed");
-    const auto& tips = is_fixed ? b.fixed_tips : b.scaled_tips;
+    const auto& tips = b.sets[std::size_t(k)].tips;
     if (index < int(tips.size())) QToolTip::showText(QCursor::pos(), tips[std::size_t(index)]);
   });
 
   x->clear();
   x->append(b.categories);
-  x->setTitleText(QObject::tr("global batch"));
+  x->setTitleText(b.x_title);
   y->setRange(0, b.y_max);
   y->setTickCount(6);
   y->setLabelFormat(b.y_max >= 20 ? "%.0f" : b.y_max >= 2 ? "%.1f" : "%.2f");

@@ -40,20 +40,20 @@ QString sweep_headline(const SweepProgress& progress) {
 QString sweep_table_html(const SweepProgress& progress) {
   SweepTableModel model;
   model.set_progress(progress);
+  const std::vector<int> columns = SweepTableModel::columns_for(progress.options().axis);
   QString html = QStringLiteral("<table cellspacing='0' cellpadding='5' style='font-size:11pt' width='100%'><tr>");
-  for (int c = 0; c < SweepTableModel::kColumns; ++c)
+  for (const int c : columns)
     html += QStringLiteral("<th align='%1' style='border-bottom:1px solid #888'>%2</th>")
-                .arg(c == SweepTableModel::State || c == SweepTableModel::Scaling ? "left" : "right",
+                .arg(SweepTableModel::left_aligned(c) ? "left" : "right",
                      model.headerData(c, Qt::Horizontal, Qt::DisplayRole).toString().toHtmlEscaped());
   html += "</tr>";
   const auto rows = progress.rows();
   for (int r = 0; r < model.rowCount(); ++r) {
     const bool best = rows[std::size_t(r)].best;
     html += best ? QStringLiteral("<tr style='background-color:#c8e6c9; font-weight:bold'>") : QStringLiteral("<tr>");
-    for (int c = 0; c < SweepTableModel::kColumns; ++c)
+    for (const int c : columns)
       html += QStringLiteral("<td align='%1'>%2</td>")
-                  .arg(c == SweepTableModel::State || c == SweepTableModel::Scaling ? "left" : "right",
-                       model.text(r, c).toHtmlEscaped());
+                  .arg(SweepTableModel::left_aligned(c) ? "left" : "right", model.text(r, c).toHtmlEscaped());
     html += "</tr>";
   }
   return html + "</table>";
@@ -71,11 +71,18 @@ QImage render_sweep_image(const SweepProgress& progress, QSize size) {
   const double w = size.width() / scale, h = size.height() / scale;
 
   const SweepOptions& o = progress.options();
-  QString title = QObject::tr("mirrorbench · batch-size sweep");
+  const QString what = o.axis == SweepAxis::Batch   ? QObject::tr("batch-size sweep")
+                       : o.axis == SweepAxis::Model ? QObject::tr("model sweep (what-if)")
+                                                    : QObject::tr("link sweep (simulated links)");
+  QString title = QObject::tr("mirrorbench · %1").arg(what);
   if (!progress.records().empty()) {
     const RunConfig& c = progress.records().front().config;
     title += QStringLiteral(" · %1 · %2 · %3 · %4")
-                 .arg(QString::fromStdString(c.dataset), devices_text(c),
+                 .arg(QString::fromStdString(c.dataset),
+                      o.axis == SweepAxis::Batch ? devices_text(c)
+                                                 : QObject::tr("1 to %1 of %2")
+                                                       .arg(o.base.devices.size())
+                                                       .arg(QString::fromStdString(format_devices(o.base.devices))),
                       o.base.epochs == 1 ? QObject::tr("1 epoch") : QObject::tr("%1 epochs").arg(o.base.epochs), format_date(c.start_time).left(10));
   }
   QFont f = painter.font();
@@ -102,8 +109,9 @@ QImage render_sweep_image(const SweepProgress& progress, QSize size) {
   painter.restore();
 
   const double top = 104 + table_h + 12, chart_w = (w - 32) / 3;
-  for (int i = 0; i < 3; ++i)
-    render_sweep_chart(sweep_bars(kSweepCharts[i], progress), painter,
+  const auto kinds = sweep_charts(o.axis);
+  for (int i = 0; i < kSweepChartViews; ++i)
+    render_sweep_chart(sweep_bars(kinds[std::size_t(i)], progress), painter,
                        QRectF(16 + i * chart_w, top, chart_w - 8, h - top - 10));
   return image;
 }

@@ -3,6 +3,7 @@
 
 #include <QChart>
 #include <QChartView>
+#include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -14,9 +15,11 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <set>
 
 #include "config/train_config.h"
+#include "util/error.h"
 #include "sweep/sweep_export.h"
 #include "sweep/sweep_table_model.h"
 
@@ -61,11 +64,29 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   model_ = new SweepTableModel(this);
   const SweepOptions defaults;
 
+  axis_ = new QComboBox(this);
+  axis_->setObjectName("sweep_axis");
+  axis_->addItem(tr("Batch size"), int(SweepAxis::Batch));
+  axis_->addItem(tr("Model (what-if)"), int(SweepAxis::Model));
+  axis_->addItem(tr("Link (simulated)"), int(SweepAxis::Link));
+  axis_->setToolTip(tr("What the sweep varies. Batch size: the bonus experiment (learning-rate scaling). Model or "
+                       "link: each value on 1 to N replicas of the run setup's devices, and the speed-up over one "
+                       "replica: why more devices can make training slower"));
+  values_label_ = new QLabel(this);
   batches_ = new QLineEdit(batches_text(defaults.batches), this);
   batches_->setObjectName("sweep_batches");
   batches_->setToolTip(tr("The global batch sizes to train with, each once with the learning rate as set and once "
                           "scaled linearly with the batch (lr × batch / %1)")
                            .arg(defaults.reference_batch));
+  models_ = new QLineEdit(QString::fromStdString(sweep_models_text(defaults.models)), this);
+  models_->setObjectName("sweep_models");
+  models_->setToolTip(tr("The models to train, each on 1 to N replicas: reference (the reference CNN, dense 64) or "
+                         "dense:N for a what-if dense width N (dense:4096: 6.6 M parameters, 26 MB per all-reduce)"));
+  links_ = new QLineEdit(QString::fromStdString(sweep_links_text(defaults.links)), this);
+  links_->setObjectName("sweep_links");
+  links_->setToolTip(tr("The links between CPU replicas, each as GBIT[:US] (bandwidth in Gbit/s, latency per hop in "
+                        "µs) or off (this machine's own exchange): each on 2 to N replicas of the run setup's model, "
+                        "against one replica. 100:3 is 100 GbE (RDMA), 10:25 10 GbE, 1:50 1 GbE"));
   target_ = new QDoubleSpinBox(this);
   target_->setObjectName("sweep_target");
   target_->setRange(10, 100);
@@ -86,8 +107,10 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   problem_->setVisible(false);
 
   auto* settings = new QHBoxLayout;
-  settings->addWidget(new QLabel(tr("Batch sizes:"), this));
-  settings->addWidget(batches_, 2);
+  settings->addWidget(new QLabel(tr("Vary:"), this));
+  settings->addWidget(axis_);
+  settings->addWidget(values_label_);
+  for (QLineEdit* edit : {batches_, models_, links_}) settings->addWidget(edit, 2);
   settings->addSpacing(12);
   settings->addWidget(new QLabel(tr("Target accuracy:"), this));
   settings->addWidget(target_);
@@ -142,12 +165,11 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   auto* chart_row = new QHBoxLayout(charts);
   chart_row->setContentsMargins(0, 0, 0, 0);
   chart_row->setSpacing(4);
-  for (SweepChart kind : kSweepCharts) {
+  for (int i = 0; i < kSweepChartViews; ++i) {
     auto* view = new QChartView(new QChart, charts);
-    view->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kind));
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(220, 180);
-    views_[int(kind)] = view;
+    views_[i] = view;
     chart_row->addWidget(view, 1);
   }
 
@@ -166,36 +188,86 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(split, 1);
 
   auto changed = [this] {
-    const QString why = batches_problem();
+    const QString why = settings_problem();
     problem_->setText(why);
     problem_->setVisible(!why.isEmpty());
     emit settings_changed();
   };
-  connect(batches_, &QLineEdit::textChanged, this, changed);
+  for (QLineEdit* edit : {batches_, models_, links_}) connect(edit, &QLineEdit::textChanged, this, changed);
   connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
+    show_axis();
+    changed();
+  });
+  show_axis();
   refresh();
+}
+
+SweepAxis SweepPanel::axis() const { return SweepAxis(axis_->currentData().toInt()); }
+
+QLineEdit* SweepPanel::values_edit(SweepAxis axis) const {
+  return axis == SweepAxis::Batch ? batches_ : axis == SweepAxis::Model ? models_ : links_;
+}
+
+void SweepPanel::show_axis() {
+  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link}) values_edit(a)->setVisible(a == axis());
+  values_label_->setText(axis() == SweepAxis::Batch   ? tr("Batch sizes:")
+                         : axis() == SweepAxis::Model ? tr("Models:")
+                                                      : tr("Links (Gbit/s[:µs]):"));
 }
 
 std::vector<int64_t> SweepPanel::batches() const { return parse_batches(batches_->text(), nullptr); }
 
-QString SweepPanel::batches_problem() const {
+QString SweepPanel::settings_problem() const {
   QString why;
-  parse_batches(batches_->text(), &why);
+  try {
+    switch (axis()) {
+      case SweepAxis::Batch: parse_batches(batches_->text(), &why); break;
+      case SweepAxis::Model: parse_sweep_models(models_->text().toStdString(), "Models"); break;
+      case SweepAxis::Link: parse_sweep_links(links_->text().toStdString(), "Links"); break;
+    }
+  } catch (const ConfigError& e) {
+    why = QString::fromStdString(e.what());
+  }
   return why;
 }
 
 double SweepPanel::target() const { return target_->value() / 100.0; }
 
-void SweepPanel::set_settings(const std::vector<int64_t>& batches, double target) {
-  if (!batches.empty()) batches_->setText(batches_text(batches));
-  if (target > 0) target_->setValue(100 * target);
+SweepSettings SweepPanel::settings() const {
+  SweepSettings s;
+  s.axis = axis();
+  s.target = target();
+  s.batches = batches();
+  // Each list as far as it reads (the axis' own is checked by settings_problem).
+  try {
+    s.models = parse_sweep_models(models_->text().toStdString());
+  } catch (const ConfigError&) {
+  }
+  try {
+    s.links = parse_sweep_links(links_->text().toStdString());
+  } catch (const ConfigError&) {
+  }
+  return s;
+}
+
+void SweepPanel::set_settings(const SweepSettings& s) {
+  if (s.axis) axis_->setCurrentIndex(axis_->findData(int(*s.axis)));
+  if (!s.batches.empty()) batches_->setText(batches_text(s.batches));
+  if (!s.models.empty()) models_->setText(QString::fromStdString(sweep_models_text(s.models)));
+  if (!s.links.empty()) links_->setText(QString::fromStdString(sweep_links_text(s.links)));
+  if (s.target > 0) target_->setValue(100 * s.target);
 }
 
 SweepOptions SweepPanel::options(const TrainConfig& base) const {
+  const SweepSettings s = settings();
   SweepOptions o;
   o.base = base;
-  o.batches = batches();
-  o.target_val_acc = target();
+  o.axis = *s.axis;
+  o.batches = s.batches;
+  if (!s.models.empty()) o.models = s.models;
+  if (!s.links.empty()) o.links = s.links;
+  o.target_val_acc = s.target;
   return o;
 }
 
@@ -225,12 +297,18 @@ void SweepPanel::finished(bool stopped) {
 }
 
 void SweepPanel::set_busy(bool busy) {
-  batches_->setEnabled(!busy);
+  axis_->setEnabled(!busy);
+  for (QLineEdit* edit : {batches_, models_, links_}) edit->setEnabled(!busy);
   target_->setEnabled(!busy);
   for (QWidget* w : exports_) w->setEnabled(!progress_.empty());
 }
 
-QChart* SweepPanel::chart(SweepChart kind) const { return views_[int(kind)]->chart(); }
+QChart* SweepPanel::chart(SweepChart kind) const {
+  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
+  for (int i = 0; i < kSweepChartViews; ++i)
+    if (kinds[std::size_t(i)] == kind) return views_[i]->chart();
+  return nullptr;
+}
 
 QString SweepPanel::headline() const { return headline_->text(); }
 
@@ -240,9 +318,10 @@ void SweepPanel::refresh() {
   model_->set_progress(progress_);
   if (progress_.empty()) {
     headline_->setText(tr("The bonus experiment in one action: press Sweep in the run setup"));
-    status_->setText(tr("Every batch size trains twice, with the learning rate as set and scaled with the batch; "
-                        "the table and charts fill in as each one finishes, and the best configuration is named "
-                        "here: the fastest to reach the target accuracy."));
+    status_->setText(tr("Batch size: every size trains twice, with the learning rate as set and scaled with the "
+                        "batch, and the best is the fastest to reach the target accuracy. Model or link: each value "
+                        "trains on 1 to N replicas, and the verdict gives each one's speed-up over one replica. The "
+                        "table and charts fill in as each configuration finishes."));
     status_->setWordWrap(true);
   } else {
     const SweepSummary s = progress_.summary();
@@ -250,7 +329,14 @@ void SweepPanel::refresh() {
     headline_->setStyleSheet(s.best >= 0 && !progress_.running() ? "color: #1b5e20;" : "color: #222222;");
     status_->setText(progress_.status_text());
   }
-  for (SweepChart kind : kSweepCharts) fill_sweep_chart(chart(kind), sweep_bars(kind, progress_));
+  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
+  for (int i = 0; i < kSweepChartViews; ++i) {
+    views_[i]->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kinds[std::size_t(i)]));
+    fill_sweep_chart(views_[i]->chart(), sweep_bars(kinds[std::size_t(i)], progress_));
+  }
+  const std::vector<int> shown = SweepTableModel::columns_for(progress_.empty() ? axis() : progress_.options().axis);
+  for (int c = 0; c < SweepTableModel::kColumns; ++c)
+    table_->setColumnHidden(c, std::find(shown.begin(), shown.end(), c) == shown.end());
   for (QWidget* w : exports_) w->setEnabled(!progress_.empty());
 }
 

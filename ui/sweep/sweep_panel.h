@@ -1,11 +1,13 @@
-// The "Sweep" tab: the seed's bonus experiment in one action. Its own settings (the batch
-// sizes, the target accuracy; everything else comes from the run setup), the verdict naming
-// the best configuration, the table and the three charts, live while the sweep runs, and the
-// exports (PNG, CSV, JSON).
+// The "Sweep" tab: the seed's bonus experiment in one action, and the lesson "why more GPUs
+// made it slower". Its own settings (what to vary - the batch size, the model or the link -
+// and its values, the target accuracy; everything else comes from the run setup), the verdict
+// naming the best configuration, the table and the three charts, live while the sweep runs,
+// and the exports (PNG, CSV, JSON).
 #pragma once
 #include <QWidget>
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sweep/sweep_charts.h"
@@ -13,6 +15,7 @@
 
 class QChart;
 class QChartView;
+class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
@@ -22,16 +25,29 @@ namespace mb {
 
 class SweepTableModel;
 
+// The tab's settings (the parts of SweepOptions that are not the run setup's).
+struct SweepSettings {
+  std::optional<SweepAxis> axis;             // unset: keep the tab's
+  std::vector<int64_t> batches;
+  std::vector<ModelSpec> models;
+  std::vector<SimulatedLink> links;
+  double target = 0;
+};
+
 class SweepPanel : public QWidget {
   Q_OBJECT
  public:
   explicit SweepPanel(QWidget* parent = nullptr);
 
-  // The sweep's settings: batch sizes as typed ("64, 128, 256"), the target as a fraction.
-  std::vector<int64_t> batches() const;        // empty when batches_problem() is not
-  QString batches_problem() const;             // why the list cannot be swept (empty: it can)
+  // The sweep's settings: the axis, its values as typed ("64, 128, 256"; "reference, dense:4096";
+  // "off, 10:25, 1:50"), the target as a fraction.
+  SweepAxis axis() const;
+  std::vector<int64_t> batches() const;        // empty when settings_problem() is not (batch axis)
+  QString settings_problem() const;            // why the axis' list cannot be swept (empty: it can)
   double target() const;
-  void set_settings(const std::vector<int64_t>& batches, double target);
+  SweepSettings settings() const;              // valid when settings_problem() is empty
+  // Empty lists and a zero target keep what the tab has.
+  void set_settings(const SweepSettings& settings);
   // `base`: the run setup's configuration (devices, epochs, base lr, data, seed, limits).
   SweepOptions options(const TrainConfig& base) const;
 
@@ -60,9 +76,16 @@ class SweepPanel : public QWidget {
  private:
   void refresh();
 
+  QLineEdit* values_edit(SweepAxis axis) const;
+  void show_axis();
+
   SweepProgress progress_;
   SweepTableModel* model_;
+  QComboBox* axis_;
+  QLabel* values_label_;
   QLineEdit* batches_;
+  QLineEdit* models_;
+  QLineEdit* links_;
   QDoubleSpinBox* target_;
   QLabel* problem_;
   QLabel* headline_;

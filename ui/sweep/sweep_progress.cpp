@@ -41,7 +41,7 @@ void SweepProgress::finish(bool stopped) {
 }
 
 SweepSummary SweepProgress::summary() const {
-  return summarize_sweep(points_, records_, options_.target_val_acc);
+  return summarize_sweep(points_, records_, options_.target_val_acc, options_.axis);
 }
 
 std::vector<SweepProgress::Row> SweepProgress::rows() const {
@@ -74,7 +74,8 @@ QString SweepProgress::status_text() const {
   return QObject::tr("All %1 configurations done").arg(all);
 }
 
-QString point_label(const SweepPoint& p) {
+QString point_label(SweepAxis axis, const SweepPoint& p) {
+  if (axis != SweepAxis::Batch) return QString::fromStdString(point_name(axis, p));
   return p.scale_lr ? QObject::tr("batch %1, lr scaled").arg(p.global_batch) : QObject::tr("batch %1").arg(p.global_batch);
 }
 

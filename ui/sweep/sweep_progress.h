@@ -53,7 +53,8 @@ class SweepProgress {
   bool stopped_ = false;
 };
 
-// "batch 256, lr scaled" (short name of a point, for legends and tooltips).
-QString point_label(const SweepPoint& point);
+// A point's short name, for legends and tooltips: "batch 256, lr scaled", "cnn-dense4096 on 2
+// replicas", "2 replicas, simulated 1 Gbit/s (50 us)".
+QString point_label(SweepAxis axis, const SweepPoint& point);
 
 }  // namespace mb

@@ -11,6 +11,15 @@ namespace mb {
 
 SweepTableModel::SweepTableModel(QObject* parent) : QAbstractTableModel(parent) {}
 
+std::vector<int> SweepTableModel::columns_for(SweepAxis axis) {
+  if (axis == SweepAxis::Batch) return {Batch, Scaling, LearningRate, EpochTime, ValAcc, TimeToTarget, EpochsToTarget, State};
+  return {Model, Link, Replicas, EpochTime, SpeedUp, ValAcc, State};
+}
+
+bool SweepTableModel::left_aligned(int column) {
+  return column == State || column == Scaling || column == Model || column == Link;
+}
+
 void SweepTableModel::set_progress(const SweepProgress& progress) {
   beginResetModel();
   rows_ = progress.rows();
@@ -32,6 +41,12 @@ QString SweepTableModel::text(int row, int column) const {
       return p.scale_lr ? tr("scaled \u00d7%1").arg(double(p.global_batch) / double(options_.reference_batch), 0, 'g', 4)
                         : tr("fixed");
     case LearningRate: return QString::number(p.lr, 'g', 6);
+    case Model: return QString::fromStdString(p.model.name());
+    case Link: return p.replicas == 1 ? tr("none (one replica)") : QString::fromStdString(link_name(p.link));
+    case Replicas: return QString::number(p.replicas);
+    case SpeedUp:
+      if (r.result && r.result->speedup) return tr("%1×").arg(*r.result->speedup, 0, 'f', 2);
+      return p.replicas == 1 && r.result ? tr("1× (the base)") : QStringLiteral("–");
     case EpochTime: return r.result && r.result->epoch_s > 0 ? format_seconds(r.result->epoch_s) : QStringLiteral("–");
     case ValAcc: return r.result ? format_percent(r.result->val_acc, 2) : QStringLiteral("–");
     case TimeToTarget:
@@ -60,8 +75,8 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
   switch (role) {
     case Qt::DisplayRole: return text(index.row(), index.column());
     case Qt::TextAlignmentRole:
-      return index.column() == State || index.column() == Scaling ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
-                                                                   : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
+      return left_aligned(index.column()) ? QVariant(int(Qt::AlignLeft | Qt::AlignVCenter))
+                                          : QVariant(int(Qt::AlignRight | Qt::AlignVCenter));
     case Qt::FontRole:
       if (r.best || r.state == SweepProgress::RowState::Running) {
         QFont f;
@@ -84,6 +99,11 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
                                       .arg(options_.reference_batch)
                                 : tr("The same learning rate for every batch size");
       if (index.column() == EpochTime) return tr("Steady-state training time per epoch (median of epochs 2 and later)");
+      if (index.column() == SpeedUp)
+        return tr("One replica's time per epoch (the same model) over this configuration's: below 1, more replicas "
+                  "made training slower");
+      if (index.column() == Link && r.point.link.gbit > 0)
+        return tr("Each gradient all-reduce lasts at least what a ring over this link would take (a simulated link)");
       if (index.column() == TimeToTarget)
         return tr("Training time until the first epoch whose validation accuracy reached the target");
       if (r.result && !r.result->run_id.empty()) return tr("Run %1").arg(QString::fromStdString(r.result->run_id));
@@ -99,6 +119,10 @@ QVariant SweepTableModel::headerData(int section, Qt::Orientation orientation, i
     case Batch: return tr("Global batch");
     case Scaling: return tr("Learning rate rule");
     case LearningRate: return tr("Learning rate");
+    case Model: return tr("Model");
+    case Link: return tr("Link");
+    case Replicas: return tr("Replicas");
+    case SpeedUp: return tr("Speed-up");
     case EpochTime: return tr("Time per epoch");
     case ValAcc: return tr("Val. accuracy");
     case TimeToTarget: return tr("Time to %1").arg(target);

@@ -1,5 +1,7 @@
-// The sweep's table: one row per configuration (batch, lr rule, lr, time per epoch, validation
-// accuracy, time and epochs to the target, state), the best one bold on green.
+// The sweep's table: one row per configuration, the best one bold on green. Over the batch:
+// batch, lr rule, lr, time per epoch, validation accuracy, time and epochs to the target,
+// state; over the model or the link: model, link, replicas, time per epoch, speed-up,
+// validation accuracy, state (columns_for).
 #pragma once
 #include <QAbstractTableModel>
 
@@ -10,7 +12,13 @@ namespace mb {
 class SweepTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Batch, Scaling, LearningRate, EpochTime, ValAcc, TimeToTarget, EpochsToTarget, State, kColumns };
+  enum Column {
+    Batch, Scaling, LearningRate, Model, Link, Replicas, EpochTime, SpeedUp, ValAcc, TimeToTarget, EpochsToTarget, State,
+    kColumns
+  };
+  // The columns a sweep along `axis` shows, in order (the view hides the others).
+  static std::vector<int> columns_for(SweepAxis axis);
+  static bool left_aligned(int column);
 
   explicit SweepTableModel(QObject* parent = nullptr);
 

@@ -1,7 +1,8 @@
 // `mirrorbench-cli sweep`: the seed's bonus experiment in one command - the reference model
 // over several global batch sizes, with and without linear learning-rate scaling, and the time
-// to reach a target validation accuracy for each (core/experiment/sweep.h, shared with the
-// workbench's Sweep plan).
+// to reach a target validation accuracy for each - or, with --models or --links, each what-if
+// model or simulated link on 1 to N replicas and its speed-up (core/experiment/sweep.h, shared
+// with the workbench's Sweep plan).
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -19,6 +20,7 @@ namespace {
 
 struct SweepFlags {
   std::vector<std::string> batches;
+  std::string models, links;
   double target = 0.85;
   std::string history;
 };
@@ -30,7 +32,8 @@ SweepFlags& flags() {
 void add_sweep_options(CLI::App& sub, Options& o) {
   options::add_train_flags(sub, o.train,
                            {{"data_dir", "IDX folder (default: Fashion-MNIST)"},
-                            {"devices", "the devices of every configuration (default cpu:1)"},
+                            {"devices", "the devices of every configuration (default cpu:1); --models, --links: 1 to N of them"},
+                            {"model", "the model of a batch or link sweep (default reference)"},
                             {"lr", "the learning rate at batch 128 (scaled linearly for the others)"},
                             {"epochs", "epochs per configuration (default 5)"},
                             {"limit_train", "use only the first N training images"},
@@ -39,6 +42,14 @@ void add_sweep_options(CLI::App& sub, Options& o) {
       ->delimiter(',')
       ->transform(integer_in(1, kMaxGlobalBatch))
       ->type_name("B,B,...");
+  sub.add_option("--models", flags().models,
+                 "sweep the model instead: each of these on 1 to N replicas of --devices, e.g. "
+                 "reference,dense:1024,dense:4096")
+      ->type_name("M,M,...");
+  sub.add_option("--links", flags().links,
+                 "sweep a simulated link instead (CPU replicas): each GBIT[:US] or off on 2 to N replicas, against one "
+                 "replica, e.g. off,100:3,10:25,1:50")
+      ->type_name("L,L,...");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
       ->transform(positive_real_up_to(1.0))
       ->type_name("ACC");
@@ -57,14 +68,25 @@ int run_sweep(const Options& o) {
     request.sweep.batches.clear();
     for (const auto& b : flags().batches) request.sweep.batches.push_back(std::stoll(b));
   }
+  MB_CHECK(int(!flags().batches.empty()) + int(!flags().models.empty()) + int(!flags().links.empty()) <= 1,
+           ConfigError, "sweep one thing: give one of --batches, --models and --links");
+  if (!flags().models.empty()) {
+    request.sweep.axis = SweepAxis::Model;
+    request.sweep.models = parse_sweep_models(flags().models);
+  }
+  if (!flags().links.empty()) {
+    request.sweep.axis = SweepAxis::Link;
+    request.sweep.links = parse_sweep_links(flags().links);
+  }
   request.sweep.target_val_acc = flags().target;
   const Plan plan = make_plan(request);   // impossible lists and configurations before any training
   request.sweep.base = request.config;
   const auto points = sweep_points(request.sweep);
-  fmt::print("sweep: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy\n",
-             plan.runs.size(), format_devices(o.train.devices), o.train.epochs, 100 * flags().target);
+  fmt::print("sweep over the {}: {} configuration(s) on {}, {} epoch(s) each, target {:.1f} % validation accuracy\n",
+             to_string(request.sweep.axis), plan.runs.size(), format_devices(o.train.devices), o.train.epochs,
+             100 * flags().target);
   const PlanOutcome ran = run_plan(plan, history_store(flags().history));
-  const SweepSummary summary = summarize_sweep(points, ran.records, flags().target);
+  const SweepSummary summary = summarize_sweep(points, ran.records, flags().target, request.sweep.axis);
   fmt::print("\n{}", sweep_text(summary));
   if (!o.json_out.empty()) write_file_atomic(o.json_out, to_json(summary).dump(2) + "\n");
   if (!o.csv_out.empty()) write_file_atomic(o.csv_out, sweep_csv(summary));
@@ -78,7 +100,8 @@ int run_sweep(const Options& o) {
 }
 
 [[maybe_unused]] const bool registered = register_command(
-    {"sweep", "train over several batch sizes, with and without lr scaling; time to a target accuracy", 12,
+    {"sweep", "train over several batch sizes (with and without lr scaling), models or links; time to a target, speed-up",
+     12,
      add_sweep_options, run_sweep});
 
 }  // namespace
