@@ -70,8 +70,8 @@ void set_titles(SweepBars& b, SweepChart kind, const QString& target) {
       b.y_title = QObject::tr("lower is better");
       break;
     case SweepChart::SpeedUp:
-      b.title = QObject::tr("Speed-up over one replica (×)") +
-                chart_headline(QObject::tr("below 1: slower than one replica"), QStringLiteral("#777777"), 8.5);
+      b.title = QObject::tr("Speed-up (×)") +
+                chart_headline(QObject::tr("over one replica; below 1: slower"), QStringLiteral("#777777"), 8.5);
       b.y_title = QObject::tr("higher is better");
       break;
   }
@@ -147,9 +147,9 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
   const auto rows = progress.rows();
   std::vector<int> counts;
   QStringList categories;
+  // Short, so three or four fit under a third of a 1366-pixel window; the tips name them in full.
   auto category_of = [&](const SweepPoint& p) {
-    return axis == SweepAxis::Model ? QString::fromStdString(p.model.name())
-                                    : QString::fromStdString(short_link_name(p.link));
+    return axis == SweepAxis::Model ? QString::number(p.model.hidden) : QString::fromStdString(short_link_name(p.link));
   };
   for (const auto& row : rows) {
     if (std::find(counts.begin(), counts.end(), row.point.replicas) == counts.end()) counts.push_back(row.point.replicas);
@@ -159,7 +159,7 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
   std::sort(counts.begin(), counts.end());
   if (kind == SweepChart::SpeedUp) counts.erase(std::remove(counts.begin(), counts.end(), 1), counts.end());
   b.categories = categories;
-  b.x_title = axis == SweepAxis::Model ? QObject::tr("model") : QObject::tr("link between the replicas");
+  b.x_title = axis == SweepAxis::Model ? QObject::tr("dense width (64: the reference)") : QObject::tr("link, Gbit/s");
   const SweepProgress::Row none;
   for (const int n : counts) {
     SweepBarSet set{n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n), replicas_colour(n), {}, {}};
@@ -182,7 +182,7 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
 }  // namespace
 
 std::string short_link_name(const SimulatedLink& link) {
-  return link.gbit > 0 ? fmt::format("{:g} Gbit/s", link.gbit) : std::string("own exchange");
+  return link.gbit > 0 ? fmt::format("{:g}", link.gbit) : std::string("own");
 }
 
 SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
@@ -254,7 +254,9 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
   x->append(b.categories);
   x->setTitleText(b.x_title);
   y->setRange(0, b.y_max);
-  y->setTickCount(6);
+  // A chart squeezed below the table (a 768-pixel screen) has room for three labels, not six.
+  const double height = chart->size().height();
+  y->setTickCount(height > 0 && height < 300 ? 3 : 6);
   y->setLabelFormat(b.y_max >= 20 ? "%.0f" : b.y_max >= 2 ? "%.1f" : "%.2f");
   y->setTitleText(b.y_title);
   for (QAbstractAxis* a : std::initializer_list<QAbstractAxis*>{x, y}) {

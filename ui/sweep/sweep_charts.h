@@ -47,7 +47,7 @@ inline const QColor kScaledLrColour{0xef, 0x6c, 0x00};
 inline const QColor kBestColour{0x2e, 0x7d, 0x32};
 // One replica, then two, three ... (model and link sweeps).
 QColor replicas_colour(int replicas);
-// A link as a chart's category: "1 Gbit/s", "own exchange".
+// A link as a chart's category (Gbit/s): "1", "own" (this machine's exchange).
 std::string short_link_name(const SimulatedLink& link);
 
 // Makes `chart` show the bars (its series and axes are rebuilt).

@@ -13,6 +13,7 @@
 #include <QRegularExpression>
 #include <QSplitter>
 #include <QTableView>
+#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -106,16 +107,19 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   problem_->setStyleSheet("color: #c62828;");
   problem_->setVisible(false);
 
+  // Two rows, so the tab is no wider than a 1366-pixel screen allows: what to vary, then where
+  // the rest comes from and the exports.
   auto* settings = new QHBoxLayout;
   settings->addWidget(new QLabel(tr("Vary:"), this));
   settings->addWidget(axis_);
+  settings->addSpacing(8);
   settings->addWidget(values_label_);
   for (QLineEdit* edit : {batches_, models_, links_}) settings->addWidget(edit, 2);
   settings->addSpacing(12);
   settings->addWidget(new QLabel(tr("Target accuracy:"), this));
   settings->addWidget(target_);
-  settings->addSpacing(12);
-  settings->addWidget(from_setup, 3);
+  auto* second = new QHBoxLayout;
+  second->addWidget(from_setup, 3);
   struct Export {
     const char* name;
     QString text, tip;
@@ -129,13 +133,13 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
       {"sweep_export_json", tr("JSON…"), tr("Save the sweep as JSON (as mirrorbench-cli sweep --json)"),
        &SweepPanel::export_json_requested},
   };
-  settings->addWidget(new QLabel(tr("Export:"), this));
+  second->addWidget(new QLabel(tr("Export:"), this));
   for (const Export& e : exports) {
     auto* b = new QPushButton(e.text, this);
     b->setObjectName(e.name);
     b->setToolTip(e.tip);
     connect(b, &QPushButton::clicked, this, e.signal);
-    settings->addWidget(b);
+    second->addWidget(b);
     exports_.push_back(b);
   }
 
@@ -170,6 +174,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(220, 180);
     views_[i] = view;
+    view->installEventFilter(this);
     chart_row->addWidget(view, 1);
   }
 
@@ -182,6 +187,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addLayout(settings);
+  layout->addLayout(second);
   layout->addWidget(problem_);
   layout->addWidget(headline_);
   layout->addWidget(status_);
@@ -197,6 +203,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
     show_axis();
+    if (progress_.empty()) refresh();   // the empty charts and columns of the new axis
     changed();
   });
   show_axis();
@@ -303,6 +310,21 @@ void SweepPanel::set_busy(bool busy) {
   for (QWidget* w : exports_) w->setEnabled(!progress_.empty());
 }
 
+void SweepPanel::refill_charts() {
+  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
+  for (int i = 0; i < kSweepChartViews; ++i) {
+    views_[i]->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kinds[std::size_t(i)]));
+    fill_sweep_chart(views_[i]->chart(), sweep_bars(kinds[std::size_t(i)], progress_));
+  }
+}
+
+bool SweepPanel::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() == QEvent::Resize)
+    for (QChartView* view : views_)
+      if (watched == view) QTimer::singleShot(0, this, [this] { refill_charts(); });
+  return QWidget::eventFilter(watched, event);
+}
+
 QChart* SweepPanel::chart(SweepChart kind) const {
   const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
   for (int i = 0; i < kSweepChartViews; ++i)
@@ -329,11 +351,7 @@ void SweepPanel::refresh() {
     headline_->setStyleSheet(s.best >= 0 && !progress_.running() ? "color: #1b5e20;" : "color: #222222;");
     status_->setText(progress_.status_text());
   }
-  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
-  for (int i = 0; i < kSweepChartViews; ++i) {
-    views_[i]->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kinds[std::size_t(i)]));
-    fill_sweep_chart(views_[i]->chart(), sweep_bars(kinds[std::size_t(i)], progress_));
-  }
+  refill_charts();
   const std::vector<int> shown = SweepTableModel::columns_for(progress_.empty() ? axis() : progress_.options().axis);
   for (int c = 0; c < SweepTableModel::kColumns; ++c)
     table_->setColumnHidden(c, std::find(shown.begin(), shown.end(), c) == shown.end());
