@@ -241,7 +241,7 @@ void MainWindow::build_menus() {
   run->addAction(tr("&Compare with one device"), QKeySequence(tr("Ctrl+Shift+R")), this,
                  [this] { start_plan(PlanKind::Compare); });
   run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
-  run->addAction(tr("S&weep over batch sizes"), this, [this] { start_plan(PlanKind::Sweep); });
+  run->addAction(tr("S&weep (the Sweep tab's batch sizes, models or links)"), this, [this] { start_plan(PlanKind::Sweep); });
   run->addAction(tr("&Lock-step vs balanced"), this, [this] { start_plan(PlanKind::Balance); });
   run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
 

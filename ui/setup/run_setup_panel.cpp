@@ -453,7 +453,8 @@ void RunSetupPanel::update_state() {
   sweep_->setToolTip(sweep_problem_.isEmpty()
                          ? tr("The bonus experiment in one click: every batch size of the Sweep tab with and without "
                               "linear learning-rate scaling on %1; time per epoch, validation accuracy and time to "
-                              "the target accuracy, and the best configuration named")
+                              "the target accuracy, and the best configuration named. With the tab's Vary at a "
+                              "model or a link: each one on 1 to N replicas and its speed-up over one")
                                .arg(run_devices)
                          : tr("Sweep: %1 (Sweep tab)").arg(sweep_problem_));
   stop_->setEnabled(busy_);
