@@ -65,29 +65,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   model_ = new SweepTableModel(this);
   const SweepOptions defaults;
 
-  axis_ = new QComboBox(this);
-  axis_->setObjectName("sweep_axis");
-  axis_->addItem(tr("Batch size"), int(SweepAxis::Batch));
-  axis_->addItem(tr("Model (what-if)"), int(SweepAxis::Model));
-  axis_->addItem(tr("Link (simulated)"), int(SweepAxis::Link));
-  axis_->setToolTip(tr("What the sweep varies. Batch size: the bonus experiment (learning-rate scaling). Model or "
-                       "link: each value on 1 to N replicas of the run setup's devices, and the speed-up over one "
-                       "replica: why more devices can make training slower"));
-  values_label_ = new QLabel(this);
-  batches_ = new QLineEdit(batches_text(defaults.batches), this);
-  batches_->setObjectName("sweep_batches");
-  batches_->setToolTip(tr("The global batch sizes to train with, each once with the learning rate as set and once "
-                          "scaled linearly with the batch (lr × batch / %1)")
-                           .arg(defaults.reference_batch));
-  models_ = new QLineEdit(QString::fromStdString(sweep_models_text(defaults.models)), this);
-  models_->setObjectName("sweep_models");
-  models_->setToolTip(tr("The models to train, each on 1 to N replicas: reference (the reference CNN, dense 64) or "
-                         "dense:N for a what-if dense width N (dense:4096: 6.6 M parameters, 26 MB per all-reduce)"));
-  links_ = new QLineEdit(QString::fromStdString(sweep_links_text(defaults.links)), this);
-  links_->setObjectName("sweep_links");
-  links_->setToolTip(tr("The links between CPU replicas, each as GBIT[:US] (bandwidth in Gbit/s, latency per hop in "
-                        "µs) or off (this machine's own exchange): each on 2 to N replicas of the run setup's model, "
-                        "against one replica. 100:3 is 100 GbE (RDMA), 10:25 10 GbE, 1:50 1 GbE"));
+  make_value_editors(defaults);
   target_ = new QDoubleSpinBox(this);
   target_->setObjectName("sweep_target");
   target_->setRange(10, 100);
@@ -155,6 +133,36 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   status_->setObjectName("sweep_status");
   status_->setStyleSheet("color: #555555;");
 
+  QSplitter* split = make_table_and_charts();
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addLayout(settings);
+  layout->addLayout(second);
+  layout->addWidget(problem_);
+  layout->addWidget(headline_);
+  layout->addWidget(status_);
+  layout->addWidget(split, 1);
+
+  auto changed = [this] {
+    const QString why = settings_problem();
+    problem_->setText(why);
+    problem_->setVisible(!why.isEmpty());
+    emit settings_changed();
+  };
+  for (QLineEdit* edit : {batches_, models_, links_}) connect(edit, &QLineEdit::textChanged, this, changed);
+  connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
+  connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
+    show_axis();
+    if (progress_.empty()) refresh();   // the empty charts and columns of the new axis
+    changed();
+  });
+  show_axis();
+  refresh();
+}
+
+// The table above the three charts.
+QSplitter* SweepPanel::make_table_and_charts() {
   table_ = new QTableView(this);
   table_->setObjectName("sweep_table");
   table_->setModel(model_);
@@ -183,31 +191,34 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   split->addWidget(charts);
   split->setStretchFactor(0, 2);
   split->setStretchFactor(1, 3);
+  return split;
+}
 
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addLayout(settings);
-  layout->addLayout(second);
-  layout->addWidget(problem_);
-  layout->addWidget(headline_);
-  layout->addWidget(status_);
-  layout->addWidget(split, 1);
-
-  auto changed = [this] {
-    const QString why = settings_problem();
-    problem_->setText(why);
-    problem_->setVisible(!why.isEmpty());
-    emit settings_changed();
-  };
-  for (QLineEdit* edit : {batches_, models_, links_}) connect(edit, &QLineEdit::textChanged, this, changed);
-  connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
-  connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
-    show_axis();
-    if (progress_.empty()) refresh();   // the empty charts and columns of the new axis
-    changed();
-  });
-  show_axis();
-  refresh();
+// The axis picker and one list per axis (only the axis' own is shown).
+void SweepPanel::make_value_editors(const SweepOptions& defaults) {
+  axis_ = new QComboBox(this);
+  axis_->setObjectName("sweep_axis");
+  axis_->addItem(tr("Batch size"), int(SweepAxis::Batch));
+  axis_->addItem(tr("Model (what-if)"), int(SweepAxis::Model));
+  axis_->addItem(tr("Link (simulated)"), int(SweepAxis::Link));
+  axis_->setToolTip(tr("What the sweep varies. Batch size: the bonus experiment (learning-rate scaling). Model or "
+                       "link: each value on 1 to N replicas of the run setup's devices, and the speed-up over one "
+                       "replica: why more devices can make training slower"));
+  values_label_ = new QLabel(this);
+  batches_ = new QLineEdit(batches_text(defaults.batches), this);
+  batches_->setObjectName("sweep_batches");
+  batches_->setToolTip(tr("The global batch sizes to train with, each once with the learning rate as set and once "
+                          "scaled linearly with the batch (lr × batch / %1)")
+                           .arg(defaults.reference_batch));
+  models_ = new QLineEdit(QString::fromStdString(sweep_models_text(defaults.models)), this);
+  models_->setObjectName("sweep_models");
+  models_->setToolTip(tr("The models to train, each on 1 to N replicas: reference (the reference CNN, dense 64) or "
+                         "dense:N for a what-if dense width N (dense:4096: 6.6 M parameters, 26 MB per all-reduce)"));
+  links_ = new QLineEdit(QString::fromStdString(sweep_links_text(defaults.links)), this);
+  links_->setObjectName("sweep_links");
+  links_->setToolTip(tr("The links between CPU replicas, each as GBIT[:US] (bandwidth in Gbit/s, latency per hop in "
+                        "µs) or off (this machine's own exchange): each on 2 to N replicas of the run setup's model, "
+                        "against one replica. 100:3 is 100 GbE (RDMA), 10:25 10 GbE, 1:50 1 GbE"));
 }
 
 SweepAxis SweepPanel::axis() const { return SweepAxis(axis_->currentData().toInt()); }

@@ -19,6 +19,7 @@ class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
 class QLineEdit;
+class QSplitter;
 class QTableView;
 
 namespace mb {
@@ -80,6 +81,8 @@ class SweepPanel : public QWidget {
   void refresh();
   void refill_charts();
 
+  void make_value_editors(const SweepOptions& defaults);
+  QSplitter* make_table_and_charts();
   QLineEdit* values_edit(SweepAxis axis) const;
   void show_axis();
 
