@@ -28,10 +28,6 @@ double steady_epoch_s(const RunRecord& r) {
 
 std::string replicas_name(int n) { return fmt::format("{} replica{}", n, n == 1 ? "" : "s"); }
 
-std::vector<SweepPoint> batch_points(const SweepOptions& o);
-std::vector<SweepPoint> model_points(const SweepOptions& o);
-std::vector<SweepPoint> link_points(const SweepOptions& o);
-
 int base_replicas(const SweepOptions& o) { return int(o.base.devices.size()); }
 
 void check_replicas_axis(const SweepOptions& o, std::string_view what) {
@@ -39,10 +35,6 @@ void check_replicas_axis(const SweepOptions& o, std::string_view what) {
            "a sweep over {} compares 1 to N replicas: pick at least 2 devices (got {})", what,
            format_devices(o.base.devices));
 }
-
-}  // namespace
-
-namespace {
 
 std::vector<std::string_view> entries(std::string_view list) {
   std::vector<std::string_view> out;
@@ -117,18 +109,14 @@ std::string point_name(SweepAxis axis, const SweepPoint& p) {
   return {};
 }
 
-std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
-  MB_CHECK(std::isfinite(o.target_val_acc) && o.target_val_acc > 0 && o.target_val_acc <= 1, ConfigError,
-           "--target must be an accuracy in (0, 1], got {}", o.target_val_acc);
-  switch (o.axis) {
-    case SweepAxis::Batch: return batch_points(o);
-    case SweepAxis::Model: return model_points(o);
-    case SweepAxis::Link: return link_points(o);
-  }
-  return {};
-}
-
 namespace {
+
+// Each value once: a second run of the same configuration would only measure the noise.
+template <typename T, typename Text>
+void check_listed_once(const std::vector<T>& values, std::string_view flag, Text text) {
+  for (auto at = values.begin(); at != values.end(); ++at)
+    MB_CHECK(std::find(values.begin(), at, *at) == at, ConfigError, "{}: {} is listed twice", flag, text(*at));
+}
 
 SweepPoint base_point(const SweepOptions& o, int replicas) {
   SweepPoint p;
@@ -144,16 +132,13 @@ std::vector<SweepPoint> model_points(const SweepOptions& o) {
   check_replicas_axis(o, "models");
   MB_CHECK(!o.models.empty(), ConfigError, "--models: give at least one model");
   std::vector<SweepPoint> out;
-  for (std::size_t i = 0; i < o.models.size(); ++i) {
-    MB_CHECK(std::find(o.models.begin(), o.models.begin() + std::ptrdiff_t(i), o.models[i]) ==
-                 o.models.begin() + std::ptrdiff_t(i),
-             ConfigError, "--models: {} is listed twice", model_text(o.models[i]));
+  check_listed_once(o.models, "--models", model_text);
+  for (const ModelSpec& model : o.models)
     for (int n = 1; n <= base_replicas(o); ++n) {
       SweepPoint p = base_point(o, n);
-      p.model = o.models[i];
+      p.model = model;
       out.push_back(p);
     }
-  }
   return out;
 }
 
@@ -164,16 +149,13 @@ std::vector<SweepPoint> link_points(const SweepOptions& o) {
   SweepPoint one = base_point(o, 1);
   one.link = {};
   out.push_back(one);
-  for (std::size_t i = 0; i < o.links.size(); ++i) {
-    MB_CHECK(std::find(o.links.begin(), o.links.begin() + std::ptrdiff_t(i), o.links[i]) ==
-                 o.links.begin() + std::ptrdiff_t(i),
-             ConfigError, "--links: {} is listed twice", simulated_link_text(o.links[i]));
+  check_listed_once(o.links, "--links", simulated_link_text);
+  for (const SimulatedLink& link : o.links)
     for (int n = 2; n <= base_replicas(o); ++n) {
       SweepPoint p = base_point(o, n);
-      p.link = o.links[i];
+      p.link = link;
       out.push_back(p);
     }
-  }
   return out;
 }
 
@@ -200,6 +182,18 @@ std::vector<SweepPoint> batch_points(const SweepOptions& o) {
 }
 
 }  // namespace
+
+std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
+  MB_CHECK(std::isfinite(o.target_val_acc) && o.target_val_acc > 0 && o.target_val_acc <= 1, ConfigError,
+           "--target must be an accuracy in (0, 1], got {}", o.target_val_acc);
+  switch (o.axis) {
+    case SweepAxis::Batch: return batch_points(o);
+    case SweepAxis::Model: return model_points(o);
+    case SweepAxis::Link: return link_points(o);
+  }
+  return {};
+}
+
 
 std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
   std::vector<PlannedRun> plan;

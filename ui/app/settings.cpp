@@ -94,14 +94,8 @@ SweepSettings Settings::sweep() const {
   for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link})
     if (axis == QString::fromUtf8(to_string(a))) out.axis = a;
   out.batches = parse_batches(s_->value("sweep/batches").toString(), nullptr);
-  try {
-    out.models = parse_sweep_models(s_->value("sweep/models").toString().toStdString());
-  } catch (const ConfigError&) {
-  }
-  try {
-    out.links = parse_sweep_links(s_->value("sweep/links").toString().toStdString());
-  } catch (const ConfigError&) {
-  }
+  out.models = models_or_empty(s_->value("sweep/models").toString());
+  out.links = links_or_empty(s_->value("sweep/links").toString());
   out.target = s_->value("sweep/target", 0.0).toDouble();
   return out;
 }

@@ -60,6 +60,22 @@ QString batches_text(const std::vector<int64_t>& batches) {
   return words.join(QStringLiteral(", "));
 }
 
+std::vector<ModelSpec> models_or_empty(const QString& text) {
+  try {
+    return parse_sweep_models(text.toStdString());
+  } catch (const ConfigError&) {
+    return {};
+  }
+}
+
+std::vector<SimulatedLink> links_or_empty(const QString& text) {
+  try {
+    return parse_sweep_links(text.toStdString());
+  } catch (const ConfigError&) {
+    return {};
+  }
+}
+
 SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("sweep_panel");
   model_ = new SweepTableModel(this);
@@ -257,15 +273,9 @@ SweepSettings SweepPanel::settings() const {
   s.axis = axis();
   s.target = target();
   s.batches = batches();
-  // Each list as far as it reads (the axis' own is checked by settings_problem).
-  try {
-    s.models = parse_sweep_models(models_->text().toStdString());
-  } catch (const ConfigError&) {
-  }
-  try {
-    s.links = parse_sweep_links(links_->text().toStdString());
-  } catch (const ConfigError&) {
-  }
+  // The other axes' lists when they read (the axis' own is checked by settings_problem).
+  s.models = models_or_empty(models_->text());
+  s.links = links_or_empty(links_->text());
   return s;
 }
 

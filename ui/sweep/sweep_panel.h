@@ -105,5 +105,8 @@ class SweepPanel : public QWidget {
 // "64, 128, 256" -> batch sizes; *problem says why not (empty list, a word, out of range, twice).
 std::vector<int64_t> parse_batches(const QString& text, QString* problem);
 QString batches_text(const std::vector<int64_t>& batches);
+// The model and link lists as typed, or empty where they do not read (the tab keeps its default).
+std::vector<ModelSpec> models_or_empty(const QString& text);
+std::vector<SimulatedLink> links_or_empty(const QString& text);
 
 }  // namespace mb
