@@ -252,7 +252,8 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
 
   x->clear();
   x->append(b.categories);
-  x->setTitleText(b.x_title);
+  // No categories yet: no title either (Qt Charts draws it loose above the plot).
+  x->setTitleText(b.categories.isEmpty() ? QString() : b.x_title);
   y->setRange(0, b.y_max);
   // A chart squeezed below the table (a 768-pixel screen) has room for three labels, not six.
   const double height = chart->size().height();

@@ -170,6 +170,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
     show_axis();
+    progress_.set_empty_axis(axis());
     if (progress_.empty()) refresh();   // the empty charts and columns of the new axis
     changed();
   });
@@ -332,7 +333,7 @@ void SweepPanel::set_busy(bool busy) {
 }
 
 void SweepPanel::refill_charts() {
-  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
+  const auto kinds = sweep_charts(progress_.options().axis);
   for (int i = 0; i < kSweepChartViews; ++i) {
     views_[i]->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kinds[std::size_t(i)]));
     fill_sweep_chart(views_[i]->chart(), sweep_bars(kinds[std::size_t(i)], progress_));
@@ -347,7 +348,7 @@ bool SweepPanel::eventFilter(QObject* watched, QEvent* event) {
 }
 
 QChart* SweepPanel::chart(SweepChart kind) const {
-  const auto kinds = sweep_charts(progress_.empty() ? axis() : progress_.options().axis);
+  const auto kinds = sweep_charts(progress_.options().axis);
   for (int i = 0; i < kSweepChartViews; ++i)
     if (kinds[std::size_t(i)] == kind) return views_[i]->chart();
   return nullptr;
@@ -373,7 +374,7 @@ void SweepPanel::refresh() {
     status_->setText(progress_.status_text());
   }
   refill_charts();
-  const std::vector<int> shown = SweepTableModel::columns_for(progress_.empty() ? axis() : progress_.options().axis);
+  const std::vector<int> shown = SweepTableModel::columns_for(progress_.options().axis);
   for (int c = 0; c < SweepTableModel::kColumns; ++c)
     table_->setColumnHidden(c, std::find(shown.begin(), shown.end(), c) == shown.end());
   for (QWidget* w : exports_) w->setEnabled(!progress_.empty());

@@ -31,6 +31,10 @@ class SweepProgress {
   void epoch(const EpochMetrics& metrics);
   void run_finished(int index, const RunRecord& record);
   void finish(bool stopped);
+  // Before any sweep: the axis the empty table and charts are laid out for (the tab's).
+  void set_empty_axis(SweepAxis axis) {
+    if (empty()) options_.axis = axis;
+  }
 
   bool empty() const { return points_.empty(); }
   bool running() const { return running_; }
