@@ -10,6 +10,8 @@
 #   bound      one cpu:1 run while an independent cpu:1 run occupies the other vCPU: the host's
 #              bound for cpu:2 is half its epoch time             (target: balanced cpu:2 within 10 %)
 # Epoch times are the last epoch's (the shares settle in the first); medians over the pairs.
+# Then the rule is replayed on one traced lock-step run of each kind (balance_replay): both
+# modes on the same step times.
 # Usage: bench/balance_bench.sh [PAIRS] [IMAGES] [EPOCHS]   (default 5 pairs, 16,384 images, 2 epochs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -75,4 +77,16 @@ print("uneven x1.12: balanced / lock-step = %.3f; waiting share balanced / lock-
 print("host bound  : half of a side-by-side cpu:1 epoch = %.3f s; balanced cpu:2 / bound = %.3f, lock-step / bound = %.3f  (target <= 1.10)"
       % (bound, med(rows["bal"]) / bound, med(rows["lock"]) / bound))
 PY
+# The rule replayed on traced lock-step runs (bench/balance_replay.cpp): balanced against
+# lock-step on the very same step times, which the pairs above cannot give on a drifting host.
+replay=${MIRRORBENCH_REPLAY:-$(dirname "$cli")/balance_replay}
+for kind in plain uneven; do
+  extra=()
+  [[ $kind == uneven ]] && extra=(--slow-replica 1:1.12)
+  steps=$(( (images + 127) / 128 * epochs ))
+  (( steps <= 2000 )) || { echo "replay: $steps steps are traced sampled; use at most 2000 steps"; break; }
+  "$cli" train --epochs "$epochs" --limit-train "$images" --devices cpu:2 "${extra[@]}" --trace "$out/trace-$kind.json" > /dev/null
+  echo "replayed on one traced lock-step $kind run:"
+  "$replay" "$out/trace-$kind.json" | sed 's/^/  /'
+done
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-), $(grep -o -m1 avx512f /proc/cpuinfo || echo 'no avx512f'), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%F)"

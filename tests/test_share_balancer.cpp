@@ -55,10 +55,10 @@ class TestShareBalancer : public QObject {
  private slots:
   void the_rule_of_a_run() {
     const BalanceRule r = BalanceRule::for_run(128, 2);
-    QCOMPARE(r.quantum, int64_t(8));
-    QCOMPARE(r.min_share, int64_t(8));
-    QCOMPARE(r.max_share(), int64_t(120));
-    // A batch smaller than 8 per replica: shares of single samples.
+    QCOMPARE(r.quantum, int64_t(4));
+    QCOMPARE(r.min_share, int64_t(4));
+    QCOMPARE(r.max_share(), int64_t(124));
+    // A batch smaller than 16 per replica: shares of single samples.
     const BalanceRule small = BalanceRule::for_run(5, 3);
     QCOMPARE(small.quantum, int64_t(1));
     QCOMPARE(small.max_share(), int64_t(3));
@@ -66,10 +66,10 @@ class TestShareBalancer : public QObject {
   }
 
   void rounding_keeps_the_sum_and_the_minimum() {
-    const BalanceRule r = BalanceRule::for_run(100, 3);   // quantum 4
-    const double a[] = {70.3, 27.1, 2.6};
+    const BalanceRule r = BalanceRule::for_run(192, 3);   // quantum 4
+    const double a[] = {134.9, 52.0, 5.1};
     const std::vector<int64_t> s = round_shares(a, r);
-    QCOMPARE(sum(s), int64_t(100));
+    QCOMPARE(sum(s), int64_t(192));
     for (const int64_t x : s) QVERIFY(x >= r.min_share);
     QCOMPARE(s[2], r.min_share);
     // Every share but the largest is a whole number of quanta (few distinct step shapes).
@@ -77,8 +77,8 @@ class TestShareBalancer : public QObject {
     for (std::size_t i = 0; i < s.size(); ++i)
       if (std::ptrdiff_t(i) != largest) QCOMPARE(s[i] % r.quantum, int64_t(0));
     // Minimums pushing the sum over take from the largest.
-    const double over[] = {100, 0, 0};
-    QVERIFY(round_shares(over, r) == std::vector<int64_t>({92, 4, 4}));
+    const double over[] = {192, 0, 0};
+    QVERIFY(round_shares(over, r) == std::vector<int64_t>({184, 4, 4}));
   }
 
   void shares_converge_to_the_speed_ratio_data() {
@@ -133,6 +133,26 @@ class TestShareBalancer : public QObject {
     clock.per_sample_s = {1e-4, 2e-4};
     clock.run(b, 20);
     QVERIFY2(std::abs(b.shares()[0] - 85) <= b.rule().quantum, qPrintable(QString::number(b.shares()[0])));
+  }
+
+  void the_issues_vcpus_are_followed() {
+    // The two vCPUs the issue measured: 4.31 s against 3.86 s of compute in one epoch, reported
+    // every 8 steps with 2 % noise. The shares that end both together are 128 x 4.31/8.17 =
+    // 67.5: 68 / 60. Eighth-shares at a 5 % gain (the previous rule) had no better split than
+    // the even one (72 / 56 overshoots) and left the fast replica waiting 10 % of every step.
+    FakeClock clock{{1e-4, 1e-4 * 4.31 / 3.86}};
+    clock.noise = 0.02;
+    clock.steps_per_report = 8;
+    clock.fixed_s = 0;
+    ShareBalancer b(BalanceRule::for_run(128, 2));
+    clock.run(b, 40);
+    QVERIFY2(b.shares() == std::vector<int64_t>({68, 60}), qPrintable(QString("shares %1 / %2").arg(b.shares()[0]).arg(b.shares()[1])));
+    QVERIFY(clock.run(b, 300) == 0);   // and stay there
+    BalanceRule eighths = BalanceRule::for_run(128, 2);
+    eighths.quantum = eighths.min_share = 8;
+    eighths.min_gain = 0.05;
+    ShareBalancer previous(eighths);
+    QCOMPARE(clock.run(previous, 340), 0);
   }
 
   void a_fixed_cost_per_step_is_not_a_speed() {

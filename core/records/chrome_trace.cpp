@@ -40,7 +40,8 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
   json doc = {{"traceEvents", std::move(events)},
               {"displayTimeUnit", "ms"},
               {"otherData", {{"run_id", record.id}, {"devices", record.config.devices_text()},
-                             {"replicas", record.config.replicas}, {"processes", record.config.processes}}}};
+                             {"replicas", record.config.replicas}, {"processes", record.config.processes},
+                             {"global_batch", record.config.global_batch}, {"balance", record.config.balance}}}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 
