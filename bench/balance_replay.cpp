@@ -13,6 +13,7 @@
 // 56..72 of 128 against 73-79 us at 64 on the same host (docs/benchmarks.md).
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>

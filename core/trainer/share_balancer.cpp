@@ -15,7 +15,7 @@ BalanceRule BalanceRule::for_run(int64_t global_batch, int replicas) {
   r.replicas = replicas;
   // Sixteen quanta per replica on average: shares that follow the speeds to within ~1/16 of an
   // even share, with at most 16n distinct step shapes (each a oneDNN plan built on first use).
-  // Eighth-shares could not follow the ~11 % between the two vCPUs: of 128, 64/64 and
+  // Eighth-shares could not follow the 12 % between the two vCPUs: of 128, 64/64 and
   // 72/56 were the nearest splits, and the second overshoots (the fast replica then waits).
   r.quantum = std::max<int64_t>(1, global_batch / (16 * int64_t(replicas)));
   r.min_share = r.quantum;
