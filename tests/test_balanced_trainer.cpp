@@ -40,7 +40,7 @@ std::string record_with_shares(const TrainConfig& c, const std::shared_ptr<const
   RunRecord r;
   r.id = name;
   r.config = t.run_config();
-  r.config.balance = true;
+  r.config.scenario.balance = true;
   r.config.share_changes = std::move(changes);
   const std::string file = dir.filePath(name).toStdString();
   write_run_json(r, file);
@@ -48,7 +48,7 @@ std::string record_with_shares(const TrainConfig& c, const std::shared_ptr<const
 }
 
 TrainConfig replay_of(TrainConfig c, const std::string& file) {
-  c.shares_from = file;
+  c.scenario.shares_from = file;
   return c;
 }
 
@@ -61,14 +61,14 @@ class TestBalancedTrainer : public QObject {
     auto data = test::make_synthetic_split(1024, 32);
     TrainConfig c = small_config("cpu:2");
     c.epochs = 4;   // 64 steps: a change needs a proposal and its confirmation 16 steps later
-    c.balance = true;
-    c.slow_replica = 1;
-    c.slow_factor = 10;
+    c.scenario.balance = true;
+    c.scenario.straggler.replica = 1;
+    c.scenario.straggler.factor = 10;
     const Trained balanced = train(c, data);
     const RunRecord& r = balanced.record;
     QCOMPARE(r.status, RunStatus::Completed);
     QVERIFY(r.replicas_in_sync);
-    QVERIFY(r.config.balance);
+    QVERIFY(r.config.scenario.balance);
     const auto& changes = r.config.share_changes;
     QVERIFY2(changes.size() >= 2, "the shares changed at least once");
     QCOMPARE(changes.front().step, int64_t(0));
@@ -83,13 +83,13 @@ class TestBalancedTrainer : public QObject {
     const std::string file = dir.filePath("balanced.json").toStdString();
     write_run_json(r, file);
     TrainConfig again = replay_of(c, file);
-    again.balance = false;   // implied by --shares-from
-    again.slow_replica = -1;
-    again.slow_factor = 1;
+    again.scenario.balance = false;   // implied by --shares-from
+    again.scenario.straggler.replica = -1;
+    again.scenario.straggler.factor = 1;
     const Trained replay = train(again, data);
     QCOMPARE(replay.record.status, RunStatus::Completed);
-    QVERIFY(replay.record.config.balance);
-    QCOMPARE(QString::fromStdString(replay.record.config.shares_from), QString::fromStdString(file));
+    QVERIFY(replay.record.config.scenario.balanced() && !replay.record.config.scenario.shares_from.empty());
+    QCOMPARE(QString::fromStdString(replay.record.config.scenario.shares_from), QString::fromStdString(file));
     QVERIFY(replay.record.config.share_changes == changes);
     for (std::size_t e = 0; e < r.epochs.size(); ++e)
       QCOMPARE(QString::fromStdString(replay.record.epochs[e].param_digest),
@@ -101,7 +101,7 @@ class TestBalancedTrainer : public QObject {
     auto data = test::make_synthetic_split(256, 32);
     const TrainConfig c = small_config("cpu:2");
     const Trained lock_step = train(c, data);
-    QVERIFY(!lock_step.record.config.balance && lock_step.record.config.share_changes.empty());
+    QVERIFY(!lock_step.record.config.scenario.balance && lock_step.record.config.share_changes.empty());
     QTemporaryDir dir;
     const Trained even = train(replay_of(c, record_with_shares(c, data, {{0, {32, 32}}}, dir, "even.json")), data);
     QCOMPARE(even.record.status, RunStatus::Completed);
@@ -167,22 +167,22 @@ class TestBalancedTrainer : public QObject {
 
   void balance_is_for_cpu_replicas_with_the_breakdown() {
     TrainConfig c = small_config("cpu:2");
-    c.balance = true;
+    c.scenario.balance = true;
     QVERIFY(check_run(c).empty());
     c.time_phases = false;
     QVERIFY(test::expect_error<ConfigError>([&] { require_runnable(c); }, "--no-breakdown"));
     TrainConfig gpu = small_config("cuda:0,cuda:1");
     gpu.backend = std::nullopt;
-    gpu.balance = true;
+    gpu.scenario.balance = true;
     bool named = false;
     for (const RunProblem& p : check_run(gpu)) named |= p.option == "balance" && p.is_error();
     QVERIFY2(named, "balanced shares on GPUs are refused, naming --balance");
     // One replica: the whole batch is its share, a lock-step run (and recorded as one).
     TrainConfig one = small_config("cpu:1");
-    one.balance = true;
+    one.scenario.balance = true;
     auto data = test::make_synthetic_split(64, 16);
     MirroredTrainer t(one, data);
-    QVERIFY(!t.run_config().balance);
+    QVERIFY(!t.run_config().scenario.balanced());
   }
 };
 

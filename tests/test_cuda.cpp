@@ -773,7 +773,7 @@ class TestCuda : public QObject {
     single->get_params(sp);
     verify_adam_params(p[0], sp, cfg, steps);
     // Each step adds the exposed communication the warm-up measured.
-    QVERIFY(std::fabs(timing[0].allreduce_s - steps * prof.exposed_s) <= 1e-12 + 1e-9 * steps * prof.exposed_s);
+    QVERIFY(std::fabs(timing[0][phase::AllReduce] - steps * prof.exposed_s) <= 1e-12 + 1e-9 * steps * prof.exposed_s);
     // Destroy in the trainer's order: engines (and their graphs) before communicators.
     replicas.clear();
     single.reset();

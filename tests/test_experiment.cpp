@@ -144,10 +144,10 @@ void TestExperiment::baseline_is_the_latest_completed_single_device_run() {
   RunRecord paced = made_run("teaching-pace", 1, "2026-01-01T00:04:30Z");   // mostly waiting on purpose
   paced.config.step_delay_s = 1;
   RunRecord straggler = made_run("straggler", 1, "2026-01-01T00:04:30Z");   // a demonstration
-  straggler.config.slow_replica = 0;
-  straggler.config.slow_factor = 2;
+  straggler.config.scenario.straggler.replica = 0;
+  straggler.config.scenario.straggler.factor = 2;
   RunRecord linked = made_run("simulated-link", 1, "2026-01-01T00:04:40Z");   // a demonstration too
-  linked.config.link_gbit = 1;
+  linked.config.scenario.link.gbit = 1;
   for (const RunRecord& r : {stopped, failed, empty, paced, straggler, linked}) {
     QVERIFY(!can_be_baseline(r));
     runs.push_back(r);
@@ -171,7 +171,7 @@ void TestExperiment::pins_win_while_their_run_exists() {
   QCOMPARE(id_of(find_baseline(runs, {{key, "multi"}}, runs[2].config)), std::string("multi"));
   // A balanced run is never the baseline of a lock-step one, not even pinned.
   runs.push_back(made_run("balanced", 2, "2026-01-01T00:03:00Z"));
-  runs.back().config.balance = true;
+  runs.back().config.scenario.balance = true;
   QVERIFY(!can_be_baseline(runs.back()));
   QCOMPARE(id_of(find_baseline(runs, {{key, "balanced"}}, runs[2].config)), std::string("new"));
   // A pin whose run is gone, or a pin of another key, changes nothing.
@@ -305,9 +305,9 @@ void TestExperiment::plans() {
   config.per_replica_batch = true;
   config.seed = 5;
   if (device_kind(config.devices) == DeviceKind::Cpu) {
-    config.slow_replica = 1;   // a simulated straggler: the run's, never the baseline's
-    config.slow_factor = 3;
-    config.link_gbit = 10;     // a simulated link: the run's too
+    config.scenario.straggler.replica = 1;   // a simulated straggler: the run's, never the baseline's
+    config.scenario.straggler.factor = 3;
+    config.scenario.link.gbit = 10;     // a simulated link: the run's too
   }
   config.model = ModelSpec{1024};   // a what-if model: every run's, but not the reference experiment's
   config.step_delay_s = 1;     // teaching pace: for Run only
@@ -328,10 +328,10 @@ void TestExperiment::plans() {
     for (const PlannedRun& p : plan) {
       QCOMPARE(p.role, RunRole::Run);
       QCOMPARE(QString::fromStdString(format_devices(p.config.devices)), devices);
-      QCOMPARE(p.config.slow_replica, 1);
+      QCOMPARE(p.config.scenario.straggler.replica, 1);
       QCOMPARE(p.config.step_delay_s, 0.0);
     }
-    QVERIFY(!plan[0].config.balance && plan[1].config.balance);
+    QVERIFY(!plan[0].config.scenario.balance && plan[1].config.scenario.balance);
     QCOMPARE(QString::fromUtf8(to_string(PlanKind::Balance)), QString("Lock-step vs balanced"));
     return;
   }
@@ -340,12 +340,12 @@ void TestExperiment::plans() {
   QCOMPARE(plan[1].role, RunRole::Run);
   QCOMPARE(QString::fromStdString(format_devices(plan[1].config.devices)), devices);
   if (device_kind(config.devices) == DeviceKind::Cuda) return;
-  QCOMPARE(plan[0].config.slow_replica, -1);
-  QCOMPARE(plan[0].config.slow_factor, 1.0);
-  QCOMPARE(plan[1].config.slow_replica, 1);
-  QCOMPARE(plan[1].config.slow_factor, 3.0);
-  QCOMPARE(plan[0].config.link_gbit, 0.0);
-  QCOMPARE(plan[1].config.link_gbit, 10.0);
+  QCOMPARE(plan[0].config.scenario.straggler.replica, -1);
+  QCOMPARE(plan[0].config.scenario.straggler.factor, 1.0);
+  QCOMPARE(plan[1].config.scenario.straggler.replica, 1);
+  QCOMPARE(plan[1].config.scenario.straggler.factor, 3.0);
+  QCOMPARE(plan[0].config.scenario.link.gbit, 0.0);
+  QCOMPARE(plan[1].config.scenario.link.gbit, 10.0);
   const int width = PlanKind(kind) == PlanKind::Reference ? 64 : 1024;
   for (const PlannedRun& p : plan) QCOMPARE(p.config.model.hidden, width);
   for (const PlannedRun& p : plan) {   // only the devices differ: the same work per device

@@ -114,8 +114,8 @@ class TestGoldenDigests : public QObject {
     // Options that must not change the math: a straggler (it only sleeps) and the breakdown.
     TrainConfig slow = golden_cases()[1].config;
     slow.backend = parse_backend(backend.toStdString());
-    slow.slow_replica = 1;
-    slow.slow_factor = 1.5;
+    slow.scenario.straggler.replica = 1;
+    slow.scenario.straggler.factor = 1.5;
     slow.time_phases = false;
     QCOMPARE(QString::fromStdString(run_digest(slow, data)), QString::fromStdString(measured["cpu2"]));
 

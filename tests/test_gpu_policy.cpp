@@ -133,7 +133,7 @@ class FakeEngine final : public ReplicaEngine {
       }
     }
     pending_ += stats_of(step.indices.size());
-    times.allreduce_s += profile_.exposed_s;
+    times[phase::AllReduce] += profile_.exposed_s;
   }
 
   BatchStats take_train_stats() override {

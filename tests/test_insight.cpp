@@ -61,7 +61,7 @@ constexpr int kRunTimeoutMs = 60000;
 
 PhaseTimes phases(double f, double b, double a, double o, double w) {
   PhaseTimes t;
-  t.forward_s = f, t.backward_s = b, t.allreduce_s = a, t.optimizer_s = o, t.wait_s = w;
+  t[phase::Forward] = f, t[phase::Backward] = b, t[phase::AllReduce] = a, t[phase::Optimizer] = o, t[phase::Wait] = w;
   return t;
 }
 
@@ -78,8 +78,8 @@ RunRecord timed_run(const std::string& id, int replicas, int epochs, int slow = 
   r.config.dataset = "synthetic";
   r.config.train_size = 60000;
   r.config.backend = Backend::OneDnn;
-  r.config.slow_replica = slow;
-  r.config.slow_factor = slow >= 0 ? 3.0 : 1.0;
+  r.config.scenario.straggler.replica = slow;
+  r.config.scenario.straggler.factor = slow >= 0 ? 3.0 : 1.0;
   r.config.epochs = epochs;
   r.config.start_time = "2026-01-01T00:00:0" + std::to_string(replicas % 10) + "Z";
   for (int e = 1; e <= epochs; ++e) {
@@ -216,9 +216,9 @@ void TestInsight::breakdown_bars_are_the_replica_times() {
       QCOMPARE(bar.segments[0].start, 0.0);
       QCOMPARE(bar.segments[0].length, t.compute_s());
       QCOMPARE(bar.segments[1].start, t.compute_s());
-      QCOMPARE(bar.segments[1].length, t.allreduce_s);
-      QCOMPARE(bar.segments[2].start, t.compute_s() + t.allreduce_s);
-      QCOMPARE(bar.segments[2].length, t.wait_s);
+      QCOMPARE(bar.segments[1].length, t[phase::AllReduce]);
+      QCOMPARE(bar.segments[2].start, t.compute_s() + t[phase::AllReduce]);
+      QCOMPARE(bar.segments[2].length, t[phase::Wait]);
       QCOMPARE(bar.end(), t.total());
       QCOMPARE(bar.marked, k == slow);
       most = std::max(most, t.total());
@@ -257,7 +257,7 @@ void TestInsight::breakdown_shows_the_epoch_in_progress() {
   const LiveEpoch from = live_epoch(p);
   QCOMPARE(from.epoch, 3);
   QCOMPARE(from.step, int64_t(7));
-  QCOMPARE(from.times[1].wait_s, 0.04);
+  QCOMPARE(from.times[1][phase::Wait], 0.04);
 }
 
 void TestInsight::breakdown_puts_the_baseline_first() {
@@ -282,12 +282,12 @@ void TestInsight::breakdown_shows_the_other_modes_waiting() {
   // waiting, so the waiting's shrinking is read off one line. Replica 1 is the straggler:
   // replica 0's waiting over its time is what the others wait.
   RunRecord lock = timed_run("lock", 2, 2, 1), balanced = timed_run("balanced", 2, 2, 1);
-  balanced.config.balance = true;
-  for (auto& e : balanced.epochs) e.replica_times[0].wait_s = 0.01;
+  balanced.config.scenario.balance = true;
+  for (auto& e : balanced.epochs) e.replica_times[0][phase::Wait] = 0.01;
   const PhaseTimes lock0 = known(2, 0);
-  const QString lock_share = format_percent(lock0.wait_s / lock0.total(), 0);
+  const QString lock_share = format_percent(lock0[phase::Wait] / lock0.total(), 0);
   PhaseTimes bal0 = known(2, 0);
-  bal0.wait_s = 0.01;
+  bal0[phase::Wait] = 0.01;
   const QString bal_share = format_percent(0.01 / bal0.total(), 0);
   QVERIFY(lock_share != bal_share);
   const BarChartContent on_balanced = build_breakdown({shown(balanced), shown(lock)}, nullptr);
@@ -308,12 +308,12 @@ void TestInsight::card_says_what_bounds_the_run() {
   QVERIFY2(comparison_summary_html({shown(r)}).contains("Compute-bound"), qPrintable(comparison_summary_html({shown(r)})));
   QVERIFY(comparison_summary_html({shown(r)}).contains("0.5 MB per step"));   // the reference CNN's gradient
   r.config.model = "dense:4096";
-  r.config.link_gbit = 1;
-  for (auto& t : r.epochs[0].replica_times) t.allreduce_s = 2.0;
+  r.config.scenario.link.gbit = 1;
+  for (auto& t : r.epochs[0].replica_times) t[phase::AllReduce] = 2.0;
   const QString comm = comparison_summary_html({shown(r)});
   QVERIFY2(comm.contains("Communication-bound") && comm.contains("26.5 MB per step over the simulated 1 Gbit/s link"),
            qPrintable(comm));
-  for (auto& t : r.epochs[0].replica_times) t.allreduce_s = 0.01, t.wait_s = 0.3;
+  for (auto& t : r.epochs[0].replica_times) t[phase::AllReduce] = 0.01, t[phase::Wait] = 0.3;
   QVERIFY(comparison_summary_html({shown(r)}).contains("Waiting-bound"));
   // One replica: nothing is exchanged, nothing said.
   QVERIFY(!comparison_summary_html({shown(timed_run("one", 1, 1))}).contains("-bound"));
@@ -399,8 +399,8 @@ void TestInsight::timeline_lays_the_last_steps_end_to_end() {
     // Every non-empty phase of every step, in the trace's order, end to end from 0.
     std::vector<double> expected;
     for (const auto& report : p.recent)
-      for (int ph = 0; ph < 5; ++ph)
-        if (phase_seconds(report[std::size_t(r)], ph) > 0) expected.push_back(phase_seconds(report[std::size_t(r)], ph));
+      for (int ph = 0; ph < phase::ComputeCpu; ++ph)   // the parts of a step, not what was measured beside it
+        if (report[std::size_t(r)][ph] > 0) expected.push_back(report[std::size_t(r)][ph]);
     QCOMPARE(bar.segments.size(), expected.size());
     double at = 0;
     for (std::size_t s = 0; s < expected.size(); ++s) {
@@ -451,7 +451,7 @@ void TestInsight::timeline_reads_a_kept_trace() {
   for (int r = 0; r < 2; ++r) {
     const PhaseTimes& got = source.steps[3].replicas[std::size_t(r)];
     const PhaseTimes want = phases(9e-3, 2e-3, 0.6e-3, 0.1e-3, 0.2e-3 * r);
-    for (int ph = 0; ph < 5; ++ph) QVERIFY(std::fabs(phase_seconds(got, ph) - phase_seconds(want, ph)) < 1e-12);
+    for (int ph = 0; ph < phase::ComputeCpu; ++ph) QVERIFY(std::fabs(got[ph] - want[ph]) < 1e-12);
   }
   const BarChartContent c = build_timeline(&source, "cpu:2");
   QVERIFY(c.title.contains("Sampled"));
@@ -576,13 +576,13 @@ void TestInsight::card_states_predicted_vs_measured() {
   // A straggler's run, lock-step and balanced: the model has the straggler and the mode too.
   RunRecord slow = timed_run("slow", 2, 1, 1);
   for (const bool balanced : {false, true}) {
-    slow.config.balance = balanced;
+    slow.config.scenario.balance = balanced;
     runs = {shown(slow)};
     add_predictions(runs, &m, 0);
     PredictOptions o{2, 128, 0, 20e-6};
-    o.slow_replica = 1;
-    o.slow_factor = 3;
-    o.balanced = balanced;
+    o.scenario.straggler.replica = 1;
+    o.scenario.straggler.factor = 3;
+    o.scenario.balance = balanced;
     double with_straggler = 0;
     for (const Prediction& p : predict_scaling(cal, o))
       if (p.replicas == 2 && p.mode == BatchMode::Global) with_straggler = p.epoch_s;
@@ -594,13 +594,13 @@ void TestInsight::card_states_predicted_vs_measured() {
   }
   // A simulated link's run: predicted over that link (and its points are not a plain run's).
   RunRecord linked = timed_run("linked", 2, 1);
-  linked.config.link_gbit = 1;
-  linked.config.link_latency_us = 50;
+  linked.config.scenario.link.gbit = 1;
+  linked.config.scenario.link.latency_us = 50;
   runs = {shown(linked)};
   add_predictions(runs, &m, 0);
   PredictOptions over_link{2, 128, 0, 20e-6};
-  over_link.simulated_link_gbps = 1;
-  over_link.simulated_link_latency_us = 50;
+  over_link.scenario.link.gbit = 1;
+  over_link.scenario.link.latency_us = 50;
   double with_link = 0;
   for (const Prediction& p : predict_scaling(cal, over_link))
     if (p.replicas == 2 && p.mode == BatchMode::Global) with_link = p.epoch_s;
@@ -634,25 +634,25 @@ void TestInsight::straggler_reaches_the_config_and_every_label() {
   QVERIFY(group);
   QVERIFY(group->title().contains("Simulated straggler"));
   QVERIFY(!group->isChecked());   // off by default
-  QCOMPARE(panel.config().slow_replica, -1);
+  QCOMPARE(panel.config().scenario.straggler.replica, -1);
   panel.findChild<QSpinBox*>("cpu_replicas")->setValue(2);
   group->setChecked(true);
   panel.findChild<QSpinBox*>("straggler_replica")->setValue(1);
   panel.findChild<QDoubleSpinBox*>("straggler_factor")->setValue(3.0);
   TrainConfig c = panel.config();
-  QCOMPARE(c.slow_replica, 1);
-  QCOMPARE(c.slow_factor, 3.0);
+  QCOMPARE(c.scenario.straggler.replica, 1);
+  QCOMPARE(c.scenario.straggler.factor, 3.0);
   QVERIFY(!panel.problems().join(" ").contains("straggler"));
   panel.findChild<QSpinBox*>("cpu_replicas")->setValue(1);
   QVERIFY(panel.problems().join(" ").contains("two or more replicas"));
   panel.findChild<QSpinBox*>("cpu_replicas")->setValue(2);
-  c.slow_replica = -1;
+  c.scenario.straggler.replica = -1;
   panel.set_config(c);
   QVERIFY(!group->isChecked());
-  c.slow_replica = 1;
+  c.scenario.straggler.replica = 1;
   panel.set_config(c);   // a configuration with one comes back with it
   QVERIFY(group->isChecked());
-  QCOMPARE(panel.config().slow_factor, 3.0);
+  QCOMPARE(panel.config().scenario.straggler.factor, 3.0);
 
   // Every label of a straggler's run says so.
   const RunRecord r = timed_run("slow", 2, 2, 1);
@@ -689,8 +689,8 @@ void TestInsight::a_run_keeps_a_trace_and_exports_it() {
   const int rows_before = window_->history()->rowCount();
   const RunRecord r = click_and_wait("run_button");
   QCOMPARE(r.status, RunStatus::Completed);
-  QCOMPARE(r.config.slow_replica, 1);   // the straggler reached the trainer
-  QCOMPARE(r.config.slow_factor, 2.0);
+  QCOMPARE(r.config.scenario.straggler.replica, 1);   // the straggler reached the trainer
+  QCOMPARE(r.config.scenario.straggler.factor, 2.0);
   QCOMPARE(r.epochs.back().replica_times.size(), std::size_t(2));
 
   // The trace lies beside the record, and the history lists the run once.
@@ -770,8 +770,8 @@ void TestInsight::exports_write_what_the_page_shows() {
   const QStringList row = lines[6].split(',');   // epoch 3, replica 1
   QCOMPARE(row[2], QString("3"));
   QCOMPARE(row[3], QString("1"));
-  QCOMPARE(row[6].toDouble(), known(3, 1).backward_s);
-  QCOMPARE(row[9].toDouble(), known(3, 1).wait_s);
+  QCOMPARE(row[6].toDouble(), known(3, 1)[phase::Backward]);
+  QCOMPARE(row[9].toDouble(), known(3, 1)[phase::Wait]);
 
   // The predictions for the run on display, as CSV and as JSON.
   const QString pcsv = out.filePath("p.csv"), pjson = out.filePath("p.json");
@@ -867,7 +867,7 @@ void TestInsight::scripted_mode_straggler_and_insight_page() {
   const RunStore store(fs::path(out.path().toStdString()));
   const auto loaded = store.load_runs();
   QCOMPARE(loaded.runs.size(), std::size_t(1));
-  QCOMPARE(loaded.runs[0].config.slow_replica, 1);
+  QCOMPARE(loaded.runs[0].config.scenario.straggler.replica, 1);
   QVERIFY(fs::exists(store.trace_file_for(loaded.runs[0].id)));
   // Predictions need a calibration: without one the export fails (3).
   QCOMPARE(run({"--export-predictions", out.filePath("p.json"), "--quit"}), kExitExportFailed);

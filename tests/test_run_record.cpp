@@ -37,14 +37,14 @@ RunRecord full_record() {
   c.replicas_per_process = 2;
   c.hosts = {"node-a", "node-b"};
   c.simulated = true;
-  c.slow_replica = 3;
-  c.slow_factor = 2.5;
+  c.scenario.straggler.replica = 3;
+  c.scenario.straggler.factor = 2.5;
   c.step_delay_s = 0.75;
-  c.balance = true;
-  c.shares_from = "/runs/balanced, \"old\".json";
+  c.scenario.balance = true;
+  c.scenario.shares_from = "/runs/balanced, \"old\".json";
   c.share_changes = {{0, {256, 256, 256, 256}}, {17, {320, 256, 256, 192}}, {40, {384, 256, 256, 128}}};
-  c.link_gbit = 10;
-  c.link_latency_us = 25;
+  c.scenario.link.gbit = 10;
+  c.scenario.link.latency_us = 25;
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -74,7 +74,11 @@ RunRecord full_record() {
     m.val_loss = 0.55 / e + 1e-17;
     m.val_acc = 0.85 + 0.013 * e;
     m.images_per_s = 60000 / m.time_s;
-    for (int q = 0; q < 4; ++q) m.replica_times.push_back({0.1 * e + q, 0.2 / 3, 0.01 * q, 0.003, 1.0 / (q + 1)});
+    for (int q = 0; q < 4; ++q) {
+      PhaseTimes t;   // every category its own value, none a round number
+      for (int c = 0; c < int(time_categories().size()); ++c) t[c] = 0.1 * e + q + 1.0 / (3 + c + q);
+      m.replica_times.push_back(t);
+    }
     m.param_digest = "0123456789abcdef";
     r.epochs.push_back(m);
   }
@@ -110,14 +114,14 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(x.processes, y.processes);
   QCOMPARE(x.replicas_per_process, y.replicas_per_process);
   QVERIFY(x.hosts == y.hosts);
-  QCOMPARE(x.slow_replica, y.slow_replica);
-  QVERIFY(same_bits(x.slow_factor, y.slow_factor));
+  QCOMPARE(x.scenario.straggler.replica, y.scenario.straggler.replica);
+  QVERIFY(same_bits(x.scenario.straggler.factor, y.scenario.straggler.factor));
   QVERIFY(same_bits(x.step_delay_s, y.step_delay_s));
-  QCOMPARE(x.balance, y.balance);
-  QCOMPARE(x.shares_from, y.shares_from);
+  QCOMPARE(x.scenario.balance, y.scenario.balance);
+  QCOMPARE(x.scenario.shares_from, y.scenario.shares_from);
   QVERIFY(x.share_changes == y.share_changes);
-  QVERIFY(same_bits(x.link_gbit, y.link_gbit));
-  QVERIFY(same_bits(x.link_latency_us, y.link_latency_us));
+  QVERIFY(same_bits(x.scenario.link.gbit, y.scenario.link.gbit));
+  QVERIFY(same_bits(x.scenario.link.latency_us, y.scenario.link.latency_us));
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -149,9 +153,7 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
     QCOMPARE(p.replica_times.size(), q.replica_times.size());
     for (std::size_t r = 0; r < p.replica_times.size(); ++r) {
       const PhaseTimes &s = p.replica_times[r], &t = q.replica_times[r];
-      for (auto [u, v] : {std::pair{s.forward_s, t.forward_s}, {s.backward_s, t.backward_s},
-                          {s.allreduce_s, t.allreduce_s}, {s.optimizer_s, t.optimizer_s}, {s.wait_s, t.wait_s}})
-        QVERIFY(same_bits(u, v));
+      for (int c = 0; c < int(time_categories().size()); ++c) QVERIFY(same_bits(s[c], t[c]));
     }
     QCOMPARE(p.param_digest, q.param_digest);
   }
@@ -246,6 +248,7 @@ class TestRunRecord : public QObject {
   void file_round_trip();
   void nan_reads_back();
   void fields_added_later_are_optional();
+  void schema_4_scenario_fields_still_read();
   void non_utf8_text_is_written();
   void bad_field_data();
   void bad_field();
@@ -272,8 +275,10 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(35));   // every RunConfig member
-  QCOMPARE(j.at("schema_version").get<int>(), 4);
+  QCOMPARE(j.at("config").size(), std::size_t(30));   // every RunConfig member
+  QCOMPARE(j.at("schema_version").get<int>(), 5);
+  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(4));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").at("slow_replica").get<std::string>(), std::string("3:2.5"));
   QCOMPARE(j.at("config").at("share_changes").at(1).at("step").get<int>(), 17);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
@@ -302,6 +307,40 @@ void TestRunRecord::nan_reads_back() {
   QVERIFY(std::isnan(back.epochs[1].train_loss));
 }
 
+// Schemas 2-4 kept the scenario's fields one by one; schema 5 keeps them in one object of the
+// option table's texts. Both read to the same Scenario; a field or text the table refuses is a
+// bad record naming it.
+void TestRunRecord::schema_4_scenario_fields_still_read() {
+  const RunRecord r = full_record();
+  json j = to_json(r);
+  j["schema_version"] = 4;
+  json& c = j.at("config");
+  c.erase("scenario");
+  c["slow_replica"] = 3;
+  c["slow_factor"] = 2.5;
+  c["link_gbit"] = 10;
+  c["link_latency_us"] = 25;
+  c["balance"] = true;
+  c["shares_from"] = r.config.scenario.shares_from;
+  QVERIFY(run_record_from_json(j).config.scenario == r.config.scenario);
+  c.erase("link_gbit");   // schema 4 had it: a missing one is named
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(j); }, "config.link_gbit"));
+
+  json now = to_json(r);
+  now.at("config").at("scenario")["slow_replica"] = "3:0.5";
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(now); }, "config.scenario.slow_replica"));
+  now = to_json(r);
+  now.at("config").at("scenario")["warp_drive"] = "on";
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(now); }, "warp_drive"));
+  now = to_json(r);
+  now.at("config").at("scenario")["balance"] = true;   // texts, not JSON booleans
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(now); }, "config.scenario.balance"));
+  // A field written later than the record's scenario keeps its default.
+  now = to_json(r);
+  now.at("config").at("scenario").erase("shares_from");
+  QCOMPARE(QString::fromStdString(run_record_from_json(now).config.scenario.shares_from), QString());
+}
+
 void TestRunRecord::fields_added_later_are_optional() {
   // Records written before precision and the communication profile existed (and before
   // records said their schema).
@@ -309,12 +348,12 @@ void TestRunRecord::fields_added_later_are_optional() {
   j.erase("schema_version");
   j.at("config").erase("precision");
   j.at("config").erase("time_phases");
-  for (const char* key : {"balance", "shares_from", "share_changes", "link_gbit", "link_latency_us"})
+  for (const char* key : {"scenario", "share_changes"})
     j.at("config").erase(key);
   j.erase("comm");
   const RunRecord back = run_record_from_json(j);
-  QVERIFY(!back.config.balance && back.config.share_changes.empty());   // schema 3: lock-step
-  QCOMPARE(back.config.link_gbit, 0.0);                                  // and no simulated link
+  QVERIFY(!back.config.scenario.balance && back.config.share_changes.empty());   // schema 3: lock-step
+  QCOMPARE(back.config.scenario.link.gbit, 0.0);                                  // and no simulated link
   QCOMPARE(back.config.precision, Precision::Fp32);
   QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());
@@ -500,7 +539,8 @@ void TestRunRecord::csv_rows() {
       "per_replica_batch_mode", "learning_rate", "scale_lr", "seed", "dataset", "backend", "communicator",
       "train_size", "val_size", "epoch", "time_s", "allreduce_s", "train_loss", "train_acc", "val_loss", "val_acc",
       "images_per_s", "model", "simulated_link_gbit", "simulated_link_latency_us", "slow_replica", "slow_factor",
-      "balance"};
+      "balance", "scenario", "breakdown_forward_s", "breakdown_backward_s", "breakdown_wait_s",
+      "breakdown_allreduce_s", "breakdown_optimizer_s", "breakdown_compute_cpu_s"};
   QVERIFY(rows[0] == header);
   QVERIFY(text.find("\"fast, \"\"big\"\" batch\"") != std::string::npos);   // RFC 4180 quoting
 
@@ -532,6 +572,9 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f[col("slow_replica")], std::string("3"));
       QCOMPARE(number(f[col("slow_factor")]), 2.5);
       QCOMPARE(f[col("balance")], std::string("true"));
+      // Every field that is on, as the option table writes it (a field added later: no new column).
+      QCOMPARE(f[col("scenario")], std::string("slow_replica=3:2.5 simulated_link=10:25 balance=true "
+                                               "shares_from=/runs/balanced, \"old\".json"));
       QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
       const std::pair<const char*, double> metrics[] = {
           {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},
@@ -539,6 +582,13 @@ void TestRunRecord::csv_rows() {
           {"images_per_s", e.images_per_s}};
       for (const auto& [name, value] : metrics)
         QVERIFY2(same_bits(number(f[col(name)]), value), qPrintable(QString("%1: %2").arg(name).arg(f[col(name)].c_str())));
+      // Each time category: the replicas' mean of the epoch (the CSV's own summation).
+      for (std::size_t c = 0; c < time_categories().size(); ++c) {
+        double sum = 0;
+        for (const PhaseTimes& t : e.replica_times) sum += t[int(c)];
+        const std::string name = fmt::format("breakdown_{}_s", time_categories()[c].key);
+        QVERIFY2(same_bits(number(f[col(name.c_str())]), sum / double(e.replica_times.size())), name.c_str());
+      }
     }
   }
   const fs::path file = dir() / "csv" / "runs.csv";
@@ -626,9 +676,13 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   const QStringList then = QString::fromStdString(test::read_bytes(data / "run_record_v1.csv")).split('\n');
   const QStringList written = QString::fromStdString(runs_to_csv(std::span<const RunRecord>(&r, 1))).split('\n');
   QCOMPARE(written.size(), then.size());
-  QCOMPARE(written[0], then[0] + ",model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance");
+  QCOMPARE(written[0],
+           then[0] + ",model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance,scenario,"
+                     "breakdown_forward_s,breakdown_backward_s,breakdown_wait_s,breakdown_allreduce_s,"
+                     "breakdown_optimizer_s,breakdown_compute_cpu_s");
+  // (That record has no breakdown: its cells are empty.)
   for (qsizetype i = 1; i < then.size(); ++i)
-    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",cnn-reference,0,0,-1,1,false");
+    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",cnn-reference,0,0,-1,1,false,,,,,,,");
   // And what is written now reads back the same.
   const fs::path file = dir() / "rewritten.json";
   write_run_json(r, file);

@@ -163,7 +163,7 @@ class TestScaling : public QObject {
     PredictOptions o{2, 128, 0, 20e-6};
     const double lockstep = find(predict_scaling(c, o), 2, "global").compute_s;
     QVERIFY(near(lockstep, 1e-3 + 64e-4));   // unchanged: the calibrated pace at b = 64
-    o.balanced = true;
+    o.scenario.balance = true;
     const auto balanced = predict_scaling(c, o);
     // T = (B + sum a_i / c_i) / sum 1 / c_i, with B = 128.
     const double t = (128 + 0.8e-3 / 0.9e-4 + 1e-3 / 1e-4) / (1 / 0.9e-4 + 1 / 1e-4);
@@ -183,12 +183,12 @@ class TestScaling : public QObject {
     // balanced shares give T = (128 + a/k + 3a/(3k)) / (1/k + 1/(3k)) = 1.5 a + 96 k: half.
     const Calibration c = synthetic(2);
     PredictOptions o{2, 128, 0, 20e-6};
-    o.slow_replica = 1;
-    o.slow_factor = 3;
+    o.scenario.straggler.replica = 1;
+    o.scenario.straggler.factor = 3;
     const auto lock = predict_scaling(c, o);
     QVERIFY(near(find(lock, 2, "global").compute_s, 3 * (1e-3 + 64e-4)));
     QVERIFY(near(find(lock, 1, "global").compute_s, 1e-3 + 128e-4));   // replica 1 is not in a run of one
-    o.balanced = true;
+    o.scenario.balance = true;
     const auto bal = predict_scaling(c, o);
     const double a = 1e-3, k = 1e-4;
     const double t = (128 + a / k + 3 * a / (3 * k)) / (1 / k + 1 / (3 * k));
@@ -197,9 +197,9 @@ class TestScaling : public QObject {
     QVERIFY2(near(ratio, 0.5), qPrintable(QString::number(ratio, 'g', 12)));   // the bench measures 0.50-0.52
     // Without a straggler or per-replica times, balanced is lock-step (equal replicas, even shares).
     PredictOptions even{2, 128, 0, 20e-6};
-    even.balanced = true;
+    even.scenario.balance = true;
     QVERIFY(near(find(predict_scaling(c, even), 2, "global").compute_s, 1e-3 + 64e-4));
-    o.slow_factor = 0.5;
+    o.scenario.straggler.factor = 0.5;
     QVERIFY_THROWS_EXCEPTION(ConfigError, predict_scaling(c, o));
   }
 

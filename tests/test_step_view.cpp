@@ -59,10 +59,10 @@ StepProgress known_step(const std::string& digest0 = "00112233aabbccdd", const s
   d.allreduce_bytes = 121930.0 * 4;
   ReplicaStepDetail a;
   a.share_begin = 0, a.share_count = 3, a.loss = 0.25, a.correct = 2, a.grad_norm = 1.25, a.digest = digest0;
-  a.phases.forward_s = 0.0021, a.phases.backward_s = 0.0043, a.phases.allreduce_s = 0.0005, a.phases.optimizer_s = 0.0003;
+  a.phases[phase::Forward] = 0.0021, a.phases[phase::Backward] = 0.0043, a.phases[phase::AllReduce] = 0.0005, a.phases[phase::Optimizer] = 0.0003;
   ReplicaStepDetail b;
   b.share_begin = 3, b.share_count = 2, b.loss = 1.5, b.correct = 1, b.grad_norm = 0.5, b.digest = digest1;
-  b.phases.forward_s = 0.0019, b.phases.backward_s = 0.0040, b.phases.allreduce_s = 0.0004, b.phases.wait_s = 0.0012;
+  b.phases[phase::Forward] = 0.0019, b.phases[phase::Backward] = 0.0040, b.phases[phase::AllReduce] = 0.0004, b.phases[phase::Wait] = 0.0012;
   d.replicas = {a, b};
   return p;
 }
@@ -142,7 +142,7 @@ void TestStepView::the_picture_holds_the_steps_numbers() {
   QVERIFY(!pic.batch_text.contains("balanced"));
   // Balanced shares: the split says so, with the shares.
   RunConfig balanced = two_replica_run();
-  balanced.balance = true;
+  balanced.scenario.balance = true;
   const StepPicture uneven = describe_step(known_step(), balanced);
   QVERIFY2(uneven.batch_text.contains("by their speed (balanced shares: 3 / 2)"), qPrintable(uneven.batch_text));
   // A step without detail draws nothing but the invitation.

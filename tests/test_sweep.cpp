@@ -106,7 +106,7 @@ class TestSweep : public QObject {
     o.axis = SweepAxis::Model;
     o.base.devices = cpu_replicas(3);
     o.base.batch = 96;
-    o.base.link_gbit = 10;   // the base's link stays on every multi-replica run of a model sweep
+    o.base.scenario.link.gbit = 10;   // the base's link stays on every multi-replica run of a model sweep
     o.models = {ModelSpec{}, ModelSpec{4096}};
     const auto points = sweep_points(o);
     QCOMPARE(points.size(), std::size_t(6));
@@ -118,7 +118,7 @@ class TestSweep : public QObject {
       QCOMPARE(format_devices(c.devices), "cpu:" + std::to_string(i % 3 + 1));
       QVERIFY(c.model == o.models[i / 3]);
       QCOMPARE(c.batch, int64_t(96));   // the base's batch and lr: only the model and the replicas vary
-      QCOMPARE(c.link_gbit, 10.0);
+      QCOMPARE(c.scenario.link.gbit, 10.0);
     }
     QCOMPARE(point_name(SweepAxis::Model, points[4]), std::string("cnn-dense4096 on 2 replicas"));
   }
@@ -138,9 +138,9 @@ class TestSweep : public QObject {
     QCOMPARE(points[2].link.gbit, 1.0);
     QCOMPARE(points[2].link.latency_us, 50.0);
     const auto plan = make_sweep_plan(o);
-    QCOMPARE(plan[2].config.link_gbit, 1.0);
-    QCOMPARE(plan[2].config.link_latency_us, 50.0);
-    QCOMPARE(plan[0].config.link_gbit, 0.0);
+    QCOMPARE(plan[2].config.scenario.link.gbit, 1.0);
+    QCOMPARE(plan[2].config.scenario.link.latency_us, 50.0);
+    QCOMPARE(plan[0].config.scenario.link.gbit, 0.0);
     QVERIFY(plan[2].config.model == ModelSpec{4096});
     QCOMPARE(point_name(SweepAxis::Link, points[2]), std::string("2 replicas, simulated 1 Gbit/s (50 us)"));
   }

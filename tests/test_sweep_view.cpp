@@ -583,7 +583,7 @@ void TestSweepView::scripted_link_sweep_writes_its_files() {
   QVERIFY(c.at(2).at("speedup").is_number());
   const RunRecord slow = read_run_json(fs::path(out.path().toStdString()) / "runs" /
                                        (c.at(2).at("run_id").get<std::string>() + ".json"));
-  QCOMPARE(slow.config.link_gbit, 1.0);
+  QCOMPARE(slow.config.scenario.link.gbit, 1.0);
   QCOMPARE(slow.config.replicas, 2);
   QCOMPARE(test::run_gui(app, {"--sweep", "--models", "reference", "--links", "off", "--quit"}, out.path(),
                          kRunTimeoutMs),

@@ -210,15 +210,15 @@ class TestTrainOptions : public QObject {
     QCOMPARE(QString::fromStdString(resolve_options(TrainConfig{}, shape_of(TrainConfig{})).model),
              QString("cnn-reference"));   // the reference's record word is unchanged
     set_option(train_option("simulated_link"), c, "10");
-    QCOMPARE(c.link_gbit, 10.0);
-    QCOMPARE(c.link_latency_us, 0.0);
+    QCOMPARE(c.scenario.link.gbit, 10.0);
+    QCOMPARE(c.scenario.link.latency_us, 0.0);
     set_option(train_option("simulated_link"), c, "1:50");
-    QCOMPARE(c.link_gbit, 1.0);
-    QCOMPARE(c.link_latency_us, 50.0);
+    QCOMPARE(c.scenario.link.gbit, 1.0);
+    QCOMPARE(c.scenario.link.latency_us, 50.0);
     QCOMPARE(QString::fromStdString(option_text(train_option("simulated_link"), c)), QString("1:50"));
     QVERIFY(config_digest(c) != config_digest(TrainConfig{}));
     set_option(train_option("simulated_link"), c, "off");
-    QCOMPARE(c.link_gbit, 0.0);
+    QCOMPARE(c.scenario.link.gbit, 0.0);
     for (const char* bad : {"0", "-1", "fast", "1:", "1:-5", "1e6"})
       QVERIFY2(test::expect_error<ConfigError>([&] { set_option(train_option("simulated_link"), c, bad); },
                                                "--simulated-link"),
@@ -230,7 +230,7 @@ class TestTrainOptions : public QObject {
   // The rules: a simulated link on GPU replicas is refused; on one replica it is advice.
   void link_rules() {
     TrainConfig c = base();
-    c.link_gbit = 1;
+    c.scenario.link.gbit = 1;
     for (const RunProblem& p : check_run(c, RunSite{})) QVERIFY2(!p.is_error(), p.message.c_str());
     c.devices = cpu_replicas(1);
     const auto one = check_run(c, RunSite{});

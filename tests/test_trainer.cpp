@@ -92,19 +92,19 @@ class TestTrainer : public QObject {
     auto data = test::make_synthetic_split(256, 16);
     TrainConfig c = small_config("cpu:2", "onednn", 64);
     c.model = ModelSpec{1024};
-    c.link_gbit = 1;
-    c.link_latency_us = 20;
+    c.scenario.link.gbit = 1;
+    c.scenario.link.latency_us = 20;
     MirroredTrainer t(c, data);
     const RunRecord r = t.run();
     QCOMPARE(r.status, RunStatus::Completed);
     QVERIFY(r.replicas_in_sync);
-    QCOMPARE(r.config.link_gbit, 1.0);
-    QCOMPARE(r.config.link_latency_us, 20.0);
+    QCOMPARE(r.config.scenario.link.gbit, 1.0);
+    QCOMPARE(r.config.scenario.link.latency_us, 20.0);
     QVERIFY2(QString::fromStdString(r.config.communicator).contains("simulated link"), r.config.communicator.c_str());
     const double ring = ring_all_reduce_s(ModelSpec{1024}.gradient_bytes(), 2, 1, 20);
     for (const auto& times : r.epochs.at(0).replica_times)
-      QVERIFY2(times.allreduce_s >= 4 * ring * 0.999,
-               qPrintable(QString("exchange %1 s for 4 steps of %2 s").arg(times.allreduce_s).arg(ring)));
+      QVERIFY2(times[phase::AllReduce] >= 4 * ring * 0.999,
+               qPrintable(QString("exchange %1 s for 4 steps of %2 s").arg(times[phase::AllReduce]).arg(ring)));
   }
 
   void learns_the_synthetic_task() {
@@ -287,13 +287,13 @@ class TestTrainer : public QObject {
     const EpochMetrics& e = r.epochs.at(0);
     QCOMPARE(e.replica_times.size(), std::size_t(2));
     for (const PhaseTimes& p : e.replica_times) {
-      for (double v : {p.forward_s, p.backward_s, p.allreduce_s, p.optimizer_s, p.wait_s}) QVERIFY(v >= 0);
-      QVERIFY(p.forward_s > 0 && p.backward_s > 0 && p.optimizer_s > 0);
+      for (double v : {p[phase::Forward], p[phase::Backward], p[phase::AllReduce], p[phase::Optimizer], p[phase::Wait]}) QVERIFY(v >= 0);
+      QVERIFY(p[phase::Forward] > 0 && p[phase::Backward] > 0 && p[phase::Optimizer] > 0);
       QVERIFY2(std::fabs(p.total() - e.time_s) <= 0.10 * e.time_s,
                qPrintable(QString("phases %1 s, epoch %2 s").arg(p.total()).arg(e.time_s)));
     }
     // The record's all-reduce share is replica 0's exchange plus waiting.
-    QCOMPARE(e.allreduce_s, e.replica_times[0].allreduce_s + e.replica_times[0].wait_s);
+    QCOMPARE(e.allreduce_s, e.replica_times[0][phase::AllReduce] + e.replica_times[0][phase::Wait]);
     QCOMPARE(QString::fromStdString(e.param_digest).size(), 16);
   }
 
@@ -319,8 +319,8 @@ class TestTrainer : public QObject {
       const StepProgress& p = last_of_epoch[e];
       QCOMPARE(p.epoch_times.size(), std::size_t(2));
       for (std::size_t k = 0; k < 2; ++k) {
-        QCOMPARE(p.epoch_times[k].forward_s, r.epochs[e].replica_times[k].forward_s);
-        QCOMPARE(p.epoch_times[k].wait_s, r.epochs[e].replica_times[k].wait_s);
+        QCOMPARE(p.epoch_times[k][phase::Forward], r.epochs[e].replica_times[k][phase::Forward]);
+        QCOMPARE(p.epoch_times[k][phase::Wait], r.epochs[e].replica_times[k][phase::Wait]);
         QCOMPARE(p.epoch_times[k].total(), r.epochs[e].replica_times[k].total());
       }
       ProgressEvent ev;
@@ -329,7 +329,7 @@ class TestTrainer : public QObject {
       const auto back = parse_progress_line(to_json_line(ev));
       QVERIFY(back.has_value());
       QCOMPARE(back->step.epoch_times.size(), std::size_t(2));
-      QCOMPARE(back->step.epoch_times[1].backward_s, p.epoch_times[1].backward_s);
+      QCOMPARE(back->step.epoch_times[1][phase::Backward], p.epoch_times[1][phase::Backward]);
       QCOMPARE(back->step.recent.size(), p.recent.size());
     }
   }
@@ -341,7 +341,7 @@ class TestTrainer : public QObject {
     MirroredTrainer t(c, data);
     const RunRecord r = t.run();
     const PhaseTimes& p = r.epochs.at(0).replica_times.at(0);
-    QCOMPARE(p.forward_s + p.backward_s + p.optimizer_s, 0.0);
+    QCOMPARE(p[phase::Forward] + p[phase::Backward] + p[phase::Optimizer], 0.0);
   }
 
   void a_straggler_makes_the_others_wait() {
@@ -350,25 +350,25 @@ class TestTrainer : public QObject {
     // by other load could reverse the waits; the straggler's own slowdown is checked exactly.
     auto data = test::make_synthetic_split(512, 16);
     TrainConfig c = small_config("cpu:2", "onednn", 64);
-    c.slow_replica = 1;
-    c.slow_factor = 10.0;
+    c.scenario.straggler.replica = 1;
+    c.scenario.straggler.factor = 10.0;
     MirroredTrainer t(c, data);
-    QCOMPARE(t.run_config().slow_replica, 1);
+    QCOMPARE(t.run_config().scenario.straggler.replica, 1);
     const RunRecord r = t.run();
     QCOMPARE(r.status, RunStatus::Completed);
     QVERIFY(r.replicas_in_sync);   // slower, not different
     const auto& times = r.epochs.at(0).replica_times;
-    QVERIFY2(times[0].wait_s > times[1].wait_s,
-             qPrintable(QString("wait %1 s vs the straggler's %2 s").arg(times[0].wait_s).arg(times[1].wait_s)));
+    QVERIFY2(times[0][phase::Wait] > times[1][phase::Wait],
+             qPrintable(QString("wait %1 s vs the straggler's %2 s").arg(times[0][phase::Wait]).arg(times[1][phase::Wait])));
     // The straggler sleeps (factor - 1) x its whole forward+backward after it, counted as
     // backward: at least 9x its forward whatever the load (sleeps never end early; 1 us per
     // step for the nanosecond rounding of the sleep).
     const double steps = 512.0 / 64;
-    QVERIFY2(times[1].backward_s + steps * 1e-6 >= 9.0 * times[1].forward_s,
-             qPrintable(QString("backward %1 s, forward %2 s").arg(times[1].backward_s).arg(times[1].forward_s)));
+    QVERIFY2(times[1][phase::Backward] + steps * 1e-6 >= 9.0 * times[1][phase::Forward],
+             qPrintable(QString("backward %1 s, forward %2 s").arg(times[1][phase::Backward]).arg(times[1][phase::Forward])));
     QVERIFY_THROWS_EXCEPTION(ConfigError, [] {
       TrainConfig bad = small_config("cpu:2", "onednn", 64);
-      bad.slow_replica = 2;   // no such replica
+      bad.scenario.straggler.replica = 2;   // no such replica
       require_runnable(bad);
     }());
   }

@@ -135,9 +135,9 @@ class TestTrainerProcesses : public QObject {
     auto data = test::make_synthetic_split(1024, 40);
     TrainConfig c = small_config("cpu:1", 64);
     c.epochs = 4;   // 64 steps: a change needs a proposal and its confirmation 16 steps later
-    c.balance = true;
-    c.slow_replica = 1;
-    c.slow_factor = 10;
+    c.scenario.balance = true;
+    c.scenario.straggler.replica = 1;
+    c.scenario.straggler.factor = 10;
     const auto got = run_processes({c, c}, {data, data});
     for (const auto& g : got) {
       QVERIFY2(g.error.empty(), g.error.c_str());
@@ -152,7 +152,7 @@ class TestTrainerProcesses : public QObject {
     write_run_json(r, file);
     TrainConfig threads = small_config("cpu:2", 64);
     threads.epochs = c.epochs;
-    threads.shares_from = file;
+    threads.scenario.shares_from = file;
     MirroredTrainer flat(threads, data);
     const RunRecord replay = flat.run();
     QCOMPARE(replay.status, RunStatus::Completed);

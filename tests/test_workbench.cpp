@@ -320,16 +320,16 @@ void TestWorkbench::straggler_demo_runs_lock_step_then_balanced() {
   const RunRecord balanced = click_and_wait("lock_step_vs_balanced_button");
   QCOMPARE(window_->history()->rowCount(), rows_before + 2);
   QCOMPARE(balanced.status, RunStatus::Completed);
-  QVERIFY(balanced.config.balance);
+  QVERIFY(balanced.config.scenario.balance);
   QVERIFY(!balanced.config.share_changes.empty());
   QVERIFY(balanced.replicas_in_sync);
   const RunRecord& lock_step = window_->history()->runs()[window_->history()->runs().size() - 2];
-  QVERIFY(!lock_step.config.balance);
-  QCOMPARE(lock_step.config.slow_replica, balanced.config.slow_replica);
+  QVERIFY(!lock_step.config.scenario.balance);
+  QCOMPARE(lock_step.config.scenario.straggler.replica, balanced.config.scenario.straggler.replica);
   QVERIFY(!window_->history()->is_baseline(balanced));
   // The switch in the run setup was left as it was (the plan sets it per run).
   QVERIFY(!window_->setup_panel()->findChild<QCheckBox*>("balance")->isChecked());
-  QVERIFY(!window_->setup_panel()->config().balance);
+  QVERIFY(!window_->setup_panel()->config().scenario.balance);
 }
 
 void TestWorkbench::selecting_runs_overlays_them() {

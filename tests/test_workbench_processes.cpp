@@ -240,7 +240,7 @@ void TestWorkbenchProcesses::cli_args_carry_every_field_data() {
   QTest::newRow("validation images") << c << "--limit-val" << "500";
   c = d, c.backend = Backend::Reference;
   QTest::newRow("backend") << c << "--backend" << "reference";
-  c = d, c.slow_replica = 1, c.slow_factor = 2.5;
+  c = d, c.scenario.straggler.replica = 1, c.scenario.straggler.factor = 2.5;
   QTest::newRow("simulated straggler") << c << "--slow-replica" << "1:2.5";
   c = d, c.data_dir = "/data/with space";
   QTest::newRow("data folder") << c << "--data" << "/data/with space";
@@ -277,7 +277,7 @@ void TestWorkbenchProcesses::cli_args_are_options_of_the_cli() {
   const QString help = QString::fromUtf8(p.readAllStandardOutput());
   TrainConfig c;
   c.per_replica_batch = c.scale_lr = true;
-  c.slow_replica = 1;
+  c.scenario.straggler.replica = 1;
   for (const QString& a : cli_train_args(c, "/tmp/t.trace.json"))
     if (a.startsWith("--")) QVERIFY2(help.contains(a), qPrintable(a + " is not in: " + help));
 #endif

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "config/train_options.h"
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
 
@@ -21,14 +22,10 @@ void ProgressPrinter::start(const RunConfig& c) {
              c.replicas, c.devices_text(), where, c.simulated ? ", simulated" : "", to_string(c.backend), c.communicator);
   fmt::print(out_, "  model {} ({} parameters, {:.2f} MB per all-reduce){}\n", c.model, model.param_count(),
              model.gradient_bytes() * 1e-6, model.is_reference() ? "" : ", a what-if model");
-  if (c.link_gbit > 0)
-    fmt::print(out_, "  simulated link: {} Gbit/s, {} us latency (a demonstration: all-reduce times are not this machine's)\n",
-               c.link_gbit, c.link_latency_us);
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
-  if (c.slow_replica >= 0)
-    fmt::print(out_, "  simulated straggler: replica {} computes {:g} times slower (a demonstration)\n", c.slow_replica,
-               c.slow_factor);
+  // The scenario, as the option table describes each field that is on.
+  for (const std::string& line : scenario_descriptions(c.scenario)) fmt::print(out_, "  {}\n", line);
   std::fflush(out_);
 }
 

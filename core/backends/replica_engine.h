@@ -91,10 +91,13 @@ class ReplicaEngine {
 
   // A whole training step: forward_backward, sum of the gradients over replicas with `comm`
   // (collective: every rank calls it), Adam. Its loss/accuracy statistics accumulate until
-  // take_train_stats(); its phase times are added to `times`. Backends may override to
+  // take_train_stats(); its phase times are added to `times`, and the CPU time this thread got
+  // while it computed (a host engine computes on the calling thread). Backends may override to
   // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
+    const double cpu0 = step.time_phases ? thread_cpu_seconds() : 0.0;
     pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
+    if (step.time_phases) times[phase::ComputeCpu] += thread_cpu_seconds() - cpu0;
     const std::size_t count = model().param_count();
     if (step.local_grad_norm) {
       double sum = 0;
@@ -105,13 +108,15 @@ class ReplicaEngine {
     if (comm.size() > 1) {
       comm.all_reduce_sum(grad_buffer(), count);
       const CollectiveTimes ct = comm.take_times();
-      times.wait_s += ct.wait_s;
-      times.allreduce_s += ct.transfer_s;
+      times[phase::Wait] += ct.wait_s;
+      times[phase::AllReduce] += ct.transfer_s;
     }
     if (!step.time_phases) return apply_adam(cfg, step.adam_step);
     const auto t0 = Clock::now();
+    const double cpu1 = thread_cpu_seconds();
     apply_adam(cfg, step.adam_step);
-    times.optimizer_s += std::chrono::duration<double>(Clock::now() - t0).count();
+    times[phase::ComputeCpu] += thread_cpu_seconds() - cpu1;
+    times[phase::Optimizer] += std::chrono::duration<double>(Clock::now() - t0).count();
   }
 
   // The statistics of the train_steps since the last call (waits for the device).

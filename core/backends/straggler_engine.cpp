@@ -26,7 +26,7 @@ class StragglerEngine final : public ReplicaEngine {
     const auto took = Clock::now() - t0;
     const auto extra = std::chrono::duration_cast<Clock::duration>(took * (factor_ - 1.0));
     std::this_thread::sleep_for(extra);
-    if (times) times->backward_s += std::chrono::duration<double>(Clock::now() - t0 - took).count();
+    if (times) (*times)[phase::Backward] += std::chrono::duration<double>(Clock::now() - t0 - took).count();
     return stats;
   }
 

@@ -4,21 +4,16 @@
 // exchange is. The extra time is slept after the real exchange and counted as exchange
 // (CollectiveTimes::transfer_s), not as waiting: every rank leaves the real all-reduce together,
 // so every rank sleeps about the same. The control plane (weights, statistics, digests) is not
-// slowed. Labelled "simulated link" wherever it shows (RunConfig::link_gbit); never a baseline.
+// slowed. Labelled "simulated link" wherever it shows (Scenario::link); never a baseline.
 #pragma once
 #include <functional>
 #include <memory>
 #include <span>
 
 #include "comm/communicator.h"
+#include "config/scenario.h"
 
 namespace mb {
-
-struct SimulatedLink {
-  double gbit = 0;         // bandwidth per link, Gbit/s (> 0; 0 in a list of links: none, the real exchange)
-  double latency_us = 0;   // per hop
-  bool operator==(const SimulatedLink&) const = default;
-};
 
 // Links to simulate, with what their numbers are (one direction, typical, not this machine's).
 struct LinkPreset {

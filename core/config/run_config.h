@@ -11,6 +11,7 @@
 #include "config/backend.h"
 #include "config/device_list.h"
 #include "config/precision.h"
+#include "config/scenario.h"
 
 namespace mb {
 
@@ -30,16 +31,11 @@ struct RunConfig {
   int replicas_per_process = 1;
   std::vector<std::string> hosts;        // the processes' hosts, distinct, in process order
   bool simulated = false;                // several replicas on one GPU
-  int slow_replica = -1;                 // >= 0: a simulated straggler (demonstration) ...
-  double slow_factor = 1.0;              // ... computing this many times slower
-  double link_gbit = 0;                  // > 0: a simulated link (demonstration) of this bandwidth ...
-  double link_latency_us = 0;            // ... and latency: the all-reduce times are not the machine's
+  Scenario scenario;                     // the what-ifs and demonstrations, as run (balance only with
+                                         // several replicas: its digests differ from lock-step's)
   double step_delay_s = 0;               // > 0: teaching pace, every step lasted at least this
                                          // long (a demonstration: its times are not the machine's)
   bool time_phases = true;               // the per-replica breakdown was measured
-  bool balance = false;                  // balanced shares (several replicas): the digests differ
-                                         // from lock-step's, which is never compared with it
-  std::string shares_from;               // the record whose share changes this run replayed
   std::vector<ShareChange> share_changes;   // balanced: every change of shares, the first at step 0
   int64_t global_batch = 128;
   int64_t per_replica_batch = 128;       // largest replica share of the global batch

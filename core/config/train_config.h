@@ -9,6 +9,7 @@
 #include "config/backend.h"
 #include "config/device_list.h"
 #include "config/precision.h"
+#include "config/scenario.h"
 #include "model/model_spec.h"
 #include "util/deadline.h"
 
@@ -32,19 +33,13 @@ struct TrainConfig {
   int64_t limit_val = 0;                      // 0: whole validation set
   BackendChoice backend;                      // nullopt: auto, the fastest for the device kind
   Precision precision = Precision::Fp32;      // tf32: GPU replicas only (TF32 tensor cores)
-  bool balance = false;                       // balanced shares: each CPU replica's share of the global
-                                              // batch follows its measured speed (lock-step: even)
-  std::string shares_from;                    // replay the share changes of this run record (balanced)
+  Scenario scenario;                          // what-ifs and demonstrations: straggler, link, balanced shares
   double timeout_s = kDefaultTimeoutS;        // the longest any wait on another replica, process or
                                               // device may last before the run fails naming it
 
   // Insight and demonstration.
   bool time_phases = true;                    // the per-replica breakdown (off only to measure its cost)
   bool trace = false;                         // keep sampled per-step phase events (a Chrome trace)
-  int slow_replica = -1;                      // a simulated straggler: this rank ...
-  double slow_factor = 1.0;                   // ... computes this many times slower (>= 1)
-  double link_gbit = 0;                       // a simulated link (CPU replicas): each all-reduce lasts at
-  double link_latency_us = 0;                 // least a ring's over this bandwidth and latency (0: off)
   double step_delay_s = 0;                    // teaching pace: every step lasts at least this long (and is
                                               // reported in detail), so a class can follow one at a time
 

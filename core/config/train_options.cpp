@@ -42,33 +42,6 @@ void parse_precision_option(TrainConfig& c, std::string_view text) {
   c.precision = *p;
 }
 
-// The simulated straggler: "RANK:FACTOR", or "off".
-std::string format_straggler(const TrainConfig& c) {
-  return c.slow_replica < 0 ? std::string("off") : fmt::format("{}:{}", c.slow_replica, c.slow_factor);
-}
-void parse_straggler(TrainConfig& c, std::string_view spec) {
-  if (spec.empty() || spec == "off") {
-    c.slow_replica = -1;
-    c.slow_factor = 1.0;
-    return;
-  }
-  const auto colon = spec.find(':');
-  MB_CHECK(colon != std::string_view::npos, ConfigError,
-           "--slow-replica expects RANK:FACTOR (e.g. 1:2 makes replica 1 twice as slow), got '{}'", spec);
-  const std::string_view rank = spec.substr(0, colon), factor = spec.substr(colon + 1);
-  int r = -1;
-  const auto [rank_end, rank_ec] = std::from_chars(rank.data(), rank.data() + rank.size(), r);
-  MB_CHECK(rank_ec == std::errc() && rank_end == rank.data() + rank.size() && r >= 0, ConfigError,
-           "--slow-replica: '{}' is not a replica number", rank);
-  double f = 0;
-  const auto [factor_end, factor_ec] = std::from_chars(factor.data(), factor.data() + factor.size(), f);
-  MB_CHECK(!factor.empty() && factor_ec == std::errc() && factor_end == factor.data() + factor.size() &&
-               std::isfinite(f) && f >= 1 && f <= 100,
-           ConfigError, "--slow-replica: the factor must be a number in 1..100, got '{}'", factor);
-  c.slow_replica = r;
-  c.slow_factor = f;
-}
-
 std::string format_model(const TrainConfig& c) { return model_text(c.model); }
 void parse_model(TrainConfig& c, std::string_view text) { c.model = model_from_text(text); }
 
@@ -91,11 +64,71 @@ SimulatedLink simulated_link_from_text(std::string_view spec, std::string_view f
 
 namespace {
 
-std::string format_link(const TrainConfig& c) { return simulated_link_text({c.link_gbit, c.link_latency_us}); }
-void parse_link(TrainConfig& c, std::string_view spec) {
-  const SimulatedLink link = simulated_link_from_text(spec);
-  c.link_gbit = link.gbit;
-  c.link_latency_us = link.latency_us;
+// ---- the scenario's fields: their texts on the Scenario, and how they read to people ----------
+
+bool flag_text(std::string_view flag, std::string_view text) {
+  if (text == "true" || text == "1") return true;
+  if (text == "false" || text == "0") return false;
+  throw ConfigError(fmt::format("{}: expects true or false, got '{}'", flag, text));
+}
+
+// The simulated straggler: "RANK:FACTOR", or "off".
+std::string straggler_text(const Scenario& s) {
+  return s.straggler.on() ? fmt::format("{}:{}", s.straggler.replica, s.straggler.factor) : std::string("off");
+}
+void parse_straggler(Scenario& s, std::string_view spec) {
+  if (spec.empty() || spec == "off") {
+    s.straggler = {};
+    return;
+  }
+  const auto colon = spec.find(':');
+  MB_CHECK(colon != std::string_view::npos, ConfigError,
+           "--slow-replica expects RANK:FACTOR (e.g. 1:2 makes replica 1 twice as slow), got '{}'", spec);
+  const std::string_view rank = spec.substr(0, colon), factor = spec.substr(colon + 1);
+  int r = -1;
+  const auto [rank_end, rank_ec] = std::from_chars(rank.data(), rank.data() + rank.size(), r);
+  MB_CHECK(rank_ec == std::errc() && rank_end == rank.data() + rank.size() && r >= 0, ConfigError,
+           "--slow-replica: '{}' is not a replica number", rank);
+  double f = 0;
+  const auto [factor_end, factor_ec] = std::from_chars(factor.data(), factor.data() + factor.size(), f);
+  MB_CHECK(!factor.empty() && factor_ec == std::errc() && factor_end == factor.data() + factor.size() &&
+               std::isfinite(f) && f >= 1 && f <= 100,
+           ConfigError, "--slow-replica: the factor must be a number in 1..100, got '{}'", factor);
+  s.straggler = {r, f};
+}
+std::string straggler_tag(const Scenario& s) {
+  return s.straggler.on() ? fmt::format("simulated straggler r{} \u00d7{:g}", s.straggler.replica, s.straggler.factor)
+                          : std::string();
+}
+std::string straggler_sentence(const Scenario& s) {
+  return s.straggler.on() ? fmt::format("simulated straggler: replica {} computes {:g}\u00d7 slower",
+                                        s.straggler.replica, s.straggler.factor)
+                          : std::string();
+}
+
+std::string link_text(const Scenario& s) { return simulated_link_text(s.link); }
+void parse_link(Scenario& s, std::string_view spec) { s.link = simulated_link_from_text(spec); }
+std::string link_tag(const Scenario& s) {
+  return s.link.on() ? fmt::format("simulated link {:g} Gbit/s", s.link.gbit) : std::string();
+}
+std::string link_sentence(const Scenario& s) {
+  if (!s.link.on()) return {};
+  return fmt::format("simulated link: every all-reduce lasts at least a ring's over {:g} Gbit/s links{}", s.link.gbit,
+                     s.link.latency_us > 0 ? fmt::format(" with {:g} us per hop", s.link.latency_us) : std::string());
+}
+
+std::string balance_text(const Scenario& s) { return s.balance ? "true" : "false"; }
+void parse_balance(Scenario& s, std::string_view text) { s.balance = flag_text("--balance", text); }
+std::string balance_tag(const Scenario& s) { return s.balance ? "balanced shares" : ""; }
+std::string balance_sentence(const Scenario& s) {
+  return s.balance ? "balanced shares: each replica's share of the global batch follows its measured speed" : "";
+}
+
+std::string replay_text(const Scenario& s) { return s.shares_from; }
+void parse_replay(Scenario& s, std::string_view text) { s.shares_from = std::string(text); }
+std::string replay_tag(const Scenario& s) { return s.shares_from.empty() ? "" : "replayed shares"; }
+std::string replay_sentence(const Scenario& s) {
+  return s.shares_from.empty() ? "" : fmt::format("balanced shares replayed from {}", s.shares_from);
 }
 
 // ---- what the options resolve to in the record, and back ------------------------------------
@@ -197,31 +230,46 @@ const TrainOption kOptions[] = {
      .record_keys = "precision", .example = "tf32", .format = format_precision, .parse = parse_precision_option,
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.precision = c.precision; },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.precision = r.precision; }},
+    // ---- the scenario (config/scenario.h): never remembered, so a class never inherits
+    // yesterday's demonstration; every process agrees on it (it changes the collectives' timing
+    // or the math); the record keeps it whole under "scenario".
     {.key = "slow_replica", .flag = "--slow-replica", .value_name = "RANK:FACTOR",
      .help = "simulated straggler for demonstrations: replica RANK computes FACTOR times slower (CPU replicas)",
-     .kind = OptionKind::Custom, .agree = true, .record_keys = "slow_replica,slow_factor", .example = "1:3",
-     .format = format_straggler, .parse = parse_straggler,
-     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
-       r.slow_replica = c.slow_replica;
-       r.slow_factor = c.slow_replica >= 0 ? c.slow_factor : 1.0;
-     },
-     .recover = [](const RunConfig& r, TrainConfig& c) {
-       c.slow_replica = r.slow_replica;
-       c.slow_factor = r.slow_replica >= 0 ? r.slow_factor : 1.0;
-     }},
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "1:3",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.straggler = c.scenario.straggler; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.straggler = r.scenario.straggler; },
+     .scenario = {.format = straggler_text, .parse = parse_straggler, .tag = straggler_tag,
+                  .describe = straggler_sentence, .effect = ScenarioEffect::Simulated}},
     {.key = "simulated_link", .flag = "--simulated-link", .value_name = "GBIT[:US]",
      .help = "simulated link for demonstrations (CPU replicas): each gradient all-reduce lasts at least what a ring "
              "over GBIT Gbit/s links with US microseconds of latency would take (off: the real exchange only)",
-     .kind = OptionKind::Custom, .agree = true, .record_keys = "link_gbit,link_latency_us", .example = "1:50",
-     .format = format_link, .parse = parse_link,
-     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
-       r.link_gbit = c.link_gbit;
-       r.link_latency_us = c.link_gbit > 0 ? c.link_latency_us : 0;
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "1:50",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.link = c.scenario.link; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.link = r.scenario.link; },
+     .scenario = {.format = link_text, .parse = parse_link, .tag = link_tag, .describe = link_sentence,
+                  .effect = ScenarioEffect::Simulated}},
+    // With one replica the share is the whole batch: the run is a lock-step run and recorded as one.
+    {.key = "balance", .flag = "--balance",
+     .help = "balanced shares: each CPU replica's share of the global batch follows its measured speed, so the "
+             "others stop waiting for the slowest (digests differ from lock-step's)",
+     .kind = OptionKind::Flag, .agree = true, .record_keys = "scenario", .example = "true",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.balance = c.scenario.balance && s.replicas > 1;
      },
-     .recover = [](const RunConfig& r, TrainConfig& c) {
-       c.link_gbit = r.link_gbit;
-       c.link_latency_us = r.link_gbit > 0 ? r.link_latency_us : 0;
-     }},
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.balance = r.scenario.balance; },
+     .scenario = {.format = balance_text, .parse = parse_balance, .tag = balance_tag, .describe = balance_sentence,
+                  .effect = ScenarioEffect::Math}},
+    // A replay is balanced by the recorded shares (recorded as such only with several replicas).
+    {.key = "shares_from", .flag = "--shares-from", .value_name = "RECORD",
+     .help = "replay the share changes of a balanced run's record (same configuration), bit for bit",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario",
+     .example = "/tmp/mirrorbench-example-record.json",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.shares_from = s.replicas > 1 ? c.scenario.shares_from : std::string();
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.shares_from = r.scenario.shares_from; },
+     .scenario = {.format = replay_text, .parse = parse_replay, .tag = replay_tag, .describe = replay_sentence,
+                  .effect = ScenarioEffect::Math}},
     {.key = "pace", .flag = "--pace", .value_name = "S",
      .help = "teaching pace: every step lasts at least S seconds (e.g. 1) and is reported in detail (0: off)",
      .kind = OptionKind::Real, .member = &TrainConfig::step_delay_s, .lo = 0, .hi = 60, .agree = true,
@@ -234,24 +282,6 @@ const TrainOption kOptions[] = {
      .record_keys = "time_phases", .example = "false",
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.time_phases = c.time_phases; },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.time_phases = r.time_phases; }},
-    // With one replica the share is the whole batch: the run is a lock-step run and recorded as one.
-    {.key = "balance", .flag = "--balance",
-     .help = "balanced shares: each CPU replica's share of the global batch follows its measured speed, so the "
-             "others stop waiting for the slowest (digests differ from lock-step's)",
-     .kind = OptionKind::Flag, .member = &TrainConfig::balance, .agree = true, .remembered = true,
-     .record_keys = "balance", .example = "true",
-     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) { r.balance = c.balance && s.replicas > 1; },
-     .recover = [](const RunConfig& r, TrainConfig& c) { c.balance = r.balance; }},
-    // A replay is balanced by the recorded shares (after the balance row, which it extends).
-    {.key = "shares_from", .flag = "--shares-from", .value_name = "RECORD",
-     .help = "replay the share changes of a balanced run's record (same configuration), bit for bit",
-     .kind = OptionKind::Text, .member = &TrainConfig::shares_from, .agree = true,
-     .record_keys = "shares_from,balance", .example = "/tmp/mirrorbench-example-record.json",
-     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
-       r.shares_from = c.shares_from;
-       r.balance = r.balance || (!c.shares_from.empty() && s.replicas > 1);
-     },
-     .recover = [](const RunConfig& r, TrainConfig& c) { c.shares_from = r.shares_from; }},
     // Set by the output option --trace FILE; every process samples its steps for the gather.
     {.key = "trace", .help = "keep sampled per-step phase events for a Chrome trace", .kind = OptionKind::Flag,
      .member = &TrainConfig::trace, .agree = true, .example = "true"},
@@ -262,11 +292,8 @@ const TrainOption kOptions[] = {
      .example = "5"},
 };
 
-bool parse_flag(const TrainOption& o, std::string_view text) {
-  if (text == "true" || text == "1") return true;
-  if (text == "false" || text == "0") return false;
-  throw ConfigError(fmt::format("{}: expects true or false, got '{}'", o.flag.empty() ? o.key : o.flag, text));
-}
+bool parse_flag(const TrainOption& o, std::string_view text) { return flag_text(o.flag.empty() ? o.key : o.flag, text); }
+
 
 }  // namespace
 
@@ -279,6 +306,7 @@ const TrainOption& train_option(std::string_view key) {
 }
 
 std::string option_text(const TrainOption& o, const TrainConfig& c) {
+  if (o.is_scenario()) return o.scenario.format(c.scenario);
   if (o.kind == OptionKind::Custom) return o.format(c);
   return std::visit(
       [&](auto member) -> std::string {
@@ -301,6 +329,10 @@ void set_option(const TrainOption& o, TrainConfig& c, std::string_view text) {
   const bool takes_text = o.kind == OptionKind::Text || o.kind == OptionKind::Custom;
   MB_CHECK(!(takes_text && text.rfind("--", 0) == 0), ConfigError, "{}: needs a value, not the option '{}'", o.flag,
            text);
+  if (o.is_scenario()) {
+    o.scenario.parse(c.scenario, text);
+    return;
+  }
   if (o.kind == OptionKind::Custom) {
     o.parse(c, text);
     return;
@@ -357,6 +389,54 @@ TrainConfig request_from_record(const RunConfig& r) {
   for (const TrainOption& o : kOptions)
     if (o.recover) o.recover(r, c);
   return c;
+}
+
+std::vector<std::string> scenario_tags(const Scenario& s, std::optional<ScenarioEffect> only) {
+  std::vector<std::string> out;
+  for (const TrainOption& o : kOptions)
+    if (o.is_scenario() && (!only || o.scenario.effect == *only))
+      if (std::string tag = o.scenario.tag(s); !tag.empty()) out.push_back(std::move(tag));
+  return out;
+}
+
+std::vector<std::string> scenario_descriptions(const Scenario& s) {
+  std::vector<std::string> out;
+  for (const TrainOption& o : kOptions)
+    if (o.is_scenario())
+      if (std::string text = o.scenario.describe(s); !text.empty()) out.push_back(std::move(text));
+  return out;
+}
+
+namespace {
+// The scenario fields that are on (their text differs from the default's).
+template <typename F>
+bool any_on(const Scenario& s, F&& pred) {
+  static const Scenario off{};
+  for (const TrainOption& o : kOptions)
+    if (o.is_scenario() && o.scenario.format(s) != o.scenario.format(off) && pred(o)) return true;
+  return false;
+}
+}  // namespace
+
+bool is_plain(const Scenario& s) {
+  return !any_on(s, [](const TrainOption&) { return true; });
+}
+
+bool changes_math(const Scenario& s) {
+  return any_on(s, [](const TrainOption& o) { return o.scenario.effect == ScenarioEffect::Math; });
+}
+
+std::vector<std::pair<std::string, std::string>> scenario_texts(const Scenario& s) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const TrainOption& o : kOptions)
+    if (o.is_scenario()) out.emplace_back(std::string(o.key), o.scenario.format(s));
+  return out;
+}
+
+void set_scenario_text(Scenario& s, std::string_view key, std::string_view text) {
+  for (const TrainOption& o : kOptions)
+    if (o.is_scenario() && o.key == key) return o.scenario.parse(s, text);
+  throw ConfigError(fmt::format("'{}' is not a field of the scenario", key));
 }
 
 std::vector<std::string> option_arguments(const TrainConfig& c) {

@@ -5,15 +5,18 @@
 // command line (the same code), the command line of a child run under mpirun, the settings,
 // config_digest() (the cross-process check), the help texts and the record's configuration.
 // Adding an option is adding a TrainConfig field and a row here; the tests walk the table.
+// The scenario's fields (config/scenario.h) are rows too, read and written on the Scenario
+// value itself, so the record, its CSV and the labels of runs come from the same rows.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <variant>
 #include <vector>
 
-#include "comm/simulated_link.h"
 #include "config/run_config.h"
 #include "config/train_config.h"
 
@@ -35,6 +38,17 @@ enum class OptionKind {
   Flag,       // a bool: the flag's presence sets it (clears it when inverted)
   Text,       // a string (a path)
   Custom,     // its own syntax, format/parse below (devices, backend, precision, RANK:FACTOR)
+};
+// (A scenario field has the kind of its syntax, Flag or Custom, and its text in `scenario`.)
+
+// A row that is a field of the run's scenario: its text on the Scenario value (so a RunConfig's
+// scenario is written with it too) and how it reads to people.
+struct ScenarioAccess {
+  std::string (*format)(const Scenario&) = nullptr;             // canonical text; nullptr: not a scenario field
+  void (*parse)(Scenario&, std::string_view text) = nullptr;    // throws ConfigError naming the flag
+  std::string (*tag)(const Scenario&) = nullptr;                // short, for legends and lists; "" when off
+  std::string (*describe)(const Scenario&) = nullptr;           // a sentence for cards and logs; "" when off
+  ScenarioEffect effect = ScenarioEffect::Simulated;
 };
 
 using OptionMember = std::variant<std::monostate, int TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*,
@@ -60,6 +74,9 @@ struct TrainOption {
   void (*parse)(TrainConfig&, std::string_view text) = nullptr;  // Custom: throws ConfigError
   void (*resolve)(const TrainConfig&, const RunShape&, RunConfig&) = nullptr;   // nullptr: not recorded
   void (*recover)(const RunConfig&, TrainConfig&) = nullptr;                    // nullptr: the default
+  ScenarioAccess scenario;         // a field of TrainConfig::scenario / RunConfig::scenario
+
+  bool is_scenario() const { return scenario.format != nullptr; }
 };
 
 std::span<const TrainOption> train_options();
@@ -84,6 +101,18 @@ TrainConfig request_from_record(const RunConfig& config);
 // The flags that give `config` to mirrorbench-cli train: every option with a flag of its own,
 // in table order (flags, which can only switch on, where they differ from the default).
 std::vector<std::string> option_arguments(const TrainConfig& config);
+
+// The scenario as the table's rows read it: the active fields' short tags in table order
+// ("simulated straggler r1 ×3 · simulated link 1 Gbit/s"), their sentences, and what they do.
+// `only`: the fields of that effect alone.
+std::vector<std::string> scenario_tags(const Scenario& scenario, std::optional<ScenarioEffect> only = std::nullopt);
+std::vector<std::string> scenario_descriptions(const Scenario& scenario);
+bool is_plain(const Scenario& scenario);            // no field on: the machine's own plain training
+bool changes_math(const Scenario& scenario);        // a field on whose effect is ScenarioEffect::Math
+// The scenario's fields by option key and canonical text (what the record stores), and back:
+// a key the table does not know, or a text its row refuses, throws ConfigError naming it.
+std::vector<std::pair<std::string, std::string>> scenario_texts(const Scenario& scenario);
+void set_scenario_text(Scenario& scenario, std::string_view key, std::string_view text);
 
 // --simulated-link's text, "GBIT[:US]" or "off" (gbit 0); the reader throws ConfigError naming
 // `flag` (the sweep's --links reads each entry with it).

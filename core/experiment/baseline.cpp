@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "config/train_options.h"
+
 namespace mb {
 
 namespace {
@@ -29,12 +31,11 @@ std::string describe_baseline_key(const RunConfig& c) {
 }
 
 bool can_be_baseline(const RunRecord& r) {
-  // A run at teaching pace spent most of its epochs waiting on purpose, and a simulated
-  // straggler's or a simulated link's run measures the demonstration, not the device: none is
-  // a yardstick. A balanced run (several replicas, so never a single-device one anyway, not
-  // even by a pin) sums other partial sums: its digests are not lock-step's.
+  // A run at teaching pace spent most of its epochs waiting on purpose, and a run with any
+  // scenario field on (a simulated straggler or link measures the demonstration, not the
+  // device; balanced shares sum other partial sums) is no yardstick.
   return r.config.replicas == 1 && r.status == RunStatus::Completed && !r.epochs.empty() &&
-         r.config.step_delay_s == 0 && r.config.slow_replica < 0 && !r.config.balance && r.config.link_gbit == 0;
+         r.config.step_delay_s == 0 && is_plain(r.config.scenario);
 }
 
 std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) const {
@@ -58,8 +59,9 @@ BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselinePin
   std::unordered_map<std::string, std::size_t> position_of_id;
   for (std::size_t i = 0; i < runs.size(); ++i) position_of_id.try_emplace(runs[i].id, i);
   for (const auto& [key, id] : pins) {
-    // A pinned balanced run is no lock-step run's baseline: the pin is ignored.
-    if (auto it = position_of_id.find(id); it != position_of_id.end() && !runs[it->second].config.balance)
+    // A pinned run whose scenario changes the math (balanced shares) is no lock-step run's
+    // baseline: the pin is ignored.
+    if (auto it = position_of_id.find(id); it != position_of_id.end() && !changes_math(runs[it->second].config.scenario))
       index.by_key[key] = it->second;
   }
   index.of_run.assign(runs.size(), std::nullopt);

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "config/train_options.h"
 #include "records/chrome_trace.h"
 #include "trainer/mirrored_trainer.h"
 #include "util/error.h"
@@ -150,8 +151,9 @@ std::string PlanExecutor::keep(const PlannedRun& run, RunRecord& record, const s
   std::string error;
   try {
     store_->save(record);
-    // Never a balanced run: it is no lock-step run's baseline (baseline.h).
-    if (run.role == RunRole::Baseline && record.status == RunStatus::Completed && !record.config.balance) {
+    // Never a run whose scenario changes the math (balanced shares): it is no lock-step run's
+    // baseline (baseline.h).
+    if (run.role == RunRole::Baseline && record.status == RunStatus::Completed && !changes_math(record.config.scenario)) {
       BaselinePins pins = store_->load_pins();
       pins[baseline_key(record.config)] = record.id;
       store_->save_pins(pins);

@@ -24,11 +24,9 @@ std::vector<PlannedRun> comparison(PlanKind kind, const TrainConfig& config, int
   }
   TrainConfig baseline = config;
   baseline.devices = single;
-  // The baseline is the honest single device: a simulated straggler belongs to the run only.
-  baseline.slow_replica = -1;
-  baseline.slow_factor = 1.0;
-  baseline.link_gbit = 0;   // one device has no all-reduce for a simulated link to slow
-  baseline.link_latency_us = 0;
+  // The baseline is the honest single device: the scenario (a simulated straggler or link,
+  // balanced shares) belongs to the run only.
+  baseline.scenario = Scenario{};
   // Per-replica mode on one device is the same global batch as the multi-device per-replica
   // batch: the baseline does the same work per device (weak scaling). It always runs in the
   // front end's process.
@@ -44,10 +42,10 @@ std::vector<PlannedRun> lock_step_vs_balanced(const TrainConfig& config, int pro
                                   "batch either way",
                                   format_devices(config.devices)));
   TrainConfig lock_step = config, balanced = config;
-  lock_step.balance = false;
-  lock_step.shares_from.clear();
-  balanced.balance = true;
-  balanced.shares_from.clear();
+  lock_step.scenario.balance = false;
+  lock_step.scenario.shares_from.clear();
+  balanced.scenario.balance = true;
+  balanced.scenario.shares_from.clear();
   return {PlannedRun{lock_step, RunRole::Run, processes, hostfile}, PlannedRun{balanced, RunRole::Run, processes, hostfile}};
 }
 

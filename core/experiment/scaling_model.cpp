@@ -106,8 +106,10 @@ double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, i
                                 int64_t global_batch) {
   const int64_t even = (global_batch + replicas - 1) / replicas;
   const double lockstep = predicted_compute_s(c, per_machine, even);
-  const bool straggler = o.slow_replica >= 0 && o.slow_replica < replicas && o.slow_factor != 1.0;
-  if (!straggler && (!o.balanced || replicas == 1)) return lockstep;   // the calibrated pace, as before
+  const Straggler& slow = o.scenario.straggler;
+  const bool balanced = o.scenario.balanced();
+  const bool straggler = slow.on() && slow.replica < replicas && slow.factor != 1.0;
+  if (!straggler && (!balanced || replicas == 1)) return lockstep;   // the calibrated pace, as before
   const auto fits = compute_fits(c);
   const int at_once = std::min(per_machine, c.cores);
   const int k = fits.count(at_once) ? at_once : nearest_key(fits, at_once);
@@ -115,7 +117,7 @@ double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, i
   // Replica j: a replica of its machine's measured position, the straggler scaled.
   auto fit_of = [&](int j) {
     LinearFit f = own[std::size_t(j % k)];
-    if (straggler && j == o.slow_replica) f.a *= o.slow_factor, f.b *= o.slow_factor;
+    if (straggler && j == slow.replica) f.a *= slow.factor, f.b *= slow.factor;
     return f;
   };
   const double turns = per_machine > c.cores ? std::ceil(double(per_machine) / double(std::max(1, c.cores))) : 1.0;
@@ -128,7 +130,7 @@ double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, i
     slowest_scaled = std::max(slowest_scaled, fit_of(j).at(double(even)));
   }
   const double variation = std::max(0.0, lockstep / turns - slowest);
-  if (!o.balanced || replicas == 1) return lockstep + (slowest_scaled - slowest) * turns;
+  if (!balanced || replicas == 1) return lockstep + (slowest_scaled - slowest) * turns;
   // Balanced: every replica finishes its share at T (see scaling_model.h); a replica's
   // minimum share is left out (it binds only for a replica many times slower than the rest).
   double per_second = 0, offsets = 0;
@@ -177,9 +179,8 @@ Placement place(const Calibration& c, const PredictOptions& o, int n) {
 double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Placement& at, int n,
                         const std::map<int, LinearFit>& small) {
   double s = predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
-  if (o.simulated_link_gbps > 0)   // what the trainer's simulated link does: max(real, ring)
-    s = std::max(s, ring_all_reduce_s(c.gradient_bytes, at.per_machine, o.simulated_link_gbps,
-                                      o.simulated_link_latency_us));
+  if (const SimulatedLink& link = o.scenario.link; link.on())   // what the trainer's simulated link does: max(real, ring)
+    s = std::max(s, ring_all_reduce_s(c.gradient_bytes, at.per_machine, link.gbit, link.latency_us));
   if (at.linked()) {
     const double m = at.machines;
     s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);
@@ -214,7 +215,8 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
   MB_CHECK(o.machines <= 1 || o.link_gbps > 0, ConfigError,
            "--machines {} needs the link between them (--link-gbps, and --link-latency-us)", o.machines);
   MB_CHECK(o.link_latency_s >= 0, ConfigError, "--link-latency-us must not be negative");
-  MB_CHECK(o.slow_factor >= 1, ConfigError, "--slow-replica: the factor must be at least 1 (got {:g})", o.slow_factor);
+  MB_CHECK(!o.scenario.straggler.on() || o.scenario.straggler.factor >= 1, ConfigError,
+           "--slow-replica: the factor must be at least 1 (got {:g})", o.scenario.straggler.factor);
   MB_CHECK(c.train_size >= 1 && c.cores >= 1, ConfigError, "scaling model: the calibration is empty");
   const auto small = allreduce_fits(c);
   std::vector<Prediction> out;

@@ -25,7 +25,7 @@
 // throughputs add, where lock-step waits for the slowest at B / n. Both keep the waiting that
 // step-to-step variation causes (the calibrated pace less the slowest replica's own time at
 // B / n): balancing follows average speeds, not each step's hiccups. A simulated straggler
-// (`slow_replica`, `slow_factor`) scales its replica's fit in both modes; lock-step keeps the
+// (the scenario's straggler) scales its replica's fit in both modes; lock-step keeps the
 // waiting its calibration measured on top of the slowest replica's own time.
 // Epoch: steps * t(n), steps = ceil(train_size / global).
 #pragma once
@@ -35,6 +35,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "config/scenario.h"
 #include "util/bandwidth.h"
 
 namespace mb {
@@ -78,13 +79,10 @@ struct PredictOptions {
   double link_gbps = 0;            // > 0: replicas beyond `cores` on more machines over this link
   double link_latency_s = 20e-6;   // per message on that link
   int machines = 0;                // > 0: the replicas on this many machines (needs link_gbps when > 1)
-  // --simulated-link: the all-reduce among one machine's replicas lasts at least a ring's over
-  // this link (as the trainer's SimulatedLink makes it); 0: the calibrated exchange only.
-  double simulated_link_gbps = 0;
-  double simulated_link_latency_us = 0;
-  bool balanced = false;           // --balance: shares follow each replica's speed
-  int slow_replica = -1;           // --slow-replica R:F: replica R computes F times slower
-  double slow_factor = 1.0;
+  // The run's scenario, as the trainer runs it: a simulated link (the all-reduce among one
+  // machine's replicas lasts at least a ring's over it), balanced shares (measured or replayed:
+  // shares follow each replica's speed), a simulated straggler (its replica's fit scaled).
+  Scenario scenario;
 };
 
 struct Prediction {

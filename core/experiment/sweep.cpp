@@ -124,7 +124,7 @@ SweepPoint base_point(const SweepOptions& o, int replicas) {
   p.global_batch = global_batch_of(o.base, replicas);
   p.lr = o.base.lr;
   p.model = o.base.model;
-  p.link = {o.base.link_gbit, o.base.link_latency_us};
+  p.link = o.base.scenario.link;
   return p;
 }
 
@@ -201,8 +201,7 @@ std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
     TrainConfig c = o.base;
     c.devices = DeviceList(o.base.devices.begin(), o.base.devices.begin() + p.replicas);
     c.model = p.model;
-    c.link_gbit = p.link.gbit;
-    c.link_latency_us = p.link.gbit > 0 ? p.link.latency_us : 0;
+    c.scenario.link = p.link.on() ? p.link : SimulatedLink{};
     if (o.axis == SweepAxis::Batch) {
       c.batch = p.global_batch;
       c.per_replica_batch = false;

@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "config/train_options.h"
+
 namespace mb {
 
 namespace {
@@ -37,7 +39,8 @@ std::optional<EpochTimeComparison> compare_epoch_time(const RunRecord& baseline,
 std::vector<std::string> classic_task_differences(const RunConfig& c) {
   std::vector<std::string> d;
   if (c.model != ClassicTask::kModel) d.push_back("model " + c.model);
-  if (c.link_gbit > 0) d.push_back(fmt::format("simulated link {:g} Gbit/s", c.link_gbit));
+  // A simulated straggler or link times a demonstration, not this machine.
+  for (std::string& tag : scenario_tags(c.scenario, ScenarioEffect::Simulated)) d.push_back(std::move(tag));
   if (c.epochs != ClassicTask::kEpochs) d.push_back(count_of(c.epochs, "epoch", "epochs"));
   if (c.global_batch != ClassicTask::kGlobalBatch) d.push_back("global batch " + grouped(c.global_batch));
   if (std::fabs(c.learning_rate - ClassicTask::kLearningRate) > 1e-12)
@@ -56,7 +59,7 @@ ReferenceVerdict judge_reference(const RunRecord& baseline, const RunRecord& run
   v.time_ok = v.time && v.time->reduction >= ReferenceVerdict::kMinReduction;
   v.acc_ok = v.val_acc > ReferenceVerdict::kMinValAcc;
   v.differences = classic_task_differences(run.config);
-  v.mode = run.config.balance ? "balanced shares" : "lock-step";
+  v.mode = run.config.scenario.balanced() ? "balanced shares" : "lock-step";
   return v;
 }
 

@@ -13,19 +13,30 @@ namespace mb {
 std::string chrome_trace_json(const RunRecord& record, const std::vector<std::vector<TraceStep>>& traces) {
   using nlohmann::json;
   json events = json::array();
+  const auto categories = time_categories();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0},
                     {"args", {{"name", fmt::format("mirrorbench run {} ({})", record.id, record.config.devices_text())}}}});
   for (std::size_t r = 0; r < traces.size(); ++r) {
     std::string label = fmt::format("replica {}", r);
-    if (int(r) == record.config.slow_replica) label += " (simulated straggler)";
+    if (int(r) == record.config.scenario.straggler.replica) label += " (simulated straggler)";
     events.push_back({{"name", "thread_name"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"name", label}}}});
     events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"sort_index", r}}}});
     for (const TraceStep& s : traces[r]) {
       double t = s.start_s;
-      for (int p = 0; p < 5; ++p) {
-        const double d = phase_seconds(s.phases, p);
+      for (std::size_t p = 0; p < categories.size(); ++p) {
+        const TimeCategory& c = categories[p];
+        const double d = s.phases[int(p)];
+        if (c.role == TimeRole::Beside) {
+          events.push_back({{"name", fmt::format("{} {}", label, c.label)},
+                            {"cat", "step"},
+                            {"ph", "C"},
+                            {"pid", 0},
+                            {"ts", s.start_s * 1e6},
+                            {"args", {{std::string(c.key) + "_ms", d * 1e3}}}});
+          continue;
+        }
         if (d > 0)
-          events.push_back({{"name", kPhaseNames[p]},
+          events.push_back({{"name", c.label},
                             {"cat", "step"},
                             {"ph", "X"},
                             {"pid", 0},
@@ -41,7 +52,7 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
               {"displayTimeUnit", "ms"},
               {"otherData", {{"run_id", record.id}, {"devices", record.config.devices_text()},
                              {"replicas", record.config.replicas}, {"processes", record.config.processes},
-                             {"global_batch", record.config.global_batch}, {"balance", record.config.balance}}}};
+                             {"global_batch", record.config.global_batch}, {"balance", record.config.scenario.balanced()}}}};
   return doc.dump(-1, ' ', false, json::error_handler_t::replace) + "\n";
 }
 

@@ -1,8 +1,9 @@
 // Per-step phase events of a run as a Chrome trace (the JSON Trace Event format that
 // chrome://tracing and https://ui.perfetto.dev open): one track (thread) per replica, one
-// complete event ("ph": "X") per phase of each sampled step - forward, backward, wait,
-// all-reduce, optimizer - in the order a CPU replica runs them, laid out from the step's
-// start. Written by `mirrorbench-cli train --trace FILE`.
+// complete event ("ph": "X") per part of each sampled step - the time categories of
+// util/phase_times.h in their order (forward, backward, wait, all-reduce, optimizer), named by
+// their labels - laid out from the step's start; a category measured beside the step (CPU
+// time) is a counter ("ph": "C") per replica. Written by `mirrorbench-cli train --trace FILE`.
 #pragma once
 #include <cstdint>
 #include <filesystem>
@@ -26,17 +27,5 @@ struct TraceStep {
 std::string chrome_trace_json(const RunRecord& record, const std::vector<std::vector<TraceStep>>& traces);
 void write_chrome_trace(const std::filesystem::path& file, const RunRecord& record,
                         const std::vector<std::vector<TraceStep>>& traces);   // atomic
-
-// The phases of a step in the order a replica runs them, for the trace and the GUI's timeline.
-inline constexpr const char* kPhaseNames[] = {"forward", "backward", "wait", "all-reduce", "optimizer"};
-inline double phase_seconds(const PhaseTimes& t, int phase) {
-  switch (phase) {
-    case 0: return t.forward_s;
-    case 1: return t.backward_s;
-    case 2: return t.wait_s;
-    case 3: return t.allreduce_s;
-    default: return t.optimizer_s;
-  }
-}
 
 }  // namespace mb

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/train_options.h"
 #include "model/model_spec.h"
 #include "records/engine_report_json.h"
 #include "util/atomic_file.h"
@@ -98,20 +99,27 @@ std::vector<std::string> get_strings(const json& obj, const char* key, const std
   return out;
 }
 
+// {"forward_s": ..., "backward_s": ..., ...}: every time category of the table by its key.
+std::string seconds_key(const TimeCategory& c) { return std::string(c.key) + "_s"; }
+
 json phases_to_json(const PhaseTimes& t) {
-  return json{{"forward_s", t.forward_s},     {"backward_s", t.backward_s}, {"allreduce_s", t.allreduce_s},
-              {"optimizer_s", t.optimizer_s}, {"wait_s", t.wait_s}};
+  json j = json::object();
+  const auto categories = time_categories();
+  for (std::size_t i = 0; i < categories.size(); ++i) j[seconds_key(categories[i])] = t[int(i)];
+  return j;
 }
 
-PhaseTimes phases_from_json(const json& j, const std::string& where) {
+// A category the record's schema predates may be missing (it was not measured: 0).
+PhaseTimes phases_from_json(const json& j, const std::string& where, int schema) {
   if (!j.is_object()) throw DataError(fmt::format("field '{}' is {}, expected an object", where, j.type_name()));
   const std::string w = where + ".";
   PhaseTimes t;
-  t.forward_s = get_double(j, "forward_s", w);
-  t.backward_s = get_double(j, "backward_s", w);
-  t.allreduce_s = get_double(j, "allreduce_s", w);
-  t.optimizer_s = get_double(j, "optimizer_s", w);
-  t.wait_s = get_double(j, "wait_s", w);
+  const auto categories = time_categories();
+  for (std::size_t i = 0; i < categories.size(); ++i) {
+    const std::string key = seconds_key(categories[i]);
+    if (categories[i].since_schema > schema && !has(j, key.c_str())) continue;
+    t[int(i)] = get_double(j, key.c_str(), w);
+  }
   return t;
 }
 
@@ -121,10 +129,14 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
 // straggler, the teaching pace and the precision (written without a schema number); 3: the
 // schema number itself and time_phases; 4: balanced shares (balance, shares_from and the
 // share changes with the step each took effect) and the simulated link (link_gbit,
-// link_latency_us; the model field names what-if models too, "cnn-dense4096"). A field a
-// record's schema predates may be missing and then keeps its default; later issues add fields
-// with the next number.
-constexpr int kSchemaVersion = 4;
+// link_latency_us; the model field names what-if models too, "cnn-dense4096"); 5: the
+// scenario as one object of its fields' texts by option key ("scenario": {"slow_replica":
+// "1:3", ...}, written by the option table's rows, so a new field needs no code here) in place
+// of schema 2-4's slow_replica, slow_factor, link_gbit, link_latency_us, balance and
+// shares_from, which are still read from older records; and each replica's time categories
+// as the table in util/phase_times.h lists them (compute_cpu_s is new). A field a record's schema predates
+// may be missing and then keeps its default; later issues add fields with the next number.
+constexpr int kSchemaVersion = 5;
 
 struct ConfigField {
   std::string_view key;
@@ -214,6 +226,49 @@ ConfigField share_changes_field(int since) {
           }};
 }
 
+// Schema 5: {"slow_replica": "1:3", "simulated_link": "off", ...}, each field's text read by its
+// row; a field this version does not know is refused (it would change what the run means).
+ConfigField scenario_field(int since) {
+  return {"scenario", since,
+          [](const RunConfig& c) {
+            json j = json::object();
+            for (const auto& [key, text] : scenario_texts(c.scenario)) j[key] = text;
+            return j;
+          },
+          [](RunConfig& c, const json& j, const std::string& w) {
+            const json& obj = field(j, "scenario", w);
+            if (!obj.is_object()) wrong_type("scenario", w, obj, "an object");
+            c.scenario = {};
+            for (const auto& [key, value] : obj.items()) {
+              if (!value.is_string())
+                throw DataError(fmt::format("field '{}scenario.{}' is {}, expected a string", w, key, value.type_name()));
+              try {
+                set_scenario_text(c.scenario, key, value.get<std::string>());
+              } catch (const ConfigError& e) {
+                throw DataError(fmt::format("field '{}scenario.{}': {}", w, key, e.what()));
+              }
+            }
+          }};
+}
+
+// Schemas 2-4 kept the scenario's fields one by one beside the others.
+void read_legacy_scenario(RunConfig& c, const json& j, const std::string& w, int schema) {
+  Scenario& s = c.scenario;
+  if (schema >= 2 || has(j, "slow_replica")) {
+    s.straggler.replica = static_cast<int>(get_int64(j, "slow_replica", w, -1, std::numeric_limits<int>::max()));
+    s.straggler.factor = get_double(j, "slow_factor", w);
+    if (!s.straggler.on()) s.straggler.factor = 1.0;
+  }
+  if (schema >= 4 || has(j, "link_gbit")) {
+    s.link.gbit = get_double(j, "link_gbit", w);
+    s.link.latency_us = get_double(j, "link_latency_us", w);
+  }
+  if (schema >= 4 || has(j, "balance")) {
+    s.balance = get_bool(j, "balance", w);
+    s.shares_from = get_string(j, "shares_from", w);
+  }
+}
+
 const std::vector<ConfigField>& config_fields() {
   constexpr int64_t kNoLimit = 0;
   static const std::vector<ConfigField> fields = {
@@ -224,14 +279,9 @@ const std::vector<ConfigField>& config_fields() {
       integer("replicas_per_process", 2, &RunConfig::replicas_per_process, 1),
       plain("hosts", 2, &RunConfig::hosts),
       plain("simulated", 1, &RunConfig::simulated),
-      integer("slow_replica", 2, &RunConfig::slow_replica, -1),
-      plain("slow_factor", 2, &RunConfig::slow_factor),
+      scenario_field(5),
       plain("step_delay_s", 2, &RunConfig::step_delay_s),
-      plain("link_gbit", 4, &RunConfig::link_gbit),
-      plain("link_latency_us", 4, &RunConfig::link_latency_us),
       plain("time_phases", 3, &RunConfig::time_phases),
-      plain("balance", 4, &RunConfig::balance),
-      plain("shares_from", 4, &RunConfig::shares_from),
       share_changes_field(4),
       integer("global_batch", 1, &RunConfig::global_batch, 1),
       integer("per_replica_batch", 1, &RunConfig::per_replica_batch, 1),
@@ -273,6 +323,7 @@ RunConfig config_from_json(const json& j, int schema) {
     f.read(c, j, w);
     has_replicas_per_process |= f.key == "replicas_per_process";
   }
+  if (schema < 5 && !has(j, "scenario")) read_legacy_scenario(c, j, w, schema);
   if (!has_replicas_per_process) c.replicas_per_process = c.replicas;   // one process held them all
   // The window and the exports derive the model's sizes from its name: a name this version
   // does not know is a bad record, said here, not an exception in a chart.
@@ -338,7 +389,7 @@ json epoch_to_json(const EpochMetrics& e) {
   return j;
 }
 
-EpochMetrics epoch_from_json(const json& j, std::size_t index) {
+EpochMetrics epoch_from_json(const json& j, std::size_t index, int schema) {
   const std::string w = fmt::format("epochs[{}].", index);
   if (!j.is_object())
     throw DataError(fmt::format("field 'epochs[{}]' is {}, expected an object", index, j.type_name()));
@@ -349,7 +400,7 @@ EpochMetrics epoch_from_json(const json& j, std::size_t index) {
     const json& r = j.at("replica_times");
     if (!r.is_array()) wrong_type("replica_times", w, r, "an array");
     for (std::size_t i = 0; i < r.size(); ++i)
-      e.replica_times.push_back(phases_from_json(r[i], fmt::format("{}replica_times[{}]", w, i)));
+      e.replica_times.push_back(phases_from_json(r[i], fmt::format("{}replica_times[{}]", w, i), schema));
   }
   if (has(j, "param_digest")) e.param_digest = get_string(j, "param_digest", w);
   return e;
@@ -381,8 +432,42 @@ constexpr const char* kCsvHeader =
     "epoch,time_s,allreduce_s,train_loss,train_acc,val_loss,val_acc,images_per_s,"
     // Added after the first exports, at the end so the older columns keep their places: the
     // what-ifs a run may carry (a model of another width, a simulated link or straggler,
-    // balanced shares), so an exported comparison says what it compared.
-    "model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance";
+    // balanced shares), so an exported comparison says what it compared, as schema 4 knew
+    // them; then "scenario": every scenario field that is on, as the option table writes it
+    // ("slow_replica=1:3 simulated_link=1:50"), so a field added later needs no column of
+    // its own.
+    "model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance,scenario";
+
+// The last columns: each time category's mean over the replicas of the epoch's seconds
+// ("breakdown_forward_s"; empty for an epoch without a breakdown), so a new category is a new
+// column with no code here.
+std::string breakdown_header() {
+  std::string out;
+  for (const TimeCategory& c : time_categories()) out += fmt::format(",breakdown_{}_s", c.key);
+  return out;
+}
+
+std::string breakdown_columns(const EpochMetrics& e) {
+  std::string out;
+  const std::size_t n = e.replica_times.size();
+  for (std::size_t c = 0; c < time_categories().size(); ++c) {
+    double sum = 0;
+    for (const PhaseTimes& t : e.replica_times) sum += t[int(c)];
+    out += n == 0 ? std::string(",") : "," + num(sum / double(n));
+  }
+  return out;
+}
+
+// The scenario column: key=text of every field that differs from plain training.
+std::string scenario_column(const Scenario& s) {
+  const auto plain = scenario_texts(Scenario{});
+  std::string out;
+  for (const auto& [key, text] : scenario_texts(s)) {
+    const bool off = std::any_of(plain.begin(), plain.end(), [&](const auto& p) { return p.first == key && p.second == text; });
+    if (!off) out += (out.empty() ? "" : " ") + key + "=" + text;
+  }
+  return out;
+}
 
 // "cpu:2" -> "cpu2", "cuda:0,cuda:1" -> "cuda0_1": short and safe in a file name.
 std::string compact_devices(const std::string& devices) {
@@ -477,10 +562,10 @@ std::string make_run_id(const RunConfig& config) {
 
 nlohmann::json to_json(const RunConfig& config) { return config_to_json(config); }
 nlohmann::json to_json(const PhaseTimes& times) { return phases_to_json(times); }
-PhaseTimes phase_times_from_json(const nlohmann::json& j) { return phases_from_json(j, "phases"); }
+PhaseTimes phase_times_from_json(const nlohmann::json& j) { return phases_from_json(j, "phases", kSchemaVersion); }
 RunConfig run_config_from_json(const nlohmann::json& j) { return config_from_json(j, kSchemaVersion); }
 nlohmann::json to_json(const EpochMetrics& epoch) { return epoch_to_json(epoch); }
-EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_from_json(j, 0); }
+EpochMetrics epoch_metrics_from_json(const nlohmann::json& j) { return epoch_from_json(j, 0, kSchemaVersion); }
 
 nlohmann::json to_json(const RunRecord& r) {
   json epochs = json::array();
@@ -516,7 +601,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   r.config = config_from_json(field(j, "config", w), schema);
   const json& epochs = field(j, "epochs", w);
   if (!epochs.is_array()) wrong_type("epochs", w, epochs, "an array");
-  for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
+  for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i, schema));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   if (has(j, "comm")) r.comm = comm_from_json(j.at("comm"));
   if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"));
@@ -566,6 +651,7 @@ RunRecord read_run_json(const std::filesystem::path& file) {
 
 std::string runs_to_csv(std::span<const RunRecord> runs) {
   std::string out = kCsvHeader;
+  out += breakdown_header();
   out += '\n';
   for (const auto& r : runs) {
     const auto& c = r.config;
@@ -575,14 +661,18 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
         num(c.global_batch), num(c.per_replica_batch), boolean(c.per_replica_batch_mode), num(c.learning_rate),
         boolean(c.scale_lr), num(c.seed), csv_field(c.dataset), csv_field(to_string(c.backend)), csv_field(c.communicator),
         num(c.train_size), num(c.val_size));
+    const Scenario& s = c.scenario;
     const std::string what_if_cols =
-        fmt::format("{},{},{},{},{},{}", csv_field(c.model), num(c.link_gbit),
-                    num(c.link_latency_us), num(int64_t(c.slow_replica)), num(c.slow_factor), boolean(c.balance));
+        fmt::format("{},{},{},{},{},{},{}", csv_field(c.model), num(s.link.gbit), num(s.link.latency_us),
+                    num(int64_t(s.straggler.replica)), num(s.straggler.on() ? s.straggler.factor : 1.0),
+                    boolean(s.balanced()), csv_field(scenario_column(s)));
     for (const auto& e : r.epochs) {
       out += run_cols;
-      out += fmt::format(",{},{},{},{},{},{},{},{},{}\n", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
+      out += fmt::format(",{},{},{},{},{},{},{},{},{}", num(int64_t(e.epoch)), num(e.time_s), num(e.allreduce_s),
                          num(e.train_loss), num(e.train_acc), num(e.val_loss), num(e.val_acc), num(e.images_per_s),
                          what_if_cols);
+      out += breakdown_columns(e);
+      out += '\n';
     }
   }
   return out;

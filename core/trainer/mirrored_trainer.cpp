@@ -75,11 +75,13 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
 
   std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    // Collective over the link. A simulated straggler makes the others wait `slow_factor` times
+    // Collective over the link. A simulated straggler makes the others wait its factor times
     // as long for it, on purpose: the deadline stretches with it.
-    comms = make_communicators(run_.devices, link_, run_.timeout_s * std::max(1.0, rc.slow_factor));
-    if (rc.link_gbit > 0)
-      for (auto& c : comms) c = make_simulated_link(std::move(c), {rc.link_gbit, rc.link_latency_us});
+    const Scenario& scenario = rc.scenario;
+    comms = make_communicators(run_.devices, link_,
+                               run_.timeout_s * (scenario.straggler.on() ? std::max(1.0, scenario.straggler.factor) : 1.0));
+    if (scenario.link.on())
+      for (auto& c : comms) c = make_simulated_link(std::move(c), scenario.link);
     record.config.communicator = comms.front()->name();
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one

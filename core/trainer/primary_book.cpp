@@ -90,7 +90,7 @@ void PrimaryBook::end_epoch(double time_s, const std::vector<EpochReport>& all) 
   EpochMetrics m;
   m.epoch = epoch_;
   m.time_s = time_s;
-  m.allreduce_s = replica_times_[0].allreduce_s + replica_times_[0].wait_s;
+  m.allreduce_s = replica_times_[0][phase::AllReduce] + replica_times_[0][phase::Wait];
   m.train_loss = mean_loss(running_);
   m.train_acc = accuracy(running_);
   m.images_per_s = double(running_.samples) / std::max(1e-9, time_s);

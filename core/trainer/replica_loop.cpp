@@ -94,11 +94,11 @@ class ReplicaLoop {
     if (device_kind(s_.run.devices) == DeviceKind::Cpu && s_.cpu_for(local_) >= 0) pin_current_thread(s_.cpu_for(local_));
     const DeviceSpec& device = s_.run.devices[std::size_t(local_)];
     // Balanced: plans for the largest share the rule may give; the shares start even (or as replayed).
-    const int max_batch = static_cast<int>(rc_.balance ? balancer_.rule().max_share() : rc_.per_replica_batch);
-    if (rc_.balance) shares_ = replaying() ? shares_at(s_.run.replay_shares, 0) : balancer_.shares();
+    const int max_batch = static_cast<int>(balanced() ? balancer_.rule().max_share() : rc_.per_replica_batch);
+    if (balanced()) shares_ = replaying() ? shares_at(s_.run.replay_shares, 0) : balancer_.shares();
     auto engine = s_.engine_factory ? s_.engine_factory(device, max_batch)
                                     : make_engine(device, rc_.backend, max_batch, rc_.precision, s_.run.model);
-    if (rank_ == rc_.slow_replica) engine = make_straggler(std::move(engine), rc_.slow_factor);
+    if (rank_ == rc_.scenario.straggler.replica) engine = make_straggler(std::move(engine), rc_.scenario.straggler.factor);
     s_.engines[std::size_t(local_)] = std::move(engine);
     engine_ = s_.engines[std::size_t(local_)].get();
     who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
@@ -123,7 +123,7 @@ class ReplicaLoop {
     comm_.barrier();
     comm_.take_times();
     if (rank_ == 0) {
-      if (rc_.balance) s_.record.config.share_changes = {{0, shares_}};
+      if (balanced()) s_.record.config.share_changes = {{0, shares_}};
       s_.record.warmup_s = seconds_since(warm_start);
       s_.record.comm = engine_->comm_profile();
       s_.record.engine = engine_->engine_report();
@@ -182,16 +182,16 @@ class ReplicaLoop {
         mine.step_times = step_times;
       }
       const auto all = comm_.all_gather(mine);
-      if (rc_.balance) check_shares_tile(all, b);
+      if (balanced()) check_shares_tile(all, b);
       // The exchange itself is step time too: it opens the next report's account.
       const CollectiveTimes ct = comm_.take_times();
       since = PhaseTimes{};
-      since.wait_s = ct.wait_s;
-      since.allreduce_s = ct.transfer_s;
+      since[phase::Wait] = ct.wait_s;
+      since[phase::AllReduce] = ct.transfer_s;
       if (rank_ == 0)
         s_.book.add(all, s, std::min(rc_.train_size, s * global),
                     std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
-      if (rc_.balance && !replaying()) rebalance(all, steps_since_report);
+      if (balanced() && !replaying()) rebalance(all, steps_since_report);
       steps_since_report = 0;
       stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
       if (stop) return s == steps;
@@ -203,10 +203,11 @@ class ReplicaLoop {
   // Replica r's first sample in a step of b samples: the even split of lock-step, or the
   // balanced shares in effect.
   int64_t share_of(int64_t b, int r) const {
-    if (!rc_.balance) return replica_share_begin(b, n_, r);
+    if (!balanced()) return replica_share_begin(b, n_, r);
     return share_begin(shares_, rc_.global_batch, b, r);
   }
 
+  bool balanced() const { return rc_.scenario.balanced(); }
   bool replaying() const { return !s_.run.replay_shares.empty(); }
 
   // The shares every rank took must tile the step's batch: ranks that computed other shares
@@ -238,7 +239,7 @@ class ReplicaLoop {
     if (step_ >= total_steps_) return;   // no step left to take new shares (and none to record)
     std::vector<ShareSample> samples(all.size());
     for (std::size_t r = 0; r < all.size(); ++r)
-      samples[r] = {all[r].times.forward_s + all[r].times.backward_s, all[r].times.optimizer_s, all[r].stats.samples,
+      samples[r] = {all[r].times[phase::Forward] + all[r].times[phase::Backward], all[r].times[phase::Optimizer], all[r].stats.samples,
                     steps};
     if (!balancer_.observe(samples)) return;
     shares_ = balancer_.shares();

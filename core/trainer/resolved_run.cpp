@@ -35,7 +35,7 @@ std::vector<ShareChange> load_replayed_shares(const std::string& file, const Run
     throw ConfigError(fmt::format("--shares-from: {}", e.what()));
   }
   const RunConfig& was = rec.config;
-  MB_CHECK(was.balance && !was.share_changes.empty(), ConfigError,
+  MB_CHECK(was.scenario.balanced() && !was.share_changes.empty(), ConfigError,
            "--shares-from {}: run {} is a lock-step run: it has no share changes to replay", file, rec.id);
   auto same = [&](bool equal, std::string_view what, const std::string& then, const std::string& now) {
     MB_CHECK(equal, ConfigError, "--shares-from {}: run {} is of another configuration: its {} was {}, this run's is {}",
@@ -100,7 +100,7 @@ ResolvedRun resolve_run(const TrainConfig& request, const ProcessInfo& world, co
   run.config = resolve_options(request, shape);
 
   RunConfig& rc = run.config;
-  if (!request.shares_from.empty() && rc.balance) run.replay_shares = load_replayed_shares(request.shares_from, rc);
+  if (!rc.scenario.shares_from.empty()) run.replay_shares = load_replayed_shares(rc.scenario.shares_from, rc);
   rc.hosts = {world.host.empty() ? host_name() : world.host};
   rc.version = version();
   rc.cpu_model = inventory.cpu_name;

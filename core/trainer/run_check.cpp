@@ -43,14 +43,14 @@ void check_ranges(const TrainConfig& c, Problems& p) {
 // Balanced shares follow each replica's measured compute: engines that take any share and time
 // their phases every step.
 void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
-  const bool balanced = c.balance || !c.shares_from.empty();
-  if (!balanced) return;
-  const std::string_view key = c.balance ? "balance" : "shares_from";
+  const Scenario& s = c.scenario;
+  if (!s.balanced()) return;
+  const std::string_view key = s.balance ? "balance" : "shares_from";
   if (!b.balanced_shares)
     p.error(key, fmt::format("--balance: balanced shares are for CPU replicas (cpu:N) in this version; the {} engine "
                              "reports every 64 steps and keys its CUDA graphs by a fixed share",
                              to_string(b.backend)));
-  else if (!c.time_phases && c.shares_from.empty())
+  else if (!c.time_phases && s.shares_from.empty())
     p.error("balance", "--balance measures each replica's compute with the step breakdown: it cannot run with "
                        "--no-breakdown (or replay measured shares with --shares-from RECORD)");
 }
@@ -66,18 +66,36 @@ void check_model(const TrainConfig& c, Problems& p) {
 // The simulated link sleeps on the host after the exchange, so only replicas whose step ends
 // on the host (the registry's CPU rows) can be slowed by it, as with the straggler.
 void check_link(const TrainConfig& c, const BackendInfo& b, int replicas, Problems& p) {
-  if (c.link_gbit == 0 && c.link_latency_us == 0) return;
-  if (!(std::isfinite(c.link_gbit) && c.link_gbit > 0 && c.link_gbit <= 1e5))
+  const SimulatedLink& link = c.scenario.link;
+  if (link.gbit == 0 && link.latency_us == 0) return;
+  if (!(std::isfinite(link.gbit) && link.gbit > 0 && link.gbit <= 1e5))
     p.error("simulated_link", fmt::format("--simulated-link: the bandwidth must be in (0, 1e5] Gbit/s (got {})",
-                                          c.link_gbit));
-  if (!(std::isfinite(c.link_latency_us) && c.link_latency_us >= 0 && c.link_latency_us <= 1e6))
+                                          link.gbit));
+  if (!(std::isfinite(link.latency_us) && link.latency_us >= 0 && link.latency_us <= 1e6))
     p.error("simulated_link", fmt::format("--simulated-link: the latency must be in 0..1e6 us (got {})",
-                                          c.link_latency_us));
+                                          link.latency_us));
   if (!b.simulated_link)
     p.error("simulated_link",
             "--simulated-link simulates a link between CPU replicas only (a GPU step runs ahead of the host)");
   else if (replicas < 2)
     p.advice("simulated_link", "--simulated-link changes nothing with one replica: there is no all-reduce");
+}
+
+// The simulated straggler sleeps on the host after its replica's compute, so only replicas
+// whose step ends on the host (the registry's CPU rows) can be slowed by it.
+void check_straggler(const TrainConfig& c, const BackendInfo& b, int replicas, Problems& p) {
+  const Straggler& slow = c.scenario.straggler;
+  if (!slow.on()) return;
+  if (!b.straggler)
+    p.error("slow_replica",
+            "--slow-replica simulates a straggler on CPU replicas only (a GPU step runs ahead of the host)");
+  else if (replicas < 2)
+    p.error("slow_replica", "the simulated straggler needs two or more replicas: the others are the ones that wait "
+                            "for it");
+  else if (slow.replica >= replicas)
+    p.error("slow_replica", fmt::format("--slow-replica {}: the run has replicas 0..{}", slow.replica, replicas - 1));
+  if (!(std::isfinite(slow.factor) && slow.factor >= 1.0 && slow.factor <= 100.0))
+    p.error("slow_replica", fmt::format("--slow-replica: the factor must be in 1..100 (got {})", slow.factor));
 }
 
 void check_backend(const TrainConfig& c, int replicas, Problems& p) {
@@ -100,18 +118,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
                                      to_string(c.precision), to_string(backend)));
   check_balance(c, b, p);
   check_link(c, b, replicas, p);
-  if (c.slow_replica < 0) return;
-  if (!b.straggler)
-    p.error("slow_replica",
-            "--slow-replica simulates a straggler on CPU replicas only (a GPU step runs ahead of the host)");
-  else if (replicas < 2)
-    p.error("slow_replica", "the simulated straggler needs two or more replicas: the others are the ones that wait "
-                            "for it");
-  else if (c.slow_replica >= replicas)
-    p.error("slow_replica",
-            fmt::format("--slow-replica {}: the run has replicas 0..{}", c.slow_replica, replicas - 1));
-  if (!(std::isfinite(c.slow_factor) && c.slow_factor >= 1.0 && c.slow_factor <= 100.0))
-    p.error("slow_replica", fmt::format("--slow-replica: the factor must be in 1..100 (got {})", c.slow_factor));
+  check_straggler(c, b, replicas, p);
 }
 
 void check_batch(const TrainConfig& c, int replicas, Problems& p) {

@@ -1,30 +1,87 @@
-// Where one replica's training time went, summed over steps: forward, backward, the gradient
-// all-reduce's exposed exchange, the optimizer, and waiting for the slowest replica to arrive
-// at the all-reduce. A step is the sum of its phases (up to timer gaps). Engines that compute
-// forward and backward in one pass (the reference loops) report both as backward. The CUDA
-// engine does not time phases per step (that would stop the GPU running ahead): it reports
-// only allreduce_s, each step's exposed communication as measured in its warm-up (CommProfile).
+// Where one replica's training time went, summed over steps, by category. The categories are
+// one table (phase_times.cpp), in the order a replica runs them: forward, backward, waiting for
+// the slowest replica, the gradient all-reduce's exposed exchange, the optimizer - the parts of
+// a step, which add up to it (up to timer gaps) - and, beside them, measures over the same steps
+// that are not parts of them (the replica thread's CPU time while it computed). The record, its
+// CSV, the Chrome trace, the live progress and "Where the time goes" list every row, so a new
+// category is a row here plus the code that measures it.
+//
+// Engines that compute forward and backward in one pass (the reference loops) report both as
+// backward. The CUDA engine does not time phases per step (that would stop the GPU running
+// ahead): it reports only the all-reduce, each step's exposed communication as measured in its
+// warm-up (CommProfile).
 #pragma once
+#include <array>
 #include <cstdint>
+#include <span>
+#include <string_view>
 
 namespace mb {
 
-struct PhaseTimes {
-  double forward_s = 0, backward_s = 0, allreduce_s = 0, optimizer_s = 0, wait_s = 0;
+// How a category relates to the step.
+enum class TimeRole {
+  Compute,         // the replica computing (the breakdown stacks these as one "compute")
+  Communication,   // exchanging the gradient
+  Waiting,         // idle, for the slowest replica
+  Beside,          // measured over the same steps but not a part of them: never stacked
+};
 
-  double compute_s() const { return forward_s + backward_s + optimizer_s; }
-  double total() const { return compute_s() + allreduce_s + wait_s; }
+// The colour a category takes in the window (ui/insight maps each role to a colour).
+enum class ColourRole { ComputeLight, Compute, ComputeDark, Communication, Waiting, CpuTime, Extra };
+
+struct TimeCategory {
+  std::string_view key;      // "forward": the record's "forward_s", the CSV's "breakdown_forward_s"
+  std::string_view label;    // "forward": the Chrome trace's event name, the timeline's legend
+  std::string_view legend;   // "communication (all-reduce)": the breakdown's legend
+  std::string_view help;     // one sentence for tooltips
+  std::string_view unit;     // "s" (wall time) or "CPU s"
+  TimeRole role = TimeRole::Compute;
+  ColourRole colour = ColourRole::Extra;
+  int since_schema = 1;      // the run record schema that added it (older records may lack it)
+};
+
+inline constexpr int kMaxTimeCategories = 12;
+
+// The built-in categories' positions in the table.
+namespace phase {
+enum : int { Forward, Backward, Wait, AllReduce, Optimizer, ComputeCpu, kBuiltins };
+}  // namespace phase
+
+// Every category, built-in ones first, in step order.
+std::span<const TimeCategory> time_categories();
+// Adds a category after the others and returns its position: for tests, and for code that
+// measures something before it earns a row of its own. Throws std::logic_error when the table
+// is full or the key taken. Call before any run (the table is not guarded).
+int add_time_category(const TimeCategory& category);
+int time_category(std::string_view key);   // position of the key, or -1
+
+// Seconds per category (trivially copyable: all-gathered between replicas as bytes).
+struct PhaseTimes {
+  std::array<double, kMaxTimeCategories> s{};
+
+  double& operator[](int category) { return s[std::size_t(category)]; }
+  double operator[](int category) const { return s[std::size_t(category)]; }
+  double of(TimeRole role) const;                       // summed over the categories of a role
+  double compute_s() const { return of(TimeRole::Compute); }
+  double total() const;                                 // the step: every category but the Beside ones
   PhaseTimes& operator+=(const PhaseTimes& o) {
-    forward_s += o.forward_s, backward_s += o.backward_s, allreduce_s += o.allreduce_s;
-    optimizer_s += o.optimizer_s, wait_s += o.wait_s;
+    for (std::size_t i = 0; i < s.size(); ++i) s[i] += o.s[i];
     return *this;
   }
   friend PhaseTimes operator-(PhaseTimes a, const PhaseTimes& b) {
-    a.forward_s -= b.forward_s, a.backward_s -= b.backward_s, a.allreduce_s -= b.allreduce_s;
-    a.optimizer_s -= b.optimizer_s, a.wait_s -= b.wait_s;
+    for (std::size_t i = 0; i < a.s.size(); ++i) a.s[i] -= b.s[i];
     return a;
   }
+  PhaseTimes scaled(double factor) const {
+    PhaseTimes out = *this;
+    for (double& x : out.s) x *= factor;
+    return out;
+  }
 };
+
+// CPU seconds the calling thread has run so far (CLOCK_THREAD_CPUTIME_ID): the gap to the wall
+// clock over a stretch of work is the time the thread was ready but had no CPU.
+double thread_cpu_seconds();
 
 // The gradient all-reduce as nccl-tests and DDP's profiling see it, measured once in an
 // engine's untimed warm-up (empty for a single replica or a host communicator):

@@ -28,11 +28,11 @@ QString bound_sentence(const RunRecord& r) {
     PhaseTimes sum;
     for (const PhaseTimes& t : e->replica_times) sum += t;
     if (!(sum.total() > 0)) continue;
-    const double comm = sum.allreduce_s / sum.total(), wait = sum.wait_s / sum.total();
+    const double comm = sum.of(TimeRole::Communication) / sum.total(), wait = sum.of(TimeRole::Waiting) / sum.total();
     const QString bytes = QObject::tr("%1 MB").arg(model_from_text(r.config.model).gradient_bytes() * 1e-6, 0, 'f', 1);
-    const QString over = r.config.link_gbit > 0
-                             ? QObject::tr(" over the simulated %1 Gbit/s link").arg(r.config.link_gbit, 0, 'g', 4)
-                             : QString();
+    const SimulatedLink& link = r.config.scenario.link;
+    const QString over = link.on() ? QObject::tr(" over the simulated %1 Gbit/s link").arg(link.gbit, 0, 'g', 4)
+                                   : QString();
     if (comm >= 0.5)
       return QObject::tr("<b>Communication-bound</b>: exchanging the gradient (%1 per step%2) takes %3 of the "
                          "replicas' time, more than computing it, so more replicas add exchange and save little.")
@@ -89,7 +89,7 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
                    count_of(r.config.epochs, QObject::tr("epoch"), QObject::tr("epochs")), QString::number(r.config.learning_rate),
                    primary->live ? QObject::tr(" · <b>running</b>") : QStringLiteral(" · ") + QString::fromUtf8(to_string(r.status)));
 
-  if (r.config.slow_replica >= 0)
+  if (r.config.scenario.straggler.on())
     html += QObject::tr("<p style='margin-top:0; color:#b71c1c'><b>%1</b>: a demonstration. Lock-step training "
                         "runs at the pace of the slowest replica; the others wait for it at every all-reduce "
                         "(see Where the time goes).</p>")

@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include "config/train_options.h"
+
 namespace mb {
 
 QString devices_text(const RunConfig& c) {
@@ -14,21 +16,21 @@ QString devices_text(const RunConfig& c) {
   return c.processes > 1 ? QStringLiteral("%1 × %2").arg(c.processes).arg(devices) : devices;
 }
 
-QString straggler_tag(const RunConfig& c) {
-  if (c.slow_replica < 0) return {};
-  return QObject::tr("simulated straggler r%1 \u00d7%2").arg(c.slow_replica).arg(c.slow_factor, 0, 'g', 3);
-}
-
 QString straggler_text(const RunConfig& c) {
-  if (c.slow_replica < 0) return {};
-  return QObject::tr("simulated straggler: replica %1 computes %2\u00d7 slower").arg(c.slow_replica).arg(c.slow_factor, 0, 'g', 3);
+  return QString::fromStdString(train_option("slow_replica").scenario.describe(c.scenario));
 }
 
 QString what_if_tags(const RunConfig& c) {
   QString tags;
   if (c.model != "cnn-reference") tags += QObject::tr(" · what-if %1").arg(QString::fromStdString(c.model));
-  if (c.link_gbit > 0) tags += QObject::tr(" · simulated link %1 Gbit/s").arg(c.link_gbit, 0, 'g', 4);
+  for (const std::string& tag : scenario_tags(c.scenario)) tags += QStringLiteral(" · ") + QString::fromStdString(tag);
   return tags;
+}
+
+QStringList scenario_sentences(const RunConfig& c) {
+  QStringList out;
+  for (const std::string& line : scenario_descriptions(c.scenario)) out << QString::fromStdString(line);
+  return out;
 }
 
 QString default_run_name(const RunConfig& c) {
@@ -38,7 +40,6 @@ QString default_run_name(const RunConfig& c) {
   else
     name += QStringLiteral(" · batch %1").arg(c.global_batch);
   if (c.simulated) name += QStringLiteral(" (simulated)");
-  if (c.slow_replica >= 0) name += QStringLiteral(" · ") + straggler_tag(c);
   return name + what_if_tags(c);
 }
 
@@ -72,7 +73,6 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
     }
     QString l = devices_text(r->config);
     if (r->config.simulated) l += QObject::tr(" (sim.)");
-    if (r->config.slow_replica >= 0) l += QStringLiteral(" · ") + straggler_tag(r->config);
     l += what_if_tags(r->config);
     if (!same_batch) l += QStringLiteral(" · ") + batch_of(r->config);
     labels.push_back(l);

@@ -2,6 +2,7 @@
 // charts, the tooltips and the exports say the same thing the same way).
 #pragma once
 #include <QString>
+#include <QStringList>
 
 #include <string>
 #include <vector>
@@ -12,12 +13,14 @@ namespace mb {
 
 // The devices of a run: "cpu:2", or "2 × cpu:1" for a run of 2 processes with cpu:1 each.
 QString devices_text(const RunConfig& config);
-// A simulated straggler, as every part of the window names it: "simulated straggler r1 ×3"
-// (short, for legends and labels) and "simulated straggler: replica 1 computes 3× slower"
-// (for tooltips, the card, titles). Empty for a run without one.
-QString straggler_tag(const RunConfig& config);
-// " · what-if cnn-dense4096 · simulated link 1 Gbit/s" (empty for the reference on real links).
+// What a run changes from plain training, as every part of the window names it (the option
+// table's words for the scenario): " · what-if cnn-dense4096 · simulated straggler r1 ×3 ·
+// simulated link 1 Gbit/s" (short, for legends and labels; empty for the reference CNN on this
+// machine as it is), and one sentence per scenario field that is on ("simulated straggler:
+// replica 1 computes 3× slower"), for tooltips, the card and titles.
 QString what_if_tags(const RunConfig& config);
+QStringList scenario_sentences(const RunConfig& config);
+// The straggler's sentence alone (empty without one), for the parts that show its replica.
 QString straggler_text(const RunConfig& config);
 QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
 QString run_label(const RunRecord& record);          // the user's name, else the default

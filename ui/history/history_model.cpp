@@ -231,8 +231,7 @@ QVariant HistoryModel::display(int row, int col) const {
     case Name: return (is_baseline_row(row) ? QStringLiteral("\u2605 ") : QString()) + run_label(r);
     case Date: return format_date(c.start_time);
     case Devices:
-      return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString()) +
-             (c.slow_replica >= 0 ? QStringLiteral(" · ") + straggler_tag(c) : QString());
+      return devices_text(c) + (c.simulated ? tr(" (simulated)") : QString()) + what_if_tags(c);
     case Batch:
       return c.replicas > 1 ? QStringLiteral("%1 (%2)").arg(c.global_batch).arg(c.per_replica_batch)
                             : QString::number(c.global_batch);
@@ -287,9 +286,8 @@ QString HistoryModel::tooltip(int row) const {
     for (const auto& h : c.hosts) hosts << QString::fromStdString(h).toHtmlEscaped();
     tip += tr("%1 processes × %2 replica(s) on %3<br>").arg(c.processes).arg(c.replicas_per_process).arg(hosts.join(", "));
   }
-  if (c.slow_replica >= 0)
-    tip += QStringLiteral("<font color='#b71c1c'>%1 (a demonstration, not the device's speed)</font><br>")
-               .arg(straggler_text(c).toHtmlEscaped());
+  for (const QString& line : scenario_sentences(c))
+    tip += QStringLiteral("<font color='#b71c1c'>%1 (a demonstration)</font><br>").arg(line.toHtmlEscaped());
   tip += tr("global batch %1, %2 per replica; lr %3%4; seed %5<br>")
              .arg(c.global_batch)
              .arg(c.per_replica_batch)

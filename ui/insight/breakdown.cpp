@@ -2,6 +2,7 @@
 #include "insight/breakdown.h"
 
 #include <QObject>
+#include <QStringList>
 
 #include <algorithm>
 #include <cmath>
@@ -34,7 +35,8 @@ QString ms(double s) { return QStringLiteral("%1 ms").arg(s * 1e3, 0, 'f', s < 0
 QString secs(double s) { return s < 1 ? ms(s) : format_seconds(s); }
 
 QString replica_name(const RunConfig& c, int r) {
-  return r == c.slow_replica ? QObject::tr("replica %1 (simulated straggler \u00d7%2)").arg(r).arg(c.slow_factor, 0, 'g', 3)
+  const Straggler& slow = c.scenario.straggler;
+  return r == slow.replica ? QObject::tr("replica %1 (simulated straggler \u00d7%2)").arg(r).arg(slow.factor, 0, 'g', 3)
                              : QObject::tr("replica %1").arg(r);
 }
 
@@ -48,23 +50,57 @@ void fit_values(BarChartContent& c, double max, double scale) {
   c.value_decimals = decimals_for(step);
 }
 
+QString word(std::string_view text) { return QString::fromUtf8(text.data(), qsizetype(text.size())); }
+
+// The tooltip's lines: compute with its parts, each other part of the step, and what was
+// measured beside it (the CPU time while computing, as a share of the compute's wall time).
+QString breakdown_detail(const PhaseTimes& t) {
+  const auto categories = time_categories();
+  QStringList parts;
+  for (std::size_t i = 0; i < categories.size(); ++i)
+    if (categories[i].role == TimeRole::Compute) parts << QStringLiteral("%1 %2").arg(word(categories[i].label), secs(t[int(i)]));
+  QString detail = QObject::tr("<br>compute %1 (%2)").arg(secs(t.compute_s()), parts.join(QStringLiteral(" · ")));
+  for (std::size_t i = 0; i < categories.size(); ++i) {
+    const TimeCategory& c = categories[i];
+    if (c.role == TimeRole::Compute) continue;
+    if (c.role == TimeRole::Beside) {
+      if (t[int(i)] > 0 && t.compute_s() > 0)
+        detail += QObject::tr("<br>%1 %2 CPU s (%3 of the compute's wall time)")
+                      .arg(word(c.legend), QString::number(t[int(i)], 'f', 2), format_percent(t[int(i)] / t.compute_s(), 0));
+      continue;
+    }
+    detail += QStringLiteral("<br>%1 %2").arg(word(c.legend), secs(t[int(i)]));
+  }
+  return detail;
+}
+
+// The parts of a step other than compute, as the breakdown stacks them: by role (the order of
+// TimeRole: communication, then waiting), then in the table's order.
+std::vector<int> stacked_categories() {
+  std::vector<int> out;
+  const auto categories = time_categories();
+  for (TimeRole role : {TimeRole::Communication, TimeRole::Waiting})
+    for (std::size_t i = 0; i < categories.size(); ++i)
+      if (categories[i].role == role) out.push_back(int(i));
+  return out;
+}
+
+// Bottom up: compute (its categories as one), then every other part of the step
+// (stacked_categories), each in its colour.
 Bar breakdown_bar(const RunConfig& c, int r, const PhaseTimes& t, const QString& what) {
   Bar bar;
-  bar.label = r == c.slow_replica ? QObject::tr("r%1 slow").arg(r) : QStringLiteral("r%1").arg(r);
-  bar.marked = r == c.slow_replica;
+  const bool slow = r == c.scenario.straggler.replica;
+  bar.label = slow ? QObject::tr("r%1 slow").arg(r) : QStringLiteral("r%1").arg(r);
+  bar.marked = slow;
   const QString head = QStringLiteral("<b>%1</b>, %2: %3").arg(replica_name(c, r).toHtmlEscaped(), what, secs(t.total()));
-  const QString detail =
-      QObject::tr("<br>compute %1 (forward %2 · backward %3 · optimizer %4)<br>communication %5 (all-reduce)<br>waiting %6 "
-                  "(for the slowest replica)")
-          .arg(secs(t.compute_s()), secs(t.forward_s), secs(t.backward_s), secs(t.optimizer_s), secs(t.allreduce_s), secs(t.wait_s));
+  const QString tip = head + breakdown_detail(t);
   double at = 0;
   auto add = [&](double length, const QColor& colour, const QString& name) {
-    bar.segments.push_back({at, length, colour, name, head + detail});
+    bar.segments.push_back({at, length, colour, name, tip});
     at += length;
   };
   add(t.compute_s(), compute_colour(), QObject::tr("compute"));
-  add(t.allreduce_s, communication_colour(), QObject::tr("communication"));
-  add(t.wait_s, waiting_colour(), QObject::tr("waiting"));
+  for (int c : stacked_categories()) add(t[c], category_colour(c), role_word(time_categories()[std::size_t(c)].role));
   return bar;
 }
 
@@ -89,14 +125,15 @@ QString untimed_text(const RunRecord& r) {
   return QObject::tr("This run's record holds no per-replica breakdown: it was recorded before mirrorbench kept one.");
 }
 
-// "compute 86 % · communication 9 % · waiting 5 %" of all replicas' time together.
+// "compute 86 % · communication 9 % · waiting 5 %" of all replicas' time together, by role.
 QString shares(const std::vector<PhaseTimes>& times) {
   PhaseTimes sum;
   for (const auto& t : times) sum += t;
   const double total = std::max(1e-12, sum.total());
-  return QObject::tr("compute %1 · communication %2 · waiting %3")
-      .arg(format_percent(sum.compute_s() / total, 0), format_percent(sum.allreduce_s / total, 0),
-           format_percent(sum.wait_s / total, 0));
+  QStringList parts;
+  for (TimeRole role : {TimeRole::Compute, TimeRole::Communication, TimeRole::Waiting})
+    parts << QStringLiteral("%1 %2").arg(role_word(role), format_percent(sum.of(role) / total, 0));
+  return parts.join(QStringLiteral(" · "));
 }
 
 // The share of the replicas' time spent waiting; a straggler's own time is left out (it is
@@ -104,8 +141,8 @@ QString shares(const std::vector<PhaseTimes>& times) {
 double waiting_share(const RunConfig& cfg, const std::vector<PhaseTimes>& times) {
   double wait = 0, total = 0;
   for (std::size_t k = 0; k < times.size(); ++k) {
-    if (int(k) == cfg.slow_replica && times.size() > 1) continue;
-    wait += times[k].wait_s;
+    if (int(k) == cfg.scenario.straggler.replica && times.size() > 1) continue;
+    wait += times[k].of(TimeRole::Waiting);
     total += times[k].total();
   }
   return wait / std::max(1e-12, total);
@@ -119,13 +156,13 @@ QString other_mode_text(const std::vector<ShownRun>& runs, const ShownRun& prima
   const RunConfig& mine = primary.record.config;
   for (const ShownRun& s : runs) {
     const RunConfig& c = s.record.config;
-    if (&s == &primary || c.balance == mine.balance || c.devices != mine.devices || c.slow_replica != mine.slow_replica ||
-        c.slow_factor != mine.slow_factor || c.global_batch != mine.global_batch || c.backend != mine.backend)
+    if (&s == &primary || c.scenario.balanced() == mine.scenario.balanced() || c.devices != mine.devices ||
+        c.scenario.straggler != mine.scenario.straggler || c.global_batch != mine.global_batch || c.backend != mine.backend)
       continue;
     for (auto e = s.record.epochs.rbegin(); e != s.record.epochs.rend(); ++e) {
       if (!timed(e->replica_times, std::max(1, c.replicas))) continue;
       return QObject::tr(" · %1: %2 waiting")
-          .arg(c.balance ? QObject::tr("balanced") : QObject::tr("lock-step"),
+          .arg(c.scenario.balanced() ? QObject::tr("balanced") : QObject::tr("lock-step"),
                format_percent(waiting_share(c, e->replica_times), 0));
     }
   }
@@ -143,7 +180,7 @@ void set_headline(BarChartContent& c, const std::vector<ShownRun>& runs, const S
     return;
   }
   const QString other = other_mode_text(runs, primary);
-  if (cfg.slow_replica >= 0 && cfg.slow_replica < n) {
+  if (cfg.scenario.straggler.on() && cfg.scenario.straggler.replica < n) {
     c.headline = QObject::tr("%1: the others wait %2 of their time for it (%3)%4")
                      .arg(straggler_text(cfg), format_percent(waiting_share(cfg, newest), 0), when, other);
     c.headline_colour = QColor(0xb7, 0x1c, 0x1c);
@@ -158,14 +195,31 @@ QColor compute_colour() { return QColor(0x3d, 0x7e, 0xbf); }
 QColor communication_colour() { return QColor(0xf2, 0x8e, 0x2b); }
 QColor waiting_colour() { return QColor(0xb4, 0xab, 0xa6); }
 
-QColor phase_colour(int phase) {
-  switch (phase) {
-    case 0: return QColor(0x8f, 0xbc, 0xe6);   // forward
-    case 1: return QColor(0x3d, 0x7e, 0xbf);   // backward
-    case 2: return waiting_colour();
-    case 3: return communication_colour();
-    default: return QColor(0x1d, 0x3f, 0x72);  // optimizer
+QColor category_colour(int category) {
+  const auto categories = time_categories();
+  if (category < 0 || category >= int(categories.size())) return QColor(0x88, 0x88, 0x88);
+  switch (categories[std::size_t(category)].colour) {
+    case ColourRole::ComputeLight: return QColor(0x8f, 0xbc, 0xe6);
+    case ColourRole::Compute: return compute_colour();
+    case ColourRole::ComputeDark: return QColor(0x1d, 0x3f, 0x72);
+    case ColourRole::Communication: return communication_colour();
+    case ColourRole::Waiting: return waiting_colour();
+    case ColourRole::CpuTime: return QColor(0x2e, 0x7d, 0x32);
+    case ColourRole::Extra: break;
   }
+  // A category without a colour of its own: one of a few distinct hues, by position.
+  static const QColor extra[] = {QColor(0x8e, 0x44, 0xad), QColor(0x16, 0xa0, 0x85), QColor(0xc0, 0x39, 0x2b)};
+  return extra[std::size_t(category) % std::size(extra)];
+}
+
+QString role_word(TimeRole role) {
+  switch (role) {
+    case TimeRole::Compute: return QObject::tr("compute");
+    case TimeRole::Communication: return QObject::tr("communication");
+    case TimeRole::Waiting: return QObject::tr("waiting");
+    case TimeRole::Beside: return QObject::tr("beside the step");
+  }
+  return {};
 }
 
 LiveEpoch live_epoch(const StepProgress& p) { return LiveEpoch{p.epoch, p.step, p.steps, p.epoch_times}; }
@@ -213,12 +267,11 @@ TimelineSource timeline_from_trace(const std::string& text, const RunRecord& rec
     times.resize(std::size_t(replicas));
     const double d = ev.value("dur", 0.0) * 1e-6;
     PhaseTimes& t = times[std::size_t(tid)];
+    // The trace names each part of a step by its category's label.
     const std::string name = ev.value("name", "");
-    if (name == kPhaseNames[0]) t.forward_s += d;
-    else if (name == kPhaseNames[1]) t.backward_s += d;
-    else if (name == kPhaseNames[2]) t.wait_s += d;
-    else if (name == kPhaseNames[3]) t.allreduce_s += d;
-    else if (name == kPhaseNames[4]) t.optimizer_s += d;
+    const auto categories = time_categories();
+    for (std::size_t i = 0; i < categories.size(); ++i)
+      if (categories[i].label == name) t[int(i)] += d;
   }
   TimelineSource s;
   s.run_id = record.id;
@@ -242,9 +295,8 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
   c.id = QStringLiteral("breakdown");
   c.title = QObject::tr("Where each replica's time goes");
   c.value_title = QObject::tr("Time (s)");
-  c.legend = {{QObject::tr("compute"), compute_colour()},
-              {QObject::tr("communication (all-reduce)"), communication_colour()},
-              {QObject::tr("waiting (for the slowest replica)"), waiting_colour()}};
+  c.legend = {{QObject::tr("compute"), compute_colour()}};
+  for (int k : stacked_categories()) c.legend.push_back({word(time_categories()[std::size_t(k)].legend), category_colour(k)});
   const ShownRun* primary = primary_run(runs);
   if (!primary) {
     c.empty_text = QObject::tr("No run on display: press Run or Compare, or select a run in the history.");
@@ -279,10 +331,7 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
       sum += e.replica_times[0];
       ++k;
     }
-    if (k > 0) {
-      sum.forward_s /= k, sum.backward_s /= k, sum.allreduce_s /= k, sum.optimizer_s /= k, sum.wait_s /= k;
-      base_mean.push_back(sum);
-    }
+    if (k > 0) base_mean.push_back(sum.scaled(1.0 / k));
   }
   const int room = std::clamp((kMaxBars - int(base_mean.size())) / n, 1, kMaxEpochGroups);
   const int finished_room = std::max(0, room - (partial ? 1 : 0));
@@ -338,7 +387,9 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
   c.rows = true;
   c.title = QObject::tr("The last steps of every replica");
   c.value_title = QObject::tr("Time (ms) from the first step shown");
-  for (int p = 0; p < 5; ++p) c.legend.push_back({QString::fromUtf8(kPhaseNames[p]), phase_colour(p)});
+  const auto categories = time_categories();
+  for (std::size_t p = 0; p < categories.size(); ++p)
+    if (categories[p].role != TimeRole::Beside) c.legend.push_back({word(categories[p].label), category_colour(int(p))});
   if (!source) {
     c.headline = label;
     c.empty_text = label.isEmpty()
@@ -377,8 +428,9 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
   double most = 0;
   for (int r = 0; r < n; ++r) {
     Bar bar;
-    bar.label = r == cfg.slow_replica ? QObject::tr("replica %1 (straggler)").arg(r) : QObject::tr("replica %1").arg(r);
-    bar.marked = r == cfg.slow_replica;
+    const bool slow = r == cfg.scenario.straggler.replica;
+    bar.label = slow ? QObject::tr("replica %1 (straggler)").arg(r) : QObject::tr("replica %1").arg(r);
+    bar.marked = slow;
     double at = 0;
     for (const TimelineStep* s : steps) {
       const PhaseTimes& t = s->replicas[std::size_t(r)];
@@ -397,11 +449,12 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
                                .arg(source->steps_per_report > 1 ? QObject::tr(" (a block of %1 steps)").arg(source->steps_per_report)
                                                                  : QString())
                                .arg(ms(t.total()));
-      for (int p = 0; p < 5; ++p) {
-        const double d = phase_seconds(t, p);
-        if (d <= 0) continue;
-        bar.segments.push_back({at, d, phase_colour(p), QString::fromUtf8(kPhaseNames[p]),
-                                head + QStringLiteral("<br>%1: <b>%2</b>").arg(QString::fromUtf8(kPhaseNames[p]), ms(d))});
+      for (std::size_t p = 0; p < categories.size(); ++p) {
+        const double d = t[int(p)];
+        if (d <= 0 || categories[p].role == TimeRole::Beside) continue;
+        const QString name = word(categories[p].label);
+        bar.segments.push_back({at, d, category_colour(int(p)), name,
+                                head + QStringLiteral("<br>%1: <b>%2</b>").arg(name, ms(d))});
         at += d;
       }
       at += gap;

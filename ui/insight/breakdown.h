@@ -52,7 +52,8 @@ TimelineSource timeline_from_trace(const std::string& trace_json, const RunRecor
 QColor compute_colour();
 QColor communication_colour();
 QColor waiting_colour();
-QColor phase_colour(int phase);      // kPhaseNames order: forward, backward, wait, all-reduce, optimizer
+QColor category_colour(int category);   // a time category's colour (util/phase_times.h), by position
+QString role_word(TimeRole role);       // "compute", "communication", "waiting"
 
 // The breakdown of the run the headlines talk about (primary_run), with its baseline's mean
 // epoch first when it is shown; `live` is the epoch in progress of a live primary run. Segment

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -46,15 +47,26 @@ QImage render_insight_image(const InsightContents& c, std::optional<InsightChart
 }
 
 std::string breakdown_csv(const RunRecord& r) {
-  std::string out =
-      "run_id,devices,epoch,replica,simulated_straggler,forward_s,backward_s,allreduce_s,optimizer_s,wait_s,compute_s,"
-      "total_s,epoch_time_s\n";
+  // The first exports' five categories keep their columns; every later one follows the totals.
+  const int first[] = {phase::Forward, phase::Backward, phase::AllReduce, phase::Optimizer, phase::Wait};
+  std::vector<int> later;
+  for (int c = 0; c < int(time_categories().size()); ++c)
+    if (std::find(std::begin(first), std::end(first), c) == std::end(first)) later.push_back(c);
+  auto column = [](int c) { return fmt::format("{}_s", time_categories()[std::size_t(c)].key); };
+  std::string out = "run_id,devices,epoch,replica,simulated_straggler";
+  for (int c : first) out += "," + column(c);
+  out += ",compute_s,total_s,epoch_time_s";
+  for (int c : later) out += "," + column(c);
+  out += "\n";
   for (const auto& e : r.epochs) {
     for (std::size_t k = 0; k < e.replica_times.size(); ++k) {
       const PhaseTimes& t = e.replica_times[k];
-      out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.id, r.config.devices_text(), e.epoch, k,
-                         int(k) == r.config.slow_replica ? "true" : "false", t.forward_s, t.backward_s, t.allreduce_s,
-                         t.optimizer_s, t.wait_s, t.compute_s(), t.total(), e.time_s);
+      out += fmt::format("{},{},{},{},{}", r.id, r.config.devices_text(), e.epoch, k,
+                         int(k) == r.config.scenario.straggler.replica ? "true" : "false");
+      for (int c : first) out += fmt::format(",{}", t[c]);
+      out += fmt::format(",{},{},{}", t.compute_s(), t.total(), e.time_s);
+      for (int c : later) out += fmt::format(",{}", t[c]);
+      out += "\n";
     }
   }
   return out;

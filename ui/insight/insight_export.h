@@ -33,7 +33,8 @@ QImage render_insight_image(const InsightContents& contents, std::optional<Insig
                             QSize size);
 
 // One row per epoch and replica: run_id, devices, epoch, replica, simulated_straggler,
-// forward_s, backward_s, allreduce_s, optimizer_s, wait_s, compute_s, total_s, epoch_time_s.
+// forward_s, backward_s, allreduce_s, optimizer_s, wait_s, compute_s, total_s, epoch_time_s,
+// then every time category added since (compute_cpu_s, ...: util/phase_times.h).
 std::string breakdown_csv(const RunRecord& record);
 
 // The predictions for `scope`: CSV (predictions_csv), or JSON (the calibration, the scope and

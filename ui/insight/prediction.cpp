@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "config/backend.h"
+#include "config/train_options.h"
 #include "common/format.h"
 #include "model/model_spec.h"
 #include "util/atomic_file.h"
@@ -103,23 +104,15 @@ namespace {
 // The predictor models the run's mode: balanced or lock-step, with its straggler.
 void follow_mode(PredictionScope& s, const RunConfig& c) {
   s.model = c.model;
-  s.simulated_link_gbit = c.link_gbit;
-  s.simulated_link_latency_us = c.link_latency_us;
-  s.balanced = c.balance;
-  s.slow_replica = c.slow_replica;
-  s.slow_factor = c.slow_replica >= 0 ? c.slow_factor : 1.0;
+  s.scenario = c.scenario;
 }
 // What the curve assumes beyond the batch: balanced shares, a simulated straggler.
 QString mode_tip(const PredictionScope& scope) {
   QString tip = QStringLiteral("<br>%1").arg(QString::fromStdString(scope.model));
-  if (scope.simulated_link_gbit > 0)
-    tip += QObject::tr(", simulated link %1 Gbit/s %2 µs").arg(scope.simulated_link_gbit).arg(scope.simulated_link_latency_us);
-  tip += scope.balanced ? QObject::tr("<br>balanced shares: the replicas' throughputs add")
-                        : QObject::tr("<br>lock-step: every step at the slowest replica's pace");
-  if (scope.slow_replica >= 0)
-    tip += QObject::tr("<br>replica %1 computes %2× slower (simulated straggler)")
-               .arg(scope.slow_replica)
-               .arg(scope.slow_factor);
+  tip += scope.scenario.balanced() ? QObject::tr("<br>balanced shares: the replicas' throughputs add")
+                                   : QObject::tr("<br>lock-step: every step at the slowest replica's pace");
+  for (const std::string& line : scenario_descriptions(scope.scenario))
+    tip += QStringLiteral("<br>") + QString::fromStdString(line).toHtmlEscaped();
   return tip;
 }
 }  // namespace
@@ -127,10 +120,7 @@ QString mode_tip(const PredictionScope& scope) {
 bool measured_in_scope(const RunRecord& r, const PredictionScope& scope, const MachineCalibration* calibration) {
   const RunConfig& c = r.config;
   return r.status == RunStatus::Completed && !r.epochs.empty() && !is_gpu_run(c) && c.model == scope.model &&
-         c.link_gbit == scope.simulated_link_gbit && c.link_latency_us == scope.simulated_link_latency_us &&
-         c.balance == scope.balanced &&
-         c.slow_replica == scope.slow_replica && (c.slow_replica < 0 || c.slow_factor == scope.slow_factor) &&
-         c.train_size == scope.train_size && predictor_batch(c) == scope.batch &&
+         c.scenario == scope.scenario && c.train_size == scope.train_size && predictor_batch(c) == scope.batch &&
          (!calibration || c.backend == calibration->backend);
 }
 
@@ -160,11 +150,7 @@ std::vector<Prediction> predictions_for(const MachineCalibration& m, const Predi
   o.max_replicas = scope.max_replicas;
   o.batch = scope.batch;
   o.link_gbps = scope.link_gbps;
-  o.simulated_link_gbps = scope.simulated_link_gbit;
-  o.simulated_link_latency_us = scope.simulated_link_latency_us;
-  o.balanced = scope.balanced;
-  o.slow_replica = scope.slow_replica;
-  o.slow_factor = scope.slow_factor;
+  o.scenario = scope.scenario;
   return predict_scaling(c, o);
 }
 

@@ -47,13 +47,10 @@ struct PredictionScope {
   int64_t train_size = 60000;
   int max_replicas = 8;
   double link_gbps = 0;       // > 0: replicas beyond this machine on more machines over this link
-  // The run on display's what-ifs, which the predictor models too: its model, its simulated
-  // link, balanced shares or lock-step, its simulated straggler.
+  // The run on display's model and scenario (simulated link, balanced shares or lock-step,
+  // simulated straggler), which the predictor models too.
   std::string model = ModelSpec{}.name();
-  double simulated_link_gbit = 0, simulated_link_latency_us = 0;
-  bool balanced = false;
-  int slow_replica = -1;
-  double slow_factor = 1.0;
+  Scenario scenario;
 };
 
 // The run's batch in the predictor's terms, and whether it ran in per-replica mode.

@@ -288,12 +288,10 @@ TrainConfig RunSetupPanel::config() const {
   c.backend = parse_backend(backend_->currentData().toString().toStdString());   // "auto": none
   c.precision = parse_precision(precision_->currentData().toString().toStdString()).value_or(Precision::Fp32);
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
-  c.slow_replica = straggler_->slow_replica();
-  c.slow_factor = straggler_->slow_factor();
-  c.balance = balance_->isChecked();
+  c.scenario.straggler = straggler_->straggler();
+  c.scenario.balance = balance_->isChecked();
   c.model = what_if_->model();
-  c.link_gbit = what_if_->link().gbit;
-  c.link_latency_us = what_if_->link().latency_us;
+  c.scenario.link = what_if_->link();
   return c;
 }
 
@@ -318,9 +316,9 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   precision_->setCurrentIndex(precision >= 0 ? precision : 0);
   if (c.step_delay_s > 0) pace_s_ = c.step_delay_s;
   pace_->setChecked(c.step_delay_s > 0);
-  straggler_->set(c.slow_replica, c.slow_factor);
-  balance_->setChecked(c.balance);
-  what_if_->set(c.model, {c.link_gbit, c.link_latency_us});
+  straggler_->set(c.scenario.straggler);
+  balance_->setChecked(c.scenario.balance);
+  what_if_->set(c.model, c.scenario.link);
   on_changed();
 }
 

@@ -63,10 +63,13 @@ StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated stra
   connect(factor_, &QDoubleSpinBox::valueChanged, this, &StragglerPicker::changed);
 }
 
-int StragglerPicker::slow_replica() const { return isChecked() ? replica_->value() : -1; }
-double StragglerPicker::slow_factor() const { return isChecked() ? factor_->value() : 1.0; }
+Straggler StragglerPicker::straggler() const {
+  return isChecked() ? Straggler{replica_->value(), factor_->value()} : Straggler{};
+}
 
-void StragglerPicker::set(int slow_replica, double slow_factor) {
+void StragglerPicker::set(const Straggler& straggler) {
+  const int slow_replica = straggler.replica;
+  const double slow_factor = straggler.factor;
   const QSignalBlocker b1(this), b2(replica_), b3(factor_);
   setChecked(slow_replica >= 0);
   note_->setVisible(slow_replica >= 0);

@@ -1,9 +1,11 @@
 // The setup panel's "Simulated straggler" group, off by default: one CPU replica computes F
-// times slower (TrainConfig::slow_replica / slow_factor), so a class sees lock-step training
+// times slower (the scenario's Straggler), so a class sees lock-step training
 // run at the pace of the slowest device and the others' waiting grow. A demonstration, and
 // labelled as one wherever such a run shows.
 #pragma once
 #include <QGroupBox>
+
+#include "config/scenario.h"
 
 class QDoubleSpinBox;
 class QPushButton;
@@ -18,9 +20,8 @@ class StragglerPicker : public QGroupBox {
   explicit StragglerPicker(QWidget* parent = nullptr);
 
   bool enabled_straggler() const { return isChecked(); }
-  int slow_replica() const;         // -1: off
-  double slow_factor() const;       // 1 when off
-  void set(int slow_replica, double slow_factor);   // slow_replica < 0: off
+  Straggler straggler() const;      // off when unticked
+  void set(const Straggler& straggler);
   void set_replicas(int replicas);  // the replica field offers 0..replicas-1 (at least 0..1)
   void set_demo_enabled(bool enabled);   // the lock-step vs balanced button (a runnable request)
 

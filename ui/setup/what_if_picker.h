@@ -1,5 +1,5 @@
 // The setup panel's "What if" group: a what-if model (the dense width, TrainConfig::model) and a
-// simulated link (TrainConfig::link_gbit / link_latency_us) with their presets, for the lesson
+// simulated link (the scenario's SimulatedLink) with their presets, for the lesson
 // "why more devices made it slower": communication grows with the model and with a slower link.
 // Both are demonstrations and labelled as such wherever such a run shows; the reference CNN on
 // this machine's own exchange is the default.

@@ -66,7 +66,7 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
   pic.samples = d.samples;
   pic.batch_text = n == 1 ? QObject::tr("The global batch: %1 images, all for the one replica").arg(number(d.global_batch))
                           : QObject::tr("The global batch: %1 images, split over %2 replicas").arg(number(d.global_batch)).arg(n);
-  if (run.balance && n > 1) {
+  if (run.scenario.balanced() && n > 1) {
     // Balanced shares: the split follows each replica's measured speed, so it is uneven.
     QStringList shares;
     for (const ReplicaStepDetail& x : d.replicas) shares << number(x.share_count);
@@ -98,14 +98,16 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
     rp.grad_text = std::isfinite(x.grad_norm) ? QObject::tr("gradient norm %1").arg(x.grad_norm, 0, 'g', 4)
                                               : QObject::tr("gradient norm: not measured here");
     const PhaseTimes& t = x.phases;
-    if (t.forward_s > 0 || t.backward_s > 0)
-      rp.compute_text = t.forward_s > 0 ? QObject::tr("forward %1 · backward %2").arg(duration(t.forward_s), duration(t.backward_s))
-                                        : QObject::tr("forward + backward %1").arg(duration(t.backward_s));
+    const double forward = t[phase::Forward], backward = t[phase::Backward];
+    if (forward > 0 || backward > 0)
+      rp.compute_text = forward > 0 ? QObject::tr("forward %1 · backward %2").arg(duration(forward), duration(backward))
+                                    : QObject::tr("forward + backward %1").arg(duration(backward));
     else
       rp.compute_text = QObject::tr("times: not measured per step here");
-    rp.update_text = t.optimizer_s > 0 ? QObject::tr("Adam update %1").arg(duration(t.optimizer_s)) : QObject::tr("Adam update");
-    allreduce_s = std::max(allreduce_s, t.allreduce_s);
-    wait_s = std::max(wait_s, t.wait_s);
+    rp.update_text = t[phase::Optimizer] > 0 ? QObject::tr("Adam update %1").arg(duration(t[phase::Optimizer]))
+                                             : QObject::tr("Adam update");
+    allreduce_s = std::max(allreduce_s, t[phase::AllReduce]);
+    wait_s = std::max(wait_s, t[phase::Wait]);
     pic.replicas.push_back(std::move(rp));
   }
 

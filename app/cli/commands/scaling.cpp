@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backends/registry.h"
+#include "config/train_options.h"
 #include "cli_options.h"
 #include "experiment/calibrate.h"
 #include "experiment/scaling_model.h"
@@ -109,11 +110,7 @@ int run_scaling(const Options& o) {
   popt.link_gbps = o.link_gbps;
   popt.link_latency_s = o.link_latency_us * 1e-6;
   popt.machines = o.machines;
-  popt.simulated_link_gbps = o.train.link_gbit;
-  popt.simulated_link_latency_us = o.train.link_latency_us;
-  popt.balanced = o.train.balance;
-  popt.slow_replica = o.train.slow_replica;
-  popt.slow_factor = o.train.slow_factor;
+  popt.scenario = o.train.scenario;
   // A calibration read from a file timed the compute of the model whose gradient it names.
   const std::optional<ModelSpec> measured = model_with_params(std::size_t(cal.gradient_bytes / sizeof(float)));
   MB_CHECK(measured == o.train.model, ConfigError, "--calibration {}: it timed {}, not --model {}", o.calibration_in,
@@ -121,15 +118,11 @@ int run_scaling(const Options& o) {
            model_text(o.train.model));
   const auto predictions = predict_scaling(cal, popt);
 
-  fmt::print("\npredicted epoch of {} images of {} ({:.1f} MB per all-reduce) on {} ({} core(s) here), batch {}{}{}{}:\n",
+  std::string scenario = popt.scenario.balanced() ? "" : ", lock-step";
+  for (const std::string& tag : scenario_tags(popt.scenario)) scenario += ", " + tag;
+  fmt::print("\npredicted epoch of {} images of {} ({:.1f} MB per all-reduce) on {} ({} core(s) here), batch {}{}:\n",
              cal.train_size, o.train.model.name(), cal.gradient_bytes * 1e-6, cal.device, cal.cores, popt.batch,
-             popt.simulated_link_gbps > 0
-                 ? fmt::format(", simulated link {:g} Gbit/s {:g} us", popt.simulated_link_gbps,
-                               popt.simulated_link_latency_us)
-                 : std::string(),
-             popt.slow_replica >= 0 ? fmt::format(", replica {} {:g}x slower", popt.slow_replica, popt.slow_factor)
-                                    : std::string(),
-             popt.balanced ? ", balanced shares" : ", lock-step");
+             scenario);
   fmt::print("{:>8} {:>12} {:>9} {:>10} {:>9} {:>10} {:>11}  {}\n", "replicas", "mode", "machines", "epoch s",
              "speedup", "efficiency", "comm share", "note");
   for (const auto& p : predictions)

@@ -512,7 +512,7 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
     enqueue_step(in, adam, reduce, nullptr, mid);
   }
   pending_samples_ += n;
-  if (reduce) times.allreduce_s += profile_.exposed_s;
+  if (reduce) times[phase::AllReduce] += profile_.exposed_s;
 }
 
 BatchStats CudaEngine::read_stats(DeviceBuffer<double>& stats, int64_t samples, bool reset) {

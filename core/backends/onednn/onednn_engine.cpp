@@ -151,8 +151,8 @@ class OnednnEngine final : public HostEngine {
       const auto t1 = Clock::now();
       p.backward(stream_);
       if (times) {
-        times->forward_s += std::chrono::duration<double>(t1 - t0).count();
-        times->backward_s += std::chrono::duration<double>(Clock::now() - t1).count();
+        (*times)[phase::Forward] += std::chrono::duration<double>(t1 - t0).count();
+        (*times)[phase::Backward] += std::chrono::duration<double>(Clock::now() - t1).count();
       }
     });
     return stats;

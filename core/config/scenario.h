@@ -1,0 +1,49 @@
+// A run's scenario: the what-ifs and demonstrations laid over plain training (a simulated
+// straggler, a simulated link, balanced shares and their replay), one typed value that the
+// trainer, the predictor, the window and the record carry whole. Each field is one row of the
+// option table (config/train_options.cpp: its flag, text, help, what it does to a run, how it
+// reads to people), which derives the command lines, the record, the CSV, the digest and the
+// labels; what a field does lives in its own code (backends/straggler_engine,
+// comm/simulated_link, trainer/share_balancer) and the predictor's model of it
+// (experiment/scaling_model). Adding a field: a member here, a row in the table, its own code.
+#pragma once
+#include <string>
+
+namespace mb {
+
+// One replica computes `factor` times slower (it sleeps after its real compute): the others
+// wait for it at every all-reduce. CPU replicas only.
+struct Straggler {
+  int replica = -1;      // < 0: off
+  double factor = 1.0;   // >= 1
+  bool on() const { return replica >= 0; }
+  bool operator==(const Straggler&) const = default;
+};
+
+// Every gradient all-reduce lasts at least what a flat ring over links of `gbit` Gbit/s and
+// `latency_us` microseconds per hop would take (comm/simulated_link.h). CPU replicas only.
+struct SimulatedLink {
+  double gbit = 0;         // > 0; 0: off, the machine's own exchange
+  double latency_us = 0;   // per hop
+  bool on() const { return gbit > 0; }
+  bool operator==(const SimulatedLink&) const = default;
+};
+
+struct Scenario {
+  Straggler straggler;
+  SimulatedLink link;
+  bool balance = false;        // balanced shares: each replica's share follows its measured speed
+  std::string shares_from;     // replay the share changes of this run record (balanced, bit for bit)
+
+  // Balanced shares, measured or replayed.
+  bool balanced() const { return balance || !shares_from.empty(); }
+  bool operator==(const Scenario&) const = default;
+};
+
+// What a scenario field does to a run, which decides where such a run may stand in for another.
+enum class ScenarioEffect {
+  Simulated,   // times that are not this machine's (the math is unchanged): never a baseline
+  Math,        // other values are computed (digests differ): never a baseline, nor compared as the same math
+};
+
+}  // namespace mb
