@@ -530,6 +530,10 @@ class TestCuda : public QObject {
     gpu->get_params(gp);
     ref->get_params(rp);
     verify_adam_params(gp, rp, cfg, step);
+    // Every step counted where it ran: all six replayed a graph, or all six ran eagerly.
+    const EngineReport after_steps = gpu->engine_report();
+    QCOMPARE(after_steps.graph_steps, int64_t(graphs ? 6 : 0));
+    QCOMPARE(after_steps.eager_steps, int64_t(graphs ? 0 : 6));
     gpu.reset();  // engines before communicators, as the trainer does
 #endif
   }
@@ -589,6 +593,42 @@ class TestCuda : public QObject {
       if (!tf32) QVERIFY2(c.math == "fma" || c.math == "default", c.math.c_str());
     }
     gpu.reset();
+#endif
+  }
+
+  void a_run_records_how_its_steps_ran_data() {
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<bool>("graphs");
+    QTest::addColumn<bool>("as_graphs");   // every step replays a graph (else every step is eager)
+    QTest::newRow("cuda:0, graphs") << "cuda:0" << true << true;
+    QTest::newRow("cuda:0, MIRRORBENCH_NO_GRAPH=1") << "cuda:0" << false << false;
+    QTest::newRow("cuda:0,cuda:0 (in-gpu: not capturable)") << "cuda:0,cuda:0" << true << false;
+  }
+  void a_run_records_how_its_steps_ran() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(QString, devices);
+    QFETCH(bool, graphs);
+    QFETCH(bool, as_graphs);
+    // 1000 samples at batch 64: 15 full steps and a last one of 40 per epoch, both shapes
+    // warmed up (and captured): 32 steps in 2 epochs, each counted once in the record.
+    EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
+    auto data = test::make_synthetic_split(1000, 64);
+    TrainConfig c;
+    c.devices = parse_devices(devices.toStdString());
+    c.batch = 64;
+    c.epochs = 2;
+    MirroredTrainer t(c, data);
+    RunRecord r;
+    test::finishes_within(60, [&] { r = t.run(); });
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    qInfo("communicator %s: %lld step(s) replayed a graph, %lld eager", r.config.communicator.c_str(),
+          static_cast<long long>(r.engine.graph_steps), static_cast<long long>(r.engine.eager_steps));
+    QCOMPARE(r.engine.graph_steps + r.engine.eager_steps, int64_t(32));
+    QCOMPARE(r.engine.graph_steps, int64_t(as_graphs ? 32 : 0));
+    if (as_graphs) QCOMPARE(r.engine.graph_batches, (std::vector<int64_t>{64, 40}));
 #endif
   }
 

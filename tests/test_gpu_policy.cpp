@@ -97,6 +97,15 @@ class FakeEngine final : public ReplicaEngine {
   BatchStats evaluate_train(std::span<const int32_t> idx) override { return stats_of(idx.size()); }
   int steps_per_report() const override { return script_.steps_per_report; }
   CommProfile comm_profile() const override { return profile_; }
+  // As the CUDA engine counts: here the full global batch "replays a graph", a smaller one
+  // (the epoch's last step) runs eagerly.
+  EngineReport engine_report() const override {
+    EngineReport r;
+    r.path = "fake";
+    r.graph_steps = graph_steps_;
+    r.eager_steps = eager_steps_;
+    return r;
+  }
 
   void begin_epoch(std::span<const int32_t> order) override {
     journal_->add(rank_, fmt::format("begin_epoch {}", order.size()));
@@ -111,6 +120,8 @@ class FakeEngine final : public ReplicaEngine {
     }
     if (script_.warm_up_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(script_.warm_up_s));
     comm.barrier();   // collective, as the real one is
+    full_batch_ = shapes.empty() ? 0 : shapes.front().global_batch;
+    graph_steps_ = eager_steps_ = 0;
     profile_.replicas = comm.size();
     profile_.exposed_s = 1e-6;
   }
@@ -134,6 +145,7 @@ class FakeEngine final : public ReplicaEngine {
     }
     pending_ += stats_of(step.indices.size());
     times.allreduce_s += profile_.exposed_s;
+    ++(step.global_batch == full_batch_ ? graph_steps_ : eager_steps_);
   }
 
   BatchStats take_train_stats() override {
@@ -157,6 +169,7 @@ class FakeEngine final : public ReplicaEngine {
   std::vector<float> grads_ = std::vector<float>(cnn::kReferenceParams);
   BatchStats pending_;
   CommProfile profile_;
+  int64_t full_batch_ = 0, graph_steps_ = 0, eager_steps_ = 0;
 };
 
 TrainConfig fake_config(const std::string& devices, int64_t batch, int epochs) {
@@ -345,6 +358,18 @@ class TestGpuPolicy : public QObject {
       QCOMPARE(e.train_acc, 0.5);
       QVERIFY(e.allreduce_s >= 4 * 1e-6);   // each step's exposed communication, as the engine reported it
     }
+  }
+
+  void the_record_counts_graph_and_eager_steps() {
+    // 200 samples at global batch 64: steps of 64, 64, 64 and 8 per epoch. The record is
+    // written at the warm-up, before any step: it must follow the engine's counts to the end.
+    auto data = test::make_synthetic_split(200, 16);
+    MirroredTrainer t(fake_config("cpu:2", 64, 2), data);
+    const RunRecord r = run_fake(t, Script{}, std::make_shared<Journal>());
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(QString::fromStdString(r.engine.path), QString("fake"));
+    QCOMPARE(r.engine.graph_steps, int64_t(6));
+    QCOMPARE(r.engine.eager_steps, int64_t(2));
   }
 
   // --- precision ------------------------------------------------------------------------

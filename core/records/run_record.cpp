@@ -121,10 +121,11 @@ PhaseTimes phases_from_json(const json& j, const std::string& where) {
 // straggler, the teaching pace and the precision (written without a schema number); 3: the
 // schema number itself and time_phases; 4: balanced shares (balance, shares_from and the
 // share changes with the step each took effect) and the simulated link (link_gbit,
-// link_latency_us; the model field names what-if models too, "cnn-dense4096"). A field a
-// record's schema predates may be missing and then keeps its default; later issues add fields
-// with the next number.
-constexpr int kSchemaVersion = 4;
+// link_latency_us; the model field names what-if models too, "cnn-dense4096"); 5: the device
+// engine's step counts (engine.graph_steps, engine.eager_steps: how many of the run's steps
+// replayed a CUDA graph and how many ran eagerly). A field a record's schema predates may be
+// missing and then keeps its default; later issues add fields with the next number.
+constexpr int kSchemaVersion = 5;
 
 struct ConfigField {
   std::string_view key;
@@ -519,7 +520,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   if (has(j, "comm")) r.comm = comm_from_json(j.at("comm"));
-  if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"));
+  if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"), schema >= 5);
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
   const std::string status = get_string(j, "status", w);
   const std::optional<RunStatus> parsed = parse_run_status(status);

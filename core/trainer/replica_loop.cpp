@@ -74,6 +74,9 @@ class ReplicaLoop {
       const bool whole = train_epoch(order, e, stop);
       engine_->synchronize();
       const double time_s = rank_ == 0 ? s_.book.epoch_elapsed_s() : 0.0;
+      // The engine's report counts the steps that replayed a graph and those that ran
+      // eagerly: the record follows it epoch by epoch (a failed run keeps the last count).
+      if (rank_ == 0) s_.record.engine = engine_->engine_report();
       if (!whole) break;   // stopped mid-epoch: a partial epoch is not reported as an epoch
       stop = end_epoch(e, time_s) || stop;
     }

@@ -21,7 +21,8 @@
 // algorithms by measurement (agreed by every rank), kernels, NCCL's connections, and the CUDA
 // graphs the ranks agree on (step_graphs.h: the same choice on every rank, keyed on the global
 // batch); then it measures the all-reduce's exposed cost and bandwidth (CommProfile) and
-// restores parameters, moments and statistics. What it chose is engine_report().
+// restores parameters, moments and statistics. What it chose is engine_report(), which also
+// counts the run's training steps that replayed a graph and those that ran eagerly.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -243,6 +244,7 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Mod
     throw DeviceError(fmt::format("cuda:{}: {}", device, e.what()));
   }
   report_.path = to_string(options_.path);
+  report_.graph_steps = report_.eager_steps = 0;
   spdlog::debug("{}: engine ready (max batch {}, {}, path {}, CUDA graphs {}{})", name_, max_batch_,
                 to_string(precision_), report_.path, options_.graphs ? "on" : "off",
                 options_.fault.active() ? ", injected fault " + to_string(options_.fault) : std::string());
@@ -507,9 +509,11 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
     MB_CHECK(it->second.n == n, Error, "{}: a step of global batch {} with {} samples here, warm_up prepared {}", name_,
              st.global_batch, n, it->second.n);
     launch_graph(it->second, in, adam);
+    ++report_.graph_steps;
   } else {
     prepare(n);
     enqueue_step(in, adam, reduce, nullptr, mid);
+    ++report_.eager_steps;
   }
   pending_samples_ += n;
   if (reduce) times.allreduce_s += profile_.exposed_s;
@@ -636,6 +640,7 @@ void CudaEngine::tune_algorithms(std::span<const StepShape> shapes, Communicator
 void CudaEngine::fill_report(std::span<const StepShape> shapes, const std::set<int64_t>& agreed) {
   report_.graph_batches.clear();
   report_.eager_batches.clear();
+  report_.graph_steps = report_.eager_steps = 0;  // a new run's steps (the warm-up's are not counted)
   std::vector<int> batches;
   for (const auto& shape : shapes) {
     auto& list = agreed.count(shape.global_batch) ? report_.graph_batches : report_.eager_batches;
