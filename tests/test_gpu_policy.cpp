@@ -492,6 +492,19 @@ class TestGpuPolicy : public QObject {
     for (const char* bad : {"stall", "stall:0", "stall:x", "melt:3", "abort:3:-1", "abort:3:1:2"})
       QVERIFY2(test::expect_error<ConfigError>([&] { parse_fault_plan(bad); }, "MB_INJECT_FAULT"), bad);
   }
+
+  void an_injected_fault_spins_a_few_timeouts() {
+    // A hang must outlast the stuck-thread path (the wait gives up after one --timeout, the
+    // thread is reported stuck two --timeout later), and no more than that: the check's 5 s
+    // gives 20 s, not 120 s that would overlap its next runs.
+    QCOMPARE(fault_spin_cap_s(5), 20.0);
+    for (double timeout : {0.5, 2.0, 5.0, 10.0, 25.0})
+      QVERIFY2(fault_spin_cap_s(timeout) > 3 * timeout, qPrintable(QString::number(timeout)));
+    QCOMPARE(fault_spin_cap_s(60), kFaultSpinMaxS);  // the default --timeout: the old 120 s cap
+    QCOMPARE(fault_spin_cap_s(1e9), kFaultSpinMaxS);
+    QCOMPARE(fault_spin_cap_s(0), kFaultSpinMaxS);  // no deadline known: the cap
+    QCOMPARE(fault_spin_cap_s(std::numeric_limits<double>::quiet_NaN()), kFaultSpinMaxS);
+  }
 };
 
 QTEST_GUILESS_MAIN(TestGpuPolicy)

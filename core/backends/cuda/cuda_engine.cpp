@@ -135,7 +135,7 @@ class CudaEngine final : public ReplicaEngine {
   void enqueue_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm, StepCapture* capture,
                     const std::function<void()>& mid_step = {});
   void enqueue_allreduce(int bucket, Communicator& comm);
-  void inject_fault(int64_t step);
+  void inject_fault(int64_t step, double timeout_s);
 
   CapturedStep capture_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm);
   void launch_graph(CapturedStep& g, const StepInputs& in, const AdamArgs& adam);
@@ -461,11 +461,13 @@ void CudaEngine::enqueue_step(const StepInputs& in, const AdamArgs& adam, Commun
 }
 
 // MB_INJECT_FAULT, on its replica, between forward and backward (cuda_options.h).
-void CudaEngine::inject_fault(int64_t step) {
+void CudaEngine::inject_fault(int64_t step, double timeout_s) {
   const std::string what = fmt::format("MB_INJECT_FAULT={} at training step {}", to_string(options_.fault), step);
   if (options_.fault.kind == FaultKind::Abort) throw DeviceError(fmt::format("{}: injected abort ({})", name_, what));
-  spdlog::warn("{}: injected device {} ({})", name_, options_.fault.kind == FaultKind::Hang ? "hang" : "stall", what);
-  launch_stall(stall_release_->device(), kHangCapS, s());
+  const double cap_s = fault_spin_cap_s(timeout_s);
+  spdlog::warn("{}: injected device {} ({}; the device spins for at most {:g} s)", name_,
+               options_.fault.kind == FaultKind::Hang ? "hang" : "stall", what, cap_s);
+  launch_stall(stall_release_->device(), cap_s, s());
 }
 
 CapturedStep CudaEngine::capture_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm) {
@@ -500,7 +502,8 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
   // collectives everywhere); only the fault's replica injects it.
   const bool fault_step = options_.fault.active() && st.adam_step == options_.fault.step;
   std::function<void()> mid;
-  if (options_.fault.hits(st.adam_step, comm.rank())) mid = [this, &st] { inject_fault(st.adam_step); };
+  if (options_.fault.hits(st.adam_step, comm.rank()))
+    mid = [this, &st, &comm] { inject_fault(st.adam_step, comm.timeout_s()); };
 
   // A graph exactly where every rank has one for this global batch (agreed in warm_up), so
   // all ranks make the same captured-or-eager choice for the step's collectives.
