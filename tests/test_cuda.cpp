@@ -12,9 +12,13 @@
 // NCCL variant needs two GPUs), that the warm-up's measured cuDNN choices never use tensor
 // cores in FP32, that the standard step shape runs as a CUDA graph (nodes found from the
 // capture itself; at most 12 on the fused path, MB_CUDA_PATH=fused, which is compared with
-// the reference too), and that injected faults (MB_INJECT_FAULT: a device stall, an abort
-// mid-step) end a run in bounded time. One NCCL rank is a real NCCL communicator. The decision
-// logic itself is tested GPU-free in test_gpu_policy and test_deadlines.
+// the reference too) and that the run record counts every step as a graph replay or eager,
+// and that injected faults (MB_INJECT_FAULT: a device stall, an abort mid-step) end a run in
+// bounded time. One NCCL rank initialises, captures and aborts a real NCCL communicator, but
+// its all-reduce moves no data (NCCL makes a one-rank in-place all-reduce a no-op, and
+// refuses two ranks on one GPU): NCCL's sums are tested only with two GPUs. The decision logic
+// itself is tested GPU-free in test_gpu_policy and test_deadlines. bench/gpu_check.sh runs
+// this early, with MB_CUDNN_TUNE_S=0.5 (each warm-up's algorithm measurement is bounded by it).
 #include <QtTest>
 
 #include <algorithm>
@@ -273,7 +277,9 @@ class TestCuda : public QObject {
       wrong[r] = all_reduce_wrong_elements(*comms[r], devices[r], ranks, count);
     });
     for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
-    if (ranks < 2) qInfo("one GPU: the NCCL all-reduce ran with a single rank");
+    if (ranks < 2)
+      qInfo("one GPU: a one-rank NCCL all-reduce is a no-op (the buffer is its own sum), so this checked NCCL's "
+            "initialisation and enqueue, not its reduction: that needs two GPUs");
 #endif
   }
 
@@ -453,7 +459,7 @@ class TestCuda : public QObject {
     QFETCH(bool, epoch_order);
     QFETCH(QString, path);
     auto comm = nccl_comms({0});   // before the engine: it must outlive it
-    comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many
+    comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many (no data moves)
     std::unique_ptr<ReplicaEngine> gpu;
     {
       EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
@@ -473,7 +479,8 @@ class TestCuda : public QObject {
     QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kReferenceParams * sizeof(float)) == 0,
              "warm_up changed the parameters");
     QCOMPARE(gpu->take_train_stats().samples, int64_t(0));
-    // One NCCL rank is a real communicator: its all-reduce was measured like any other.
+    // Profiled like any communicator; with one rank NCCL's all-reduce is a no-op, so this
+    // measured its launch, not a transfer.
     QVERIFY(gpu->comm_profile().measured());
     QCOMPARE(gpu->comm_profile().replicas, 1);
     QVERIFY(gpu->steps_per_report() > 1);       // the GPU runs ahead of the host

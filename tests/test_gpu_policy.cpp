@@ -6,7 +6,10 @@
 // untimed and sees every step shape, statistics are read every steps_per_report() steps, and
 // --precision tf32 is refused for CPU replicas. Also the convolution algorithm policy (FP32
 // never takes a tensor-op algorithm; the ranks' measured timings pick one algorithm per pass
-// by one rule) and the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT).
+// by one rule), the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT) and
+// how long an injected fault may keep the device busy (a few x --timeout), when a failed NCCL
+// initialisation falls back to the in-GPU communicator (one rank only), and that the run
+// record gets the engine's count of graph and eager steps at the end of the run.
 #include <QtTest>
 
 #include <atomic>
@@ -26,6 +29,7 @@
 #include "backends/common/conv_algo_policy.h"
 #include "backends/common/cuda_options.h"
 #include "backends/common/device_wait.h"
+#include "backends/common/nccl_fallback.h"
 #include "config/precision.h"
 #include "config/train_options.h"
 #include "trainer/run_check.h"
@@ -504,6 +508,23 @@ class TestGpuPolicy : public QObject {
     QCOMPARE(fault_spin_cap_s(1e9), kFaultSpinMaxS);
     QCOMPARE(fault_spin_cap_s(0), kFaultSpinMaxS);  // no deadline known: the cap
     QCOMPARE(fault_spin_cap_s(std::numeric_limits<double>::quiet_NaN()), kFaultSpinMaxS);
+  }
+
+  void a_failed_one_rank_nccl_falls_back() {
+    // One rank: NCCL would move no data, so a failed initialisation (an error, or one that
+    // never finished) is no reason to fail the run; an abort always is, and so is any failure
+    // with more ranks (their sums need NCCL).
+    QVERIFY(nccl_init_falls_back(1, NcclInitFailure::Library));
+    QVERIFY(nccl_init_falls_back(1, NcclInitFailure::TimedOut));
+    QVERIFY(!nccl_init_falls_back(1, NcclInitFailure::Aborted));
+    for (NcclInitFailure f : {NcclInitFailure::Library, NcclInitFailure::TimedOut, NcclInitFailure::Aborted}) {
+      QVERIFY(!nccl_init_falls_back(2, f));
+      QVERIFY(!nccl_init_falls_back(8, f));
+    }
+    const QString warning = QString::fromStdString(nccl_fallback_warning(0, "unhandled system error"));
+    QVERIFY2(warning.contains("cuda:0") && warning.contains("unhandled system error") && warning.contains("in-GPU"),
+             qPrintable(warning));
+    QVERIFY(QString::fromUtf8(kNcclFallbackName.data(), int(kNcclFallbackName.size())).startsWith("in-gpu"));
   }
 };
 

@@ -106,6 +106,13 @@ class ReplicaLoop {
     engine_ = s_.engines[std::size_t(local_)].get();
     who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
     comm_.connect();
+    // A one-rank NCCL that could not initialise has fallen back to the in-GPU communicator
+    // (backends/common/nccl_fallback.h): the record names what the run used.
+    if (rank_ == 0 && comm_.name() != s_.record.config.communicator) {
+      log_line(s_.book.observer(), LogLevel::Warning,
+               fmt::format("communicator: {} instead of {}", comm_.name(), s_.record.config.communicator));
+      s_.record.config.communicator = comm_.name();
+    }
     engine_->bind_data(s_.data.train, s_.data.val);
 
     // Rank 0's initial weights, broadcast: every replica starts from the same bits.

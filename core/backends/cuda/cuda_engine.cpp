@@ -15,7 +15,10 @@
 // The gradient all-reduce runs in two buckets on the communicator's stream, overlapped with
 // backward: everything but conv1 as soon as conv2's weight gradient exists, conv1's 320
 // floats at the end. A device communicator of ONE rank (NCCL on one GPU) is used like any
-// other, so a single GPU runs the collective, its capture and its abort.
+// other, so a single GPU runs the same enqueue, capture and abort code; but NCCL makes a
+// one-rank in-place all-reduce a no-op, so no data moves and the measured exposed cost is
+// NCCL's launch overhead at most (two ranks on one GPU are refused: NCCL's collectives need
+// two GPUs to be exercised).
 //
 // warm_up (untimed, collective) prepares every step shape of the run: plans, the convolution
 // algorithms by measurement (agreed by every rank), kernels, NCCL's connections, and the CUDA
