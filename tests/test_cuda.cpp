@@ -18,7 +18,7 @@
 // its all-reduce moves no data (NCCL makes a one-rank in-place all-reduce a no-op, and
 // refuses two ranks on one GPU): NCCL's sums are tested only with two GPUs. The decision logic
 // itself is tested GPU-free in test_gpu_policy and test_deadlines. bench/gpu_check.sh runs
-// this early, with MB_CUDNN_TUNE_S=0.5 (each warm-up's algorithm measurement is bounded by it).
+// this early, with MB_CUDNN_TUNE_S=1 (each warm-up's algorithm measurement is bounded by it).
 #include <QtTest>
 
 #include <algorithm>
