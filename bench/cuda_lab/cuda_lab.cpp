@@ -5,10 +5,10 @@
 // printed with any failure), then timed with CUDA events: microseconds, GFLOP/s, GB/s and the
 // larger share of the H200's peaks; and whole training steps of both paths side by side.
 //
-// Four parts, in this order, each batch of each in its own try (an exception ends that part
+// Five parts, in this order, each batch of each in its own try (an exception ends that part
 // at that batch, shown as an ERROR line, and the lab goes on), each with its own summary
-// line: the own kernels and the fused kernels alone (the most valuable, least likely to
-// throw), the library calls, then whole steps through the engine (NCCL, capture, plans).
+// line: the own kernels, the fused kernels (the most valuable, least likely to throw), the
+// library calls in FP32 and in TF32, then whole steps through the engine (NCCL, capture).
 // Exit status 1 when any check failed or any part was stopped by an error.
 //
 // Usage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]
