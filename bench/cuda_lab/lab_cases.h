@@ -11,6 +11,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/precision.h"
@@ -141,8 +142,8 @@ using Checks = std::vector<std::pair<std::string, Comparison>>;
 Result finish_case(const CaseSpec& spec, int n, const Checks& checks, double us, const Peak& peak);
 
 // Validate, THEN time (llm.c's dev/cuda order), the one way the device cases are finished:
-// `validate` reads back what the launch already made wrote and compares it; only then does
-// `time` relaunch it, many times. Kernels that work in place (Adam, ReLU masks, the in-GPU
+// `validate` reads back the outputs of the launch already made and compares them; only then
+// does `time` relaunch it, many times. Kernels that work in place (Adam, ReLU masks, the in-GPU
 // all-reduce) or accumulate change their outputs with every relaunch, so the timing must
 // never run first, as it may when both are arguments of one call, whose evaluation order C++
 // leaves open (g++ 12 timed Adam 22 times before validating it: a false failure, issue 30).
@@ -159,7 +160,7 @@ struct PartSummary {
   bool clean() const { return failed == 0 && errors == 0; }
 };
 PartSummary summarize_part(const std::string& name, const std::vector<Result>& results);
-std::string format_summary(const PartSummary& s);  // "own kernels: 40 of 40 checks passed
+std::string format_summary(const PartSummary& s);  // "own kernels: 40 of 40 checks passed"
 std::string format_table(const std::vector<Result>& results);  // one aligned line per result
 std::string to_json(const std::vector<Result>& results);       // a JSON array
 
