@@ -12,9 +12,13 @@
 // NCCL variant needs two GPUs), that the warm-up's measured cuDNN choices never use tensor
 // cores in FP32, that the standard step shape runs as a CUDA graph (nodes found from the
 // capture itself; at most 12 on the fused path, MB_CUDA_PATH=fused, which is compared with
-// the reference too), and that injected faults (MB_INJECT_FAULT: a device stall, an abort
-// mid-step) end a run in bounded time. One NCCL rank is a real NCCL communicator. The decision
-// logic itself is tested GPU-free in test_gpu_policy and test_deadlines.
+// the reference too) and that the run record counts every step as a graph replay or eager,
+// and that injected faults (MB_INJECT_FAULT: a device stall, an abort mid-step) end a run in
+// bounded time. One NCCL rank initialises, captures and aborts a real NCCL communicator, but
+// its all-reduce moves no data (NCCL makes a one-rank in-place all-reduce a no-op, and
+// refuses two ranks on one GPU): NCCL's sums are tested only with two GPUs. The decision logic
+// itself is tested GPU-free in test_gpu_policy and test_deadlines. bench/gpu_check.sh runs
+// this early, with MB_CUDNN_TUNE_S=1 (each warm-up's algorithm measurement is bounded by it).
 #include <QtTest>
 
 #include <algorithm>
@@ -273,7 +277,9 @@ class TestCuda : public QObject {
       wrong[r] = all_reduce_wrong_elements(*comms[r], devices[r], ranks, count);
     });
     for (int r = 0; r < ranks; ++r) QCOMPARE(wrong[r], int64_t(0));
-    if (ranks < 2) qInfo("one GPU: the NCCL all-reduce ran with a single rank");
+    if (ranks < 2)
+      qInfo("one GPU: a one-rank NCCL all-reduce is a no-op (the buffer is its own sum), so this checked NCCL's "
+            "initialisation and enqueue, not its reduction: that needs two GPUs");
 #endif
   }
 
@@ -453,7 +459,7 @@ class TestCuda : public QObject {
     QFETCH(bool, epoch_order);
     QFETCH(QString, path);
     auto comm = nccl_comms({0});   // before the engine: it must outlive it
-    comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many
+    comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many (no data moves)
     std::unique_ptr<ReplicaEngine> gpu;
     {
       EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
@@ -473,7 +479,8 @@ class TestCuda : public QObject {
     QVERIFY2(std::memcmp(after.data(), init_.data(), cnn::kReferenceParams * sizeof(float)) == 0,
              "warm_up changed the parameters");
     QCOMPARE(gpu->take_train_stats().samples, int64_t(0));
-    // One NCCL rank is a real communicator: its all-reduce was measured like any other.
+    // Profiled like any communicator; with one rank NCCL's all-reduce is a no-op, so this
+    // measured its launch, not a transfer.
     QVERIFY(gpu->comm_profile().measured());
     QCOMPARE(gpu->comm_profile().replicas, 1);
     QVERIFY(gpu->steps_per_report() > 1);       // the GPU runs ahead of the host
@@ -530,6 +537,10 @@ class TestCuda : public QObject {
     gpu->get_params(gp);
     ref->get_params(rp);
     verify_adam_params(gp, rp, cfg, step);
+    // Every step counted where it ran: all six replayed a graph, or all six ran eagerly.
+    const EngineReport after_steps = gpu->engine_report();
+    QCOMPARE(after_steps.graph_steps, int64_t(graphs ? 6 : 0));
+    QCOMPARE(after_steps.eager_steps, int64_t(graphs ? 0 : 6));
     gpu.reset();  // engines before communicators, as the trainer does
 #endif
   }
@@ -589,6 +600,42 @@ class TestCuda : public QObject {
       if (!tf32) QVERIFY2(c.math == "fma" || c.math == "default", c.math.c_str());
     }
     gpu.reset();
+#endif
+  }
+
+  void a_run_records_how_its_steps_ran_data() {
+    QTest::addColumn<QString>("devices");
+    QTest::addColumn<bool>("graphs");
+    QTest::addColumn<bool>("as_graphs");   // every step replays a graph (else every step is eager)
+    QTest::newRow("cuda:0, graphs") << "cuda:0" << true << true;
+    QTest::newRow("cuda:0, MIRRORBENCH_NO_GRAPH=1") << "cuda:0" << false << false;
+    QTest::newRow("cuda:0,cuda:0 (in-gpu: not capturable)") << "cuda:0,cuda:0" << true << false;
+  }
+  void a_run_records_how_its_steps_ran() {
+#ifndef MB_HAVE_CUDA
+    QSKIP("built without CUDA");
+#else
+    if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
+    QFETCH(QString, devices);
+    QFETCH(bool, graphs);
+    QFETCH(bool, as_graphs);
+    // 1000 samples at batch 64: 15 full steps and a last one of 40 per epoch, both shapes
+    // warmed up (and captured): 32 steps in 2 epochs, each counted once in the record.
+    EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
+    auto data = test::make_synthetic_split(1000, 64);
+    TrainConfig c;
+    c.devices = parse_devices(devices.toStdString());
+    c.batch = 64;
+    c.epochs = 2;
+    MirroredTrainer t(c, data);
+    RunRecord r;
+    test::finishes_within(60, [&] { r = t.run(); });
+    QVERIFY2(r.status == RunStatus::Completed, r.error.c_str());
+    qInfo("communicator %s: %lld step(s) replayed a graph, %lld eager", r.config.communicator.c_str(),
+          static_cast<long long>(r.engine.graph_steps), static_cast<long long>(r.engine.eager_steps));
+    QCOMPARE(r.engine.graph_steps + r.engine.eager_steps, int64_t(32));
+    QCOMPARE(r.engine.graph_steps, int64_t(as_graphs ? 32 : 0));
+    if (as_graphs) QCOMPARE(r.engine.graph_batches, (std::vector<int64_t>{64, 40}));
 #endif
   }
 

@@ -3,7 +3,9 @@
 // kernel that matches its stage is right), the fused emulator stepped kernel by kernel ends
 // at the same gradients, the case list covers every own kernel, fused kernel and library call
 // of the step with the model's FLOP count and a stated tolerance (exact where the operations
-// are the reference's), and the comparison, rates and report behave (including failing).
+// are the reference's), every case is validated before it is timed (an in-place kernel
+// relaunched by the timing would otherwise fail: issue 30), and the comparison, rates, report
+// and the parts' summary lines behave (including failing and errors).
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -12,6 +14,9 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "backends/reference/layers.h"
 #include "cnn_fixtures.h"
@@ -158,6 +163,74 @@ class TestCudaLab : public QObject {
     QCOMPARE(doc.array().size(), 2);
     QCOMPARE(doc.array()[0].toObject()["passed"].toBool(), false);
     QCOMPARE(doc.array()[0].toObject()["n"].toInt(), 128);
+  }
+
+  void validation_comes_before_timing() {
+    // An in-place kernel, as Adam is: every launch doubles the buffer. Launched once, it holds
+    // 2; the timing relaunches it 22 times. Validated first, the case passes; validated after
+    // the timing, it would see 2^23 and fail.
+    CaseSpec spec;
+    spec.name = "in place";
+    spec.tol = {0, 0, "exact"};
+    spec.flops = 1;
+    std::vector<float> device = {1.0f};
+    auto launch = [&] { device[0] *= 2; };
+    std::vector<std::string> order;
+    launch();
+    const Result r = validate_then_time(
+        spec, 4,
+        [&] {
+          order.push_back("validate");
+          return Checks{{"buffer", compare(device, std::vector<float>{2.0f}, spec.tol)}};
+        },
+        [&] {
+          order.push_back("time");
+          for (int i = 0; i < 22; ++i) launch();
+          return 7.5;
+        },
+        Peak{});
+    QCOMPARE(order, (std::vector<std::string>{"validate", "time"}));
+    QVERIFY2(r.validated && r.passed, r.detail.c_str());
+    QCOMPARE(r.time_us, 7.5);
+    QCOMPARE(r.n, 4);
+    QCOMPARE(device[0], float(1 << 23));  // the timing did relaunch it, after the validation
+    // A validation that throws (a device error reading back) is never followed by timing.
+    order.clear();
+    QVERIFY_THROWS_EXCEPTION(std::runtime_error, validate_then_time(
+        spec, 4, [&]() -> Checks { throw std::runtime_error("read-back failed"); },
+        [&] {
+          order.push_back("time");
+          return 1.0;
+        },
+        Peak{}));
+    QVERIFY(order.empty());
+  }
+
+  void parts_summarise_checks_and_errors() {
+    Result ok, bad, untimed;
+    ok.validated = ok.passed = true;
+    bad.validated = true;
+    untimed.name = "not validated";
+    const Result err = error_result(Group::Step, 128, "train steps", "nccl: rank 0 on cuda:0: init failed");
+    QVERIFY(err.error && err.validated && !err.passed);
+    QCOMPARE(err.n, 128);
+    QVERIFY(QString::fromStdString(err.name).startsWith("train steps"));
+    const PartSummary clean = summarize_part("own kernels", {ok, ok, untimed});
+    QVERIFY(clean.clean());
+    QCOMPARE(QString::fromStdString(format_summary(clean)), QString("own kernels: 2 of 2 checks passed"));
+    const PartSummary failed = summarize_part("fused kernels", {ok, bad});
+    QVERIFY(!failed.clean());
+    QCOMPARE(QString::fromStdString(format_summary(failed)), QString("fused kernels: 1 of 2 checks passed"));
+    const PartSummary stopped = summarize_part("train steps", {ok, err});
+    QVERIFY(!stopped.clean());
+    QCOMPARE(stopped.checks, 1);  // an error is not a check
+    QCOMPARE(stopped.errors, 1);
+    QVERIFY(QString::fromStdString(format_summary(stopped)).contains("1 of 1 checks passed, then 1 error(s)"));
+    QVERIFY(QString::fromStdString(format_table({err})).contains("ERROR"));
+    const QJsonDocument doc = QJsonDocument::fromJson(QByteArray::fromStdString(to_json({ok, err})));
+    QCOMPARE(doc.array()[0].toObject()["error"].toBool(), false);
+    QCOMPARE(doc.array()[1].toObject()["error"].toBool(), true);
+    QVERIFY(doc.array()[1].toObject()["detail"].toString().contains("init failed"));
   }
 };
 

@@ -6,7 +6,10 @@
 // untimed and sees every step shape, statistics are read every steps_per_report() steps, and
 // --precision tf32 is refused for CPU replicas. Also the convolution algorithm policy (FP32
 // never takes a tensor-op algorithm; the ranks' measured timings pick one algorithm per pass
-// by one rule) and the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT).
+// by one rule), the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT) and
+// how long an injected fault may keep the device busy (a few x --timeout), when a failed NCCL
+// initialisation falls back to the in-GPU communicator (one rank only), and that the run
+// record gets the engine's count of graph and eager steps at the end of the run.
 #include <QtTest>
 
 #include <atomic>
@@ -26,6 +29,7 @@
 #include "backends/common/conv_algo_policy.h"
 #include "backends/common/cuda_options.h"
 #include "backends/common/device_wait.h"
+#include "backends/common/nccl_fallback.h"
 #include "config/precision.h"
 #include "config/train_options.h"
 #include "trainer/run_check.h"
@@ -97,6 +101,15 @@ class FakeEngine final : public ReplicaEngine {
   BatchStats evaluate_train(std::span<const int32_t> idx) override { return stats_of(idx.size()); }
   int steps_per_report() const override { return script_.steps_per_report; }
   CommProfile comm_profile() const override { return profile_; }
+  // As the CUDA engine counts: here the full global batch "replays a graph", a smaller one
+  // (the epoch's last step) runs eagerly.
+  EngineReport engine_report() const override {
+    EngineReport r;
+    r.path = "fake";
+    r.graph_steps = graph_steps_;
+    r.eager_steps = eager_steps_;
+    return r;
+  }
 
   void begin_epoch(std::span<const int32_t> order) override {
     journal_->add(rank_, fmt::format("begin_epoch {}", order.size()));
@@ -111,6 +124,8 @@ class FakeEngine final : public ReplicaEngine {
     }
     if (script_.warm_up_s > 0) std::this_thread::sleep_for(std::chrono::duration<double>(script_.warm_up_s));
     comm.barrier();   // collective, as the real one is
+    full_batch_ = shapes.empty() ? 0 : shapes.front().global_batch;
+    graph_steps_ = eager_steps_ = 0;
     profile_.replicas = comm.size();
     profile_.exposed_s = 1e-6;
   }
@@ -134,6 +149,7 @@ class FakeEngine final : public ReplicaEngine {
     }
     pending_ += stats_of(step.indices.size());
     times[phase::AllReduce] += profile_.exposed_s;
+    ++(step.global_batch == full_batch_ ? graph_steps_ : eager_steps_);
   }
 
   BatchStats take_train_stats() override {
@@ -157,6 +173,7 @@ class FakeEngine final : public ReplicaEngine {
   std::vector<float> grads_ = std::vector<float>(cnn::kReferenceParams);
   BatchStats pending_;
   CommProfile profile_;
+  int64_t full_batch_ = 0, graph_steps_ = 0, eager_steps_ = 0;
 };
 
 TrainConfig fake_config(const std::string& devices, int64_t batch, int epochs) {
@@ -347,6 +364,18 @@ class TestGpuPolicy : public QObject {
     }
   }
 
+  void the_record_counts_graph_and_eager_steps() {
+    // 200 samples at global batch 64: steps of 64, 64, 64 and 8 per epoch. The record is
+    // written at the warm-up, before any step: it must follow the engine's counts to the end.
+    auto data = test::make_synthetic_split(200, 16);
+    MirroredTrainer t(fake_config("cpu:2", 64, 2), data);
+    const RunRecord r = run_fake(t, Script{}, std::make_shared<Journal>());
+    QCOMPARE(r.status, RunStatus::Completed);
+    QCOMPARE(QString::fromStdString(r.engine.path), QString("fake"));
+    QCOMPARE(r.engine.graph_steps, int64_t(6));
+    QCOMPARE(r.engine.eager_steps, int64_t(2));
+  }
+
   // --- precision ------------------------------------------------------------------------
 
   void tf32_needs_gpu_replicas() {
@@ -466,6 +495,36 @@ class TestGpuPolicy : public QObject {
     QCOMPARE(to_string(parse_fault_plan("hang:7")), std::string("hang:7:0"));
     for (const char* bad : {"stall", "stall:0", "stall:x", "melt:3", "abort:3:-1", "abort:3:1:2"})
       QVERIFY2(test::expect_error<ConfigError>([&] { parse_fault_plan(bad); }, "MB_INJECT_FAULT"), bad);
+  }
+
+  void an_injected_fault_spins_a_few_timeouts() {
+    // A hang must outlast the stuck-thread path (the wait gives up after one --timeout, the
+    // thread is reported stuck two --timeout later), and no more than that: the check's 5 s
+    // gives 20 s, not 120 s that would overlap its next runs.
+    QCOMPARE(fault_spin_cap_s(5), 20.0);
+    for (double timeout : {0.5, 2.0, 5.0, 10.0, 25.0})
+      QVERIFY2(fault_spin_cap_s(timeout) > 3 * timeout, qPrintable(QString::number(timeout)));
+    QCOMPARE(fault_spin_cap_s(60), kFaultSpinMaxS);  // the default --timeout: the old 120 s cap
+    QCOMPARE(fault_spin_cap_s(1e9), kFaultSpinMaxS);
+    QCOMPARE(fault_spin_cap_s(0), kFaultSpinMaxS);  // no deadline known: the cap
+    QCOMPARE(fault_spin_cap_s(std::numeric_limits<double>::quiet_NaN()), kFaultSpinMaxS);
+  }
+
+  void a_failed_one_rank_nccl_falls_back() {
+    // One rank: NCCL would move no data, so a failed initialisation (an error, or one that
+    // never finished) is no reason to fail the run; an abort always is, and so is any failure
+    // with more ranks (their sums need NCCL).
+    QVERIFY(nccl_init_falls_back(1, NcclInitFailure::Library));
+    QVERIFY(nccl_init_falls_back(1, NcclInitFailure::TimedOut));
+    QVERIFY(!nccl_init_falls_back(1, NcclInitFailure::Aborted));
+    for (NcclInitFailure f : {NcclInitFailure::Library, NcclInitFailure::TimedOut, NcclInitFailure::Aborted}) {
+      QVERIFY(!nccl_init_falls_back(2, f));
+      QVERIFY(!nccl_init_falls_back(8, f));
+    }
+    const QString warning = QString::fromStdString(nccl_fallback_warning(0, "unhandled system error"));
+    QVERIFY2(warning.contains("cuda:0") && warning.contains("unhandled system error") && warning.contains("in-GPU"),
+             qPrintable(warning));
+    QVERIFY(QString::fromUtf8(kNcclFallbackName.data(), int(kNcclFallbackName.size())).startsWith("in-gpu"));
   }
 };
 

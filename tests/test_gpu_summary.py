@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """bench/gpu_summary.py on made-up check folders (no GPU needed): the PyTorch columns beside
-mirrorbench's with their ratios, the kernel lab's verdict, the cuDNN choices, the fault runs
-and the targets; and a folder with almost nothing in it (the summary is rewritten after every
-step of the check, so it must cope with partial results). Run by ctest (gpu_summary_test)."""
+mirrorbench's with their ratios, the kernel lab's verdict (errors apart from failed checks),
+the cuDNN choices, the graph and eager step counts, the fault runs and the targets (n/a
+where the runs cannot tell: one epoch, records without step counts); and a folder with
+almost nothing in it (the summary is rewritten after every step of the check, so it must
+cope with partial results). Run by ctest (gpu_summary_test)."""
 import json
 import os
 import subprocess
@@ -13,7 +15,7 @@ import unittest
 SUMMARY = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bench", "gpu_summary.py")
 
 
-def record(precision, times, devices="cuda:0", graphs=(128,), acc=0.9):
+def record(precision, times, devices="cuda:0", graphs=(128,), acc=0.9, steps=(2345, 0)):
     return {"config": {"devices": devices, "precision": precision, "communicator": "nccl", "replicas": 1,
                        "train_size": 60000},
             "epochs": [{"epoch": i + 1, "time_s": t, "val_acc": acc, "train_loss": 0.3, "allreduce_s": 0.001}
@@ -22,6 +24,7 @@ def record(precision, times, devices="cuda:0", graphs=(128,), acc=0.9):
             "comm": {"replicas": 1, "allreduce_s": 5e-6, "exposed_s": 1e-6, "algbw_gbs": 90, "busbw_gbs": 0,
                      "step_no_comm_s": 1e-4},
             "engine": {"path": "cudnn", "graph_batches": list(graphs), "eager_batches": [96],
+                       **({"graph_steps": steps[0], "eager_steps": steps[1]} if steps else {}),
                        "graph_nodes": {"kernel": 20, "memset": 1, "memcpy": 0, "other": 0, "total": 21},
                        "conv": [{"pass": "conv1 weight gradient", "batch": 128, "algo": 1, "algo_name": "ALGO_1",
                                  "math": "fma", "workspace_bytes": 0, "time_us": 12.5, "chosen_by": "measured"}]}}
@@ -89,6 +92,35 @@ class GpuSummaryTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as d:
             write(d, "mb-fp32.json", record("fp32", [0.1, 0.1], graphs=()))
             self.assertIn("FAIL  the standard step ran as a CUDA graph", run(d))
+
+    def test_step_counts(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "mb-fp32.json", record("fp32", [0.05], steps=(465, 4)))
+            write(d, "mb-tf32.json", record("tf32", [0.02], acc=0.91))
+            out = run(d)
+            self.assertIn("(465 steps as graphs, 4 eager)", out)
+            self.assertIn("FAIL  every fp32 step replayed a CUDA graph", out)
+            # One epoch: the accuracy target after 5 cannot be judged.
+            self.assertIn("n/a   tf32 val_acc >= 0.88 after 5 epochs", out)
+            write(d, "mb-fp32.json", record("fp32", [0.05], steps=(469, 0)))
+            self.assertIn("PASS  every fp32 step replayed a CUDA graph", run(d))
+            write(d, "mb-fp32.json", record("fp32", [0.05], steps=None))  # a record of before the counts
+            out = run(d)
+            self.assertIn("n/a   every fp32 step replayed a CUDA graph", out)
+            self.assertNotIn("steps as graphs", out.split("mirrorbench fp32")[1].splitlines()[0])
+
+    def test_lab_errors(self):
+        with tempfile.TemporaryDirectory() as d:
+            write(d, "lab.json", [
+                {"name": "Adam (fused)", "group": "own kernel", "n": 128, "validated": True, "passed": True,
+                 "error": False, "detail": "0", "time_us": 10.0, "gflops": 1, "gbs": 1, "peak_share": 0.1},
+                {"name": "train steps: stopped by an error", "group": "train step", "n": 128, "validated": True,
+                 "passed": False, "error": True, "detail": "nccl: init failed", "time_us": -1, "gflops": 0,
+                 "gbs": 0, "peak_share": 0}])
+            out = run(d)
+            self.assertIn("kernel lab: 1 of 1 checks passed, 1 part(s) stopped by an error", out)
+            self.assertIn("ERROR train step train steps: stopped by an error (batch 128): nccl: init failed", out)
+            self.assertIn("FAIL  kernel lab: every check passes", out)
 
     def test_partial_folder(self):
         with tempfile.TemporaryDirectory() as d:

@@ -95,6 +95,8 @@ RunRecord full_record() {
   r.engine.path = "cudnn";
   r.engine.graph_batches = {128};
   r.engine.eager_batches = {96};
+  r.engine.graph_steps = 2344;
+  r.engine.eager_steps = 1;
   r.engine.nodes = {21, 1, 0, 2};
   r.engine.conv.push_back({"conv1 weight gradient", 128, 1, "ALGO_1", "fma", 4096, 35.25, "measured"});
   r.engine.conv.push_back({"conv2 forward", 128, 6, "WINOGRAD", "default", 0, -1, "heuristic"});
@@ -168,6 +170,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QCOMPARE(a.engine.path, b.engine.path);
   QCOMPARE(a.engine.graph_batches, b.engine.graph_batches);
   QCOMPARE(a.engine.eager_batches, b.engine.eager_batches);
+  QCOMPARE(a.engine.graph_steps, b.engine.graph_steps);
+  QCOMPARE(a.engine.eager_steps, b.engine.eager_steps);
   QCOMPARE(a.engine.nodes.total(), b.engine.nodes.total());
   QCOMPARE(a.engine.nodes.kernel, b.engine.nodes.kernel);
   QCOMPARE(a.engine.conv.size(), b.engine.conv.size());
@@ -282,7 +286,8 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("config").at("share_changes").at(1).at("step").get<int>(), 17);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
   QCOMPARE(j.at("comm").size(), std::size_t(9));      // every CommProfile member
-  QCOMPARE(j.at("engine").size(), std::size_t(5));    // path, graph and eager batches, nodes, conv
+  QCOMPARE(j.at("engine").size(), std::size_t(7));    // path, graph and eager batches and steps, nodes, conv
+  QCOMPARE(j.at("engine").at("graph_steps").get<int64_t>(), int64_t(2344));
   QCOMPARE(j.at("engine").at("conv").at(0).size(), std::size_t(8));
   QCOMPARE(j.at("engine").at("graph_nodes").at("total").get<int>(), 24);
   QVERIFY(!to_json(RunRecord{}).contains("engine"));   // CPU runs: no engine object (records stay as they were)
@@ -357,10 +362,22 @@ void TestRunRecord::fields_added_later_are_optional() {
   QCOMPARE(back.config.precision, Precision::Fp32);
   QVERIFY(back.config.time_phases);
   QVERIFY(!back.comm.measured());
+  // A GPU record of schema 4 has no step counts: read as not counted.
+  json four = to_json(full_record());
+  four["schema_version"] = 4;
+  four.at("engine").erase("graph_steps");
+  four.at("engine").erase("eager_steps");
+  const RunRecord old_gpu = run_record_from_json(four);
+  QCOMPARE(old_gpu.engine.graph_steps, int64_t(-1));
+  QCOMPARE(old_gpu.engine.eager_steps, int64_t(-1));
+  QCOMPARE(old_gpu.engine.graph_batches, (std::vector<int64_t>{128}));
   // A record of today's schema has them all: one without is refused, naming the field.
   json now = to_json(full_record());
   now.at("config").erase("time_phases");
   QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(now); }, "config.time_phases"));
+  json counts = to_json(full_record());
+  counts.at("engine").erase("eager_steps");
+  QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(counts); }, "engine.eager_steps"));
   // And an unmeasured profile is not written at all.
   RunRecord r = full_record();
   r.comm = CommProfile{};
@@ -388,6 +405,8 @@ void TestRunRecord::bad_field_data() {
   QTest::addColumn<QString>("field");
   QTest::newRow("missing id") << "/id" << "" << "'id'";
   QTest::newRow("engine without a path") << "/engine/path" << "" << "engine.path";
+  QTest::newRow("engine step count not a number") << "/engine/graph_steps" << "\"all\"" << "engine.graph_steps";
+  QTest::newRow("engine step count below -1") << "/engine/eager_steps" << "-2" << "engine.eager_steps";
   QTest::newRow("engine algorithm not a number") << "/engine/conv/0/algo" << "\"fast\"" << "engine.conv[0].algo";
   QTest::newRow("missing config") << "/config" << "" << "'config'";
   QTest::newRow("missing global_batch") << "/config/global_batch" << "" << "config.global_batch";

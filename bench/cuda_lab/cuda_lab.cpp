@@ -1,18 +1,26 @@
 // The CUDA kernel lab (llm.c dev/cuda practice): every own kernel of the training step, every
-// cuDNN call with the algorithm the engine chose and every cuBLAS call, on the real shapes
-// (batch 64 and 128) and small ones, each validated against the CPU (lab_cases.h: the
-// reference layers, the fused emulator; the tolerance printed with any failure), then timed
-// with CUDA events: microseconds, GFLOP/s, GB/s and the larger share of the H200's peaks;
-// and whole training steps of both paths side by side. Exit status 1 when any check failed.
+// cuDNN call (every allowed algorithm validated, the one the engine's rule picks timed) and
+// every cuBLAS call, on the real shapes (batch 64 and 128) and small ones, each validated
+// against the CPU (lab_cases.h: the reference layers, the fused emulator; the tolerance
+// printed with any failure), then timed with CUDA events: microseconds, GFLOP/s, GB/s and the
+// larger share of the H200's peaks; and whole training steps of both paths side by side.
+//
+// Five parts, in this order, each batch of each in its own try (an exception ends that part
+// at that batch, shown as an ERROR line, and the lab goes on), each with its own summary
+// line: the own kernels, the fused kernels (the most valuable, least likely to throw), the
+// library calls in FP32 and in TF32, then whole steps through the engine (NCCL, capture).
+// Exit status 1 when any check failed or any part was stopped by an error.
 //
 // Usage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]
 //   --quick: batches 3 and 64, 5 timed launches, 50 steps
-//   --no-steps: kernels and library calls only (no engines; the library calls then use each
-//   plan's first candidate): what compute-sanitizer runs, with --quick
+//   --no-steps: kernels and library calls only (no engine): what compute-sanitizer runs,
+//   with --quick
 // Built with the CUDA backend (bench/CMakeLists.txt); bench/gpu_check.sh runs it first.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +45,55 @@ std::vector<int> parse_list(std::string_view text) {
     at = comma + 1;
   }
   return out;
+}
+
+// A part of the lab: its name (the summary line's), its group (an error's) and how it runs
+// one batch.
+struct Part {
+  const char* name;
+  Group group;
+  std::function<std::vector<Result>(const CudnnStages&, cudaStream_t)> run;
+};
+
+std::vector<Part> lab_parts(const LabOptions& o, bool steps) {
+  std::vector<Part> parts = {
+      {"own kernels", Group::OwnKernel, [&o](const CudnnStages& s, cudaStream_t st) { return run_own_kernels(s, o, st); }},
+      {"fused kernels", Group::Fused, [&o](const CudnnStages& s, cudaStream_t st) { return run_fused_kernels(s, o, st); }},
+      {"cuDNN and cuBLAS, fp32", Group::Cudnn,
+       [&o](const CudnnStages& s, cudaStream_t st) { return run_library_calls(s, o, Precision::Fp32, st); }},
+      {"cuDNN and cuBLAS, tf32", Group::Cudnn,
+       [&o](const CudnnStages& s, cudaStream_t st) { return run_library_calls(s, o, Precision::Tf32, st); }},
+  };
+  if (steps)
+    parts.push_back({"train steps", Group::Step, [&o](const CudnnStages& s, cudaStream_t) { return run_steps(s, o); }});
+  return parts;
+}
+
+// Every part over every batch; the stages (CPU) are computed once per batch. Returns the
+// summary lines' counts, the results in `all`.
+std::vector<PartSummary> run_parts(const std::vector<Part>& parts, const LabOptions& o, cudaStream_t stream,
+                                   std::vector<Result>& all) {
+  std::map<int, CudnnStages> stages;
+  std::vector<PartSummary> summaries;
+  for (const Part& part : parts) {
+    std::vector<Result> mine;
+    for (int n : o.batches) {
+      std::vector<Result> batch;
+      try {
+        if (!stages.count(n)) stages.emplace(n, make_cudnn_stages(n, 2026));
+        batch = part.run(stages.at(n), stream);
+      } catch (const std::exception& e) {
+        batch.push_back(error_result(part.group, n, part.name, e.what()));
+      }
+      std::printf("\n== %s, batch %d\n%s", part.name, n, format_table(batch).c_str());
+      std::fflush(stdout);
+      mine.insert(mine.end(), batch.begin(), batch.end());
+    }
+    summaries.push_back(summarize_part(part.name, mine));
+    std::printf("cuda_lab: %s\n", format_summary(summaries.back()).c_str());
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  return summaries;
 }
 
 int usage(const char* why) {
@@ -86,33 +143,22 @@ int main(int argc, char** argv) {
               gpus[0].name.c_str(), gpus[0].cc_major, gpus[0].cc_minor, o.peak.name, o.peak.mem_gbs, o.peak.fp32_tflops,
               o.peak.tf32_tflops);
   std::vector<Result> all;
+  std::vector<PartSummary> summaries;
   bool error = false;
   try {
     cuda::Stream stream = cuda::make_stream();
-    for (int n : o.batches) {
-      const CudnnStages stages = make_cudnn_stages(n, 2026);
-      std::vector<ConvChoice> fp32, tf32;
-      std::vector<Result> part = steps ? run_steps(stages, o, &fp32, &tf32) : std::vector<Result>{};
-      auto append = [&](std::vector<Result> r) { part.insert(part.end(), r.begin(), r.end()); };
-      append(run_library_calls(stages, o, Precision::Fp32, fp32, stream.get()));
-      append(run_library_calls(stages, o, Precision::Tf32, tf32, stream.get()));
-      append(run_own_kernels(stages, o, stream.get()));
-      append(run_fused_kernels(stages, o, stream.get()));
-      std::printf("\n== batch %d\n%s", n, format_table(part).c_str());
-      std::fflush(stdout);
-      all.insert(all.end(), part.begin(), part.end());
-    }
-  } catch (const std::exception& e) {
+    summaries = run_parts(lab_parts(o, steps), o, stream.get(), all);
+  } catch (const std::exception& e) {  // the lab's own stream: nothing could run
     std::printf("cuda_lab: FAILED with an error: %s\n", e.what());
     error = true;
   }
-  int checks = 0, failed = 0;
-  for (const Result& r : all) {
-    checks += r.validated;
-    failed += r.validated && !r.passed;
+  std::printf("\n");
+  for (const PartSummary& p : summaries) {
+    std::printf("cuda_lab: %s\n", format_summary(p).c_str());
+    error = error || !p.clean();
   }
-  std::printf("\ncuda_lab: %d of %d checks passed%s\n", checks - failed, checks,
-              error ? " (then an error stopped it)" : "");
+  const PartSummary total = summarize_part("cuda_lab", all);
+  std::printf("%s\n", format_summary(total).c_str());
   if (!json.empty()) std::ofstream(json) << to_json(all);
-  return failed || error ? 1 : 0;
+  return error ? 1 : 0;
 }

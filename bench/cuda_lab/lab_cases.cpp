@@ -391,11 +391,71 @@ void add_rates(Result& r, const CaseSpec& c, const Peak& peak) {
   r.peak_share = std::max(compute, r.gbs / peak.mem_gbs);
 }
 
+Result finish_case(const CaseSpec& spec, int n, const Checks& checks, double us, const Peak& peak) {
+  Result r;
+  r.name = spec.name;
+  r.group = spec.group;
+  r.n = n;
+  r.validated = !checks.empty();
+  r.passed = true;
+  double worst = 0;
+  for (const auto& [what, c] : checks) {
+    if (!c.passed && r.passed) {
+      r.passed = false;
+      r.detail = fmt::format("{}: {} element(s) off, worst [{}] {:.9g} vs {:.9g} ({:.3g}x the tolerance: {})", what,
+                             c.mismatches, c.worst_index, c.got, c.want, c.worst_ratio, spec.tol.why);
+    }
+    worst = std::max(worst, c.worst_ratio);
+  }
+  if (r.passed && r.validated) r.detail = fmt::format("{:.2g}", worst);
+  r.time_us = us;
+  add_rates(r, spec, peak);
+  return r;
+}
+
+Result validate_then_time(const CaseSpec& spec, int n, const std::function<Checks()>& validate,
+                          const std::function<double()>& time, const Peak& peak) {
+  const Checks checks = validate();  // a statement of its own: complete before the first relaunch
+  const double us = time();
+  return finish_case(spec, n, checks, us, peak);
+}
+
+Result error_result(Group group, int n, const std::string& part, const std::string& what) {
+  Result r;
+  r.name = part + ": stopped by an error";
+  r.group = group;
+  r.n = n;
+  r.validated = true;
+  r.error = true;
+  r.detail = what;
+  return r;
+}
+
+PartSummary summarize_part(const std::string& name, const std::vector<Result>& results) {
+  PartSummary s;
+  s.name = name;
+  for (const Result& r : results) {
+    if (r.error) {
+      ++s.errors;
+    } else if (r.validated) {
+      ++s.checks;
+      s.failed += !r.passed;
+    }
+  }
+  return s;
+}
+
+std::string format_summary(const PartSummary& s) {
+  std::string line = fmt::format("{}: {} of {} checks passed", s.name, s.checks - s.failed, s.checks);
+  if (s.errors > 0) line += fmt::format(", then {} error(s) stopped it (see the table)", s.errors);
+  return line;
+}
+
 std::string format_table(const std::vector<Result>& results) {
   std::string out = fmt::format("{:<11} {:<56} {:>5} {:<5} {:>10} {:>10} {:>10} {:>9} {:>7}\n", "group", "case", "n",
                                 "check", "worst", "us", "GFLOP/s", "GB/s", "% peak");
   for (const Result& r : results) {
-    const std::string check = !r.validated ? "-" : (r.passed ? "PASS" : "FAIL");
+    const std::string check = r.error ? "ERROR" : !r.validated ? "-" : (r.passed ? "PASS" : "FAIL");
     const std::string us = r.time_us >= 0 ? fmt::format("{:.2f}", r.time_us) : "-";
     out += fmt::format("{:<11} {:<56} {:>5} {:<5} {:>10} {:>10} {:>10.1f} {:>9.1f} {:>6.1f}%{}\n", to_string(r.group),
                        r.name, r.n, check, r.detail.size() <= 10 ? r.detail : "see below", us, r.gflops, r.gbs,
@@ -418,10 +478,10 @@ std::string to_json(const std::vector<Result>& results) {
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
     out += fmt::format(
-        "  {{\"name\": {}, \"group\": {}, \"n\": {}, \"validated\": {}, \"passed\": {}, \"detail\": {}, "
-        "\"time_us\": {}, \"gflops\": {}, \"gbs\": {}, \"peak_share\": {}}}{}\n",
+        "  {{\"name\": {}, \"group\": {}, \"n\": {}, \"validated\": {}, \"passed\": {}, \"error\": {}, "
+        "\"detail\": {}, \"time_us\": {}, \"gflops\": {}, \"gbs\": {}, \"peak_share\": {}}}{}\n",
         quoted(r.name), quoted(to_string(r.group)), r.n, r.validated ? "true" : "false", r.passed ? "true" : "false",
-        quoted(r.detail), r.time_us, r.gflops, r.gbs, r.peak_share, i + 1 < results.size() ? "," : "");
+        r.error ? "true" : "false", quoted(r.detail), r.time_us, r.gflops, r.gbs, r.peak_share, i + 1 < results.size() ? "," : "");
   }
   return out + "]\n";
 }

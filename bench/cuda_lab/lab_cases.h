@@ -2,12 +2,16 @@
 // training step computed on the CPU from the same inputs the GPU gets (the reference layers
 // for the cudnn path's kernels and library calls, the fused emulator for the fused kernels),
 // the tolerance each comparison is held to and why, the work of each case (FLOPs, bytes),
-// the H200's peaks, and the comparison and the report. GPU-free: tests/test_cuda_lab.cpp
-// checks it here; bench/cuda_lab/cuda_lab.cpp runs it against the device.
+// the H200's peaks, the comparison, the validate-then-time order every device case goes
+// through, and the report (a line per case, one summary line per part of the lab). GPU-free:
+// tests/test_cuda_lab.cpp checks it here; bench/cuda_lab/cuda_lab.cpp runs it against the
+// device.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "config/precision.h"
@@ -116,18 +120,47 @@ Comparison compare(std::span<const float> got, std::span<const float> want, cons
 Comparison compare_bytes(std::span<const uint8_t> got, std::span<const uint8_t> want, std::size_t allowed);
 Comparison compare_ints(std::span<const int32_t> got, std::span<const int32_t> want);
 
-// One line of the lab's report.
+// One line of the lab's report: a case, or an exception that ended a part of the lab.
 struct Result {
   std::string name;
   Group group = Group::OwnKernel;
   int n = 0;
   bool validated = false, passed = false;
+  bool error = false;                          // an exception, not a case (validated, not passed)
   std::string detail;                          // the worst element, or why it failed
   double time_us = -1;                         // median of the timed launches; -1: not timed
   double gflops = 0, gbs = 0, peak_share = 0;  // achieved, and the larger share of a peak
 };
 // Fills gflops, gbs and peak_share from the case's work and time_us.
 void add_rates(Result& r, const CaseSpec& c, const Peak& peak);
+
+// A case's comparisons, one per output (or per algorithm): what was compared, and the verdict.
+using Checks = std::vector<std::pair<std::string, Comparison>>;
+
+// A validated and timed case: the comparisons' verdict, the median time (-1: not timed) and
+// the rates.
+Result finish_case(const CaseSpec& spec, int n, const Checks& checks, double us, const Peak& peak);
+
+// Validate, THEN time (llm.c's dev/cuda order), the one way the device cases are finished:
+// `validate` reads back the outputs of the launch already made and compares them; only then
+// does `time` relaunch it, many times. Kernels that work in place (Adam, ReLU masks, the in-GPU
+// all-reduce) or accumulate change their outputs with every relaunch, so the timing must
+// never run first, as it may when both are arguments of one call, whose evaluation order C++
+// leaves open (g++ 12 timed Adam 22 times before validating it: a false failure, issue 30).
+Result validate_then_time(const CaseSpec& spec, int n, const std::function<Checks()>& validate,
+                          const std::function<double()>& time, const Peak& peak);
+
+// A part of the lab (own kernels, fused kernels, library calls, training steps) runs batch by
+// batch, each batch in its own try: an exception ends that part at that batch (a failed
+// Result that says so), never the lab. Its summary line counts its checks and errors.
+Result error_result(Group group, int n, const std::string& part, const std::string& what);
+struct PartSummary {
+  std::string name;
+  int checks = 0, failed = 0, errors = 0;  // errors are not counted as checks
+  bool clean() const { return failed == 0 && errors == 0; }
+};
+PartSummary summarize_part(const std::string& name, const std::vector<Result>& results);
+std::string format_summary(const PartSummary& s);  // "own kernels: 40 of 40 checks passed"
 std::string format_table(const std::vector<Result>& results);  // one aligned line per result
 std::string to_json(const std::vector<Result>& results);       // a JSON array
 

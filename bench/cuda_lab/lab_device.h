@@ -62,17 +62,14 @@ inline double time_us(cudaStream_t s, int reps, const std::function<void()>& fn)
   return 1000.0 * ms[ms.size() / 2];
 }
 
-// A validated and timed case: the comparisons' verdict, the median time and the rates.
-Result finish_case(const CaseSpec& spec, int n, const std::vector<std::pair<std::string, Comparison>>& checks,
-                   double us, const Peak& peak);
-
-// The lab's parts, each for one batch.
+// The lab's parts, each for one batch, in the order cuda_lab runs them: the kernels alone
+// first, then the library calls (each convolution pass with the algorithm the engine's rule
+// picks from the lab's own measurement of the candidates: no engine needed), then whole
+// training steps through the engine (warm-up, graphs, NCCL), the part most likely to throw.
 std::vector<Result> run_own_kernels(const CudnnStages& s, const LabOptions& o, cudaStream_t stream);
-std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o, Precision precision,
-                                      const std::vector<ConvChoice>& engine_choices, cudaStream_t stream);
 std::vector<Result> run_fused_kernels(const CudnnStages& s, const LabOptions& o, cudaStream_t stream);
-// Also hands out the engine's cuDNN choices (its warm-up measured them) for the library part.
-std::vector<Result> run_steps(const CudnnStages& s, const LabOptions& o, std::vector<ConvChoice>* fp32_choices,
-                              std::vector<ConvChoice>* tf32_choices);
+std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o, Precision precision,
+                                      cudaStream_t stream);
+std::vector<Result> run_steps(const CudnnStages& s, const LabOptions& o);
 
 }  // namespace mb::lab

@@ -1,7 +1,7 @@
 // The kernel lab: the fused path's kernels one by one. Before each kernel the device gets the
 // emulator's state (so every kernel is checked alone, on exact inputs), the kernel runs on
 // the device and in the emulator (the same functions, fused_math.h), and every output it
-// writes is compared; then it is timed.
+// writes is compared; only then is it timed (validate_then_time).
 #include <fmt/format.h>
 
 #include "backends/cuda/fused_kernels.h"
@@ -88,19 +88,25 @@ std::vector<Result> run_fused_kernels(const CudnnStages& stages, const LabOption
     dev.load(host, st);
     const FusedArgs da = dev.args(host);
     cuda::launch_fused(kernel, da, st);
-    const FusedState got = dev.download(host, st);
-    fused::emulate_kernel(kernel, host.args());  // host becomes the state after this kernel
-    std::vector<std::pair<std::string, Comparison>> checks;
-    const auto want_f = fused_float_outputs(kernel, host), got_f = fused_float_outputs(kernel, got);
-    for (std::size_t i = 0; i < want_f.size(); ++i)
-      checks.push_back({want_f[i].name, compare(got_f[i].values, want_f[i].values, spec.tol)});
-    const auto want_b = fused_byte_outputs(kernel, host), got_b = fused_byte_outputs(kernel, got);
-    for (std::size_t i = 0; i < want_b.size(); ++i)  // near-ties may break otherwise under FMA
-      checks.push_back({"argmax", compare_bytes(got_b[i], want_b[i], want_b[i].size() / 10000)});
-    const auto want_i = fused_int_outputs(kernel, host), got_i = fused_int_outputs(kernel, got);
-    for (std::size_t i = 0; i < want_i.size(); ++i) checks.push_back({"indices", compare_ints(got_i[i], want_i[i])});
-    const double us = time_us(st, o.reps, [&] { cuda::launch_fused(kernel, da, st); });
-    out.push_back(finish_case(spec, stages.n, checks, us, o.peak));
+    auto validate = [&] {
+      const FusedState got = dev.download(host, st);
+      fused::emulate_kernel(kernel, host.args());  // host becomes the state after this kernel
+      Checks checks;
+      const auto want_f = fused_float_outputs(kernel, host), got_f = fused_float_outputs(kernel, got);
+      for (std::size_t i = 0; i < want_f.size(); ++i)
+        checks.push_back({want_f[i].name, compare(got_f[i].values, want_f[i].values, spec.tol)});
+      const auto want_b = fused_byte_outputs(kernel, host), got_b = fused_byte_outputs(kernel, got);
+      for (std::size_t i = 0; i < want_b.size(); ++i)  // near-ties may break otherwise under FMA
+        checks.push_back({"argmax", compare_bytes(got_b[i], want_b[i], want_b[i].size() / 10000)});
+      const auto want_i = fused_int_outputs(kernel, host), got_i = fused_int_outputs(kernel, got);
+      for (std::size_t i = 0; i < want_i.size(); ++i) checks.push_back({"indices", compare_ints(got_i[i], want_i[i])});
+      return checks;
+    };
+    // The timed relaunches accumulate into the device's gradients and statistics: the next
+    // kernel starts from the emulator's state again (dev.load above).
+    out.push_back(validate_then_time(
+        spec, stages.n, validate, [&] { return time_us(st, o.reps, [&] { cuda::launch_fused(kernel, da, st); }); },
+        o.peak));
   }
   return out;
 }

@@ -1,11 +1,21 @@
-// The kernel lab: every cuDNN call of the step with the algorithm the engine chose (its
-// warm-up measured them; the choices come from its report), and every cuBLAS call, on exact
-// inputs against the CPU stages, then timed. In TF32, with the engine's TF32 choices.
+// The kernel lab: every cuDNN call of the step and every cuBLAS call, on exact inputs against
+// the CPU stages, then timed, in FP32 and in TF32. No engine is needed: every allowed
+// candidate of each convolution pass (the plan's list, the engine's) is run, validated and
+// then measured here, and the engine's own rule (choose_algorithms, for one rank) picks the
+// algorithm the case is timed with. So any algorithm a run's warm-up could pick has been
+// validated, and a failure of the whole-step part (NCCL, capture) cannot take these checks
+// with it.
+#include <array>
+#include <functional>
+#include <limits>
+
 #include <fmt/format.h>
 
+#include "backends/common/conv_algo_policy.h"
 #include "backends/cuda/cudnn_plan.h"
 #include "lab_device.h"
 #include "model/cnn_spec.h"
+#include "util/deadline.h"
 #include "util/error.h"
 
 namespace mb::lab {
@@ -15,12 +25,7 @@ using namespace cnn;
 using cuda::DeviceBuffer;
 
 constexpr float kOne = 1.0f, kZero = 0.0f;
-
-int engine_algo(const std::vector<ConvChoice>& choices, int pass, int n) {
-  for (const ConvChoice& c : choices)
-    if (c.pass == cuda::conv_pass_name(pass) && c.batch == n) return c.algo;
-  return -1;  // the plan's own first candidate then
-}
+constexpr int kMeasureReps = 3;  // timed runs per candidate, as in the engine's warm-up
 
 std::vector<float> tensor(const CudnnStages& s, ParamId id) {
   const auto& t = param_tensors()[id];
@@ -28,84 +33,138 @@ std::vector<float> tensor(const CudnnStages& s, ParamId id) {
                             s.params.begin() + std::ptrdiff_t(t.offset + t.size));
 }
 
-}  // namespace
+// The five library convolution passes on the stages' inputs, each into its own output, with
+// the plan's current algorithm for the pass.
+struct ConvPasses {
+  ConvPasses(const CudnnStages& stages, Precision precision, cudaStream_t stream)
+      : s(stages),
+        st(stream),
+        cudnn(cuda::make_cudnn()),
+        shapes(cuda::ConvShapes::make(precision)),
+        plan(cuda::make_conv_plan(cudnn.get(), shapes, stages.n)),
+        ws(std::max<std::size_t>(1, plan.candidate_workspace)) {  // any candidate fits
+    CUDNN_CHECK(cudnnSetStream(cudnn.get(), st));
+  }
 
-std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o, Precision precision,
-                                      const std::vector<ConvChoice>& engine_choices, cudaStream_t st) {
+  void run(int pass) {
+    const auto b = ws.bytes();
+    auto* h = cudnn.get();
+    switch (pass) {
+      case cuda::kFwd1:
+        CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, plan.x.get(), x.get(), shapes.w1.get(), w1.get(),
+                                            shapes.conv.get(), plan.fwd(cuda::kFwd1), ws.get(), b, &kZero,
+                                            plan.a1.get(), y1.get()));
+        return;
+      case cuda::kFwd2:
+        CUDNN_CHECK(cudnnConvolutionForward(h, &kOne, plan.p1.get(), p1.get(), shapes.w2.get(), w2.get(),
+                                            shapes.conv.get(), plan.fwd(cuda::kFwd2), ws.get(), b, &kZero,
+                                            plan.a2.get(), y2.get()));
+        return;
+      case cuda::kBwdFilter1:
+        CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, plan.x.get(), x.get(), plan.a1.get(), dc1.get(),
+                                                   shapes.conv.get(), plan.bwd_filter(cuda::kBwdFilter1), ws.get(),
+                                                   b, &kZero, shapes.w1.get(), dw1.get()));
+        return;
+      case cuda::kBwdFilter2:
+        CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, &kOne, plan.p1.get(), p1.get(), plan.a2.get(), dc2.get(),
+                                                   shapes.conv.get(), plan.bwd_filter(cuda::kBwdFilter2), ws.get(),
+                                                   b, &kZero, shapes.w2.get(), dw2.get()));
+        return;
+      case cuda::kBwdData2:
+        CUDNN_CHECK(cudnnConvolutionBackwardData(h, &kOne, shapes.w2.get(), w2.get(), plan.a2.get(), dc2.get(),
+                                                 shapes.conv.get(), plan.bwd_data(), ws.get(), b, &kZero,
+                                                 plan.p1.get(), dp1.get()));
+        return;
+    }
+  }
+  const std::vector<float>& want(int pass) const {
+    const std::vector<float>* w[] = {&s.c1, &s.c2, &s.g_conv1w, &s.g_conv2w, &s.dp1};
+    return *w[pass];
+  }
+  std::vector<float> got(int pass) const {
+    const float* out[] = {y1.get(), y2.get(), dw1.get(), dw2.get(), dp1.get()};
+    return to_host(out[pass], want(pass).size(), st);
+  }
+
+  const CudnnStages& s;
+  cudaStream_t st;
+  cuda::CudnnHandle cudnn;
+  cuda::ConvShapes shapes;
+  cuda::ConvPlan plan;
+  DeviceBuffer<unsigned char> ws;
+  DeviceBuffer<float> x = to_device(s.x, st), p1 = to_device(s.p1, st);
+  DeviceBuffer<float> w1 = to_device(tensor(s, kConv1W), st), w2 = to_device(tensor(s, kConv2W), st);
+  DeviceBuffer<float> dc1 = to_device(s.dc1, st), dc2 = to_device(s.dc2, st);
+  DeviceBuffer<float> y1{s.c1.size()}, y2{s.c2.size()}, dw1{s.g_conv1w.size()}, dw2{s.g_conv2w.size()},
+      dp1{s.dp1.size()};
+};
+
+// Every candidate of every pass run once and validated, then measured; then the plan takes
+// what the engine's rule picks from those timings. Returns each pass's checks, one per
+// candidate (named by algorithm and math), and notes for the report.
+std::array<Checks, cuda::kConvPasses> validate_candidates(ConvPasses& c, const CaseTolerance& tol,
+                                                         std::array<std::string, cuda::kConvPasses>& notes) {
+  std::array<Checks, cuda::kConvPasses> checks;
+  std::vector<PassTimings> timings(cuda::kConvPasses);
+  for (int pass = 0; pass < cuda::kConvPasses; ++pass) {
+    PassTimings& t = timings[std::size_t(pass)];
+    t.participates = 1;
+    const std::vector<AlgoInfo> candidates = c.plan.candidates[std::size_t(pass)];
+    int refused = 0;
+    for (std::size_t i = 0; i < candidates.size(); ++i) {
+      const int a = candidates[i].algo;
+      t.rank_order[std::size_t(a)] = static_cast<int8_t>(i);
+      c.plan.choose(pass, a, "measured", -1.0f);
+      try {
+        c.run(pass);
+        checks[std::size_t(pass)].push_back(
+            {fmt::format("{} ({})", cuda::conv_algo_name(pass, a), to_string(candidates[i].math)),
+             compare(c.got(pass), c.want(pass), tol)});
+        t.us[std::size_t(a)] = float(time_us(c.st, kMeasureReps, [&] { c.run(pass); }));
+      } catch (const StallError&) {
+        throw;  // the device itself is stuck
+      } catch (const DeviceError&) {
+        // Refused by the library at run time: not a candidate after all (as in the engine).
+        t.us[std::size_t(a)] = std::numeric_limits<float>::infinity();
+        ++refused;
+      }
+    }
+    notes[std::size_t(pass)] =
+        fmt::format("{} candidate(s) validated{}", checks[std::size_t(pass)].size(),
+                    refused ? fmt::format(", {} refused at run time", refused) : std::string());
+  }
+  const std::vector<AgreedAlgo> agreed = choose_algorithms(std::vector<std::vector<PassTimings>>{timings});
+  for (int pass = 0; pass < cuda::kConvPasses; ++pass) {
+    const AgreedAlgo& a = agreed[std::size_t(pass)];
+    if (a.algo >= 0) c.plan.choose(pass, a.algo, a.measured ? "measured" : "heuristic", a.measured ? a.worst_us : -1);
+    notes[std::size_t(pass)] += fmt::format("; timed: {} ({})", c.plan.report(pass).algo_name, c.plan.report(pass).math);
+  }
+  return checks;
+}
+
+std::vector<Result> convolution_cases(const CudnnStages& s, const LabOptions& o, Precision precision,
+                                      cudaStream_t st) {
+  const auto cases = lab_cases(s.n, precision);
+  ConvPasses c(s, precision, st);
+  std::array<std::string, cuda::kConvPasses> notes;
+  const auto checks = validate_candidates(c, find_case(cases, "cuDNN conv1 forward").tol, notes);
+  std::vector<Result> out;
+  for (int pass = 0; pass < cuda::kConvPasses; ++pass) {
+    const CaseSpec& spec = find_case(cases, std::string("cuDNN ") + cuda::conv_pass_name(pass));
+    c.run(pass);  // the chosen algorithm, validated above among the candidates
+    Result r = validate_then_time(
+        spec, s.n, [&] { return checks[std::size_t(pass)]; },
+        [&] { return time_us(st, o.reps, [&] { c.run(pass); }); }, o.peak);
+    r.detail += "; " + notes[std::size_t(pass)];
+    out.push_back(r);
+  }
+  return out;
+}
+
+// The cudnn path's three GEMM formulas (cudnn_path.cpp), for both dense layers.
+std::vector<Result> gemm_cases(const CudnnStages& s, const LabOptions& o, Precision precision, cudaStream_t st) {
   const int n = s.n;
   const auto cases = lab_cases(n, precision);
-  const std::string suffix = precision == Precision::Tf32 ? " [tf32]" : "";
-  std::vector<Result> out;
-  auto record = [&](const char* name, const std::vector<std::pair<std::string, Comparison>>& checks, double us) {
-    Result r = finish_case(find_case(cases, name), n, checks, us, o.peak);
-    r.name += suffix;
-    out.push_back(r);
-  };
-
-  // ---- cuDNN ----
-  cuda::CudnnHandle cudnn = cuda::make_cudnn();
-  CUDNN_CHECK(cudnnSetStream(cudnn.get(), st));
-  const cuda::ConvShapes shapes = cuda::ConvShapes::make(precision);
-  cuda::ConvPlan plan = cuda::make_conv_plan(cudnn.get(), shapes, n);
-  for (int pass = 0; pass < cuda::kConvPasses; ++pass) {
-    const int a = engine_algo(engine_choices, pass, n);
-    if (a >= 0) plan.choose(pass, a, "engine", -1.0f);
-  }
-  DeviceBuffer<unsigned char> ws(std::max<std::size_t>(1, plan.workspace_bytes));
-  auto x = to_device(s.x, st), c1 = to_device(s.c1, st), p1 = to_device(s.p1, st), c2 = to_device(s.c2, st);
-  auto w1 = to_device(tensor(s, kConv1W), st), w2 = to_device(tensor(s, kConv2W), st);
-  auto dc1 = to_device(s.dc1, st), dc2 = to_device(s.dc2, st);
-  DeviceBuffer<float> y1(s.c1.size()), y2(s.c2.size()), dw1(288), dw2(18432), dp1(s.p1.size());
-  const auto wsb = ws.bytes();
-  auto fwd1 = [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(cudnn.get(), &kOne, plan.x.get(), x.get(), shapes.w1.get(), w1.get(),
-                                        shapes.conv.get(), plan.fwd(cuda::kFwd1), ws.get(), wsb, &kZero, plan.a1.get(),
-                                        y1.get()));
-  };
-  auto fwd2 = [&] {
-    CUDNN_CHECK(cudnnConvolutionForward(cudnn.get(), &kOne, plan.p1.get(), p1.get(), shapes.w2.get(), w2.get(),
-                                        shapes.conv.get(), plan.fwd(cuda::kFwd2), ws.get(), wsb, &kZero, plan.a2.get(),
-                                        y2.get()));
-  };
-  auto wgrad1 = [&] {
-    CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn.get(), &kOne, plan.x.get(), x.get(), plan.a1.get(), dc1.get(),
-                                               shapes.conv.get(), plan.bwd_filter(cuda::kBwdFilter1), ws.get(), wsb,
-                                               &kZero, shapes.w1.get(), dw1.get()));
-  };
-  auto wgrad2 = [&] {
-    CUDNN_CHECK(cudnnConvolutionBackwardFilter(cudnn.get(), &kOne, plan.p1.get(), p1.get(), plan.a2.get(), dc2.get(),
-                                               shapes.conv.get(), plan.bwd_filter(cuda::kBwdFilter2), ws.get(), wsb,
-                                               &kZero, shapes.w2.get(), dw2.get()));
-  };
-  auto dgrad2 = [&] {
-    CUDNN_CHECK(cudnnConvolutionBackwardData(cudnn.get(), &kOne, shapes.w2.get(), w2.get(), plan.a2.get(), dc2.get(),
-                                             shapes.conv.get(), plan.bwd_data(), ws.get(), wsb, &kZero, plan.p1.get(),
-                                             dp1.get()));
-  };
-  const auto tol = find_case(cases, "cuDNN conv1 forward").tol;
-  auto algo_note = [&](int pass) {
-    return fmt::format("{} ({})", plan.report(pass).algo_name, plan.report(pass).math);
-  };
-  fwd1();
-  record("cuDNN conv1 forward", {{algo_note(cuda::kFwd1), compare(to_host(y1.get(), s.c1.size(), st), s.c1, tol)}},
-         time_us(st, o.reps, fwd1));
-  fwd2();
-  record("cuDNN conv2 forward", {{algo_note(cuda::kFwd2), compare(to_host(y2.get(), s.c2.size(), st), s.c2, tol)}},
-         time_us(st, o.reps, fwd2));
-  wgrad1();
-  record("cuDNN conv1 weight gradient",
-         {{algo_note(cuda::kBwdFilter1), compare(to_host(dw1.get(), 288, st), s.g_conv1w, tol)}},
-         time_us(st, o.reps, wgrad1));
-  wgrad2();
-  record("cuDNN conv2 weight gradient",
-         {{algo_note(cuda::kBwdFilter2), compare(to_host(dw2.get(), 18432, st), s.g_conv2w, tol)}},
-         time_us(st, o.reps, wgrad2));
-  dgrad2();
-  record("cuDNN conv2 input gradient",
-         {{algo_note(cuda::kBwdData2), compare(to_host(dp1.get(), s.p1.size(), st), s.dp1, tol)}},
-         time_us(st, o.reps, dgrad2));
-
-  // ---- cuBLAS (the cudnn path's three formulas, cudnn_path.cpp) ----
   cuda::CublasHandle blas = cuda::make_cublas();
   CUBLAS_CHECK(cublasSetStream(blas.get(), st));
   CUBLAS_CHECK(
@@ -126,7 +185,7 @@ std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o,
   auto fw1 = to_device(tensor(s, kFc1W), st), fw2 = to_device(tensor(s, kFc2W), st);
   DeviceBuffer<float> hy(s.h_gemm.size()), gw1(s.g_fc1w.size()), dx2(s.dp2.size()), ly(s.logits.size()),
       gw2(s.g_fc2w.size()), dxh(s.dh_gemm.size());
-  const auto btol = find_case(cases, "cuBLAS fc1 forward").tol;
+  const auto tol = find_case(cases, "cuBLAS fc1 forward").tol;
   struct Gemm {
     const char* name;
     std::function<void()> run;
@@ -145,11 +204,26 @@ std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o,
       {"cuBLAS fc2 input gradient", [&] { gemm_dgrad(fw2.get(), dl.get(), dxh.get(), kReferenceHidden, kClasses); }, dxh.get(),
        &s.dh_gemm},
   };
+  std::vector<Result> out;
   for (const Gemm& g : gemms) {
     g.run();
-    record(g.name, {{"result", compare(to_host(g.result, g.want->size(), st), *g.want, btol)}},
-           time_us(st, o.reps, g.run));
+    out.push_back(validate_then_time(
+        find_case(cases, g.name), n,
+        [&] { return Checks{{"result", compare(to_host(g.result, g.want->size(), st), *g.want, tol)}}; },
+        [&] { return time_us(st, o.reps, g.run); }, o.peak));
   }
+  return out;
+}
+
+}  // namespace
+
+std::vector<Result> run_library_calls(const CudnnStages& s, const LabOptions& o, Precision precision,
+                                      cudaStream_t st) {
+  std::vector<Result> out = convolution_cases(s, o, precision, st);
+  const std::vector<Result> gemms = gemm_cases(s, o, precision, st);
+  out.insert(out.end(), gemms.begin(), gemms.end());
+  if (precision == Precision::Tf32)
+    for (Result& r : out) r.name += " [tf32]";
   return out;
 }
 

@@ -1,6 +1,8 @@
 // The kernel lab: the cudnn path's own kernels (backends/cuda/kernels.h) on exact inputs,
-// against the CPU stages of lab_cases, then timed.
+// against the CPU stages of lab_cases, then timed: every case launches once, and
+// validate_then_time reads that launch's outputs back before any timed relaunch.
 #include <cmath>
+#include <functional>
 
 #include <fmt/format.h>
 
@@ -21,33 +23,6 @@ std::vector<float> host_tensor(const CudnnStages& s, ParamId id) {
                             s.params.begin() + std::ptrdiff_t(t.offset + t.size));
 }
 
-}  // namespace
-
-Result finish_case(const CaseSpec& spec, int n, const std::vector<std::pair<std::string, Comparison>>& checks,
-                   double us, const Peak& peak) {
-  Result r;
-  r.name = spec.name;
-  r.group = spec.group;
-  r.n = n;
-  r.validated = !checks.empty();
-  r.passed = true;
-  double worst = 0;
-  for (const auto& [what, c] : checks) {
-    if (!c.passed && r.passed) {
-      r.passed = false;
-      r.detail = fmt::format("{}: {} element(s) off, worst [{}] {:.9g} vs {:.9g} ({:.3g}x the tolerance: {})", what,
-                             c.mismatches, c.worst_index, c.got, c.want, c.worst_ratio, spec.tol.why);
-    }
-    worst = std::max(worst, c.worst_ratio);
-  }
-  if (r.passed && r.validated) r.detail = fmt::format("{:.2g}", worst);
-  r.time_us = us;
-  add_rates(r, spec, peak);
-  return r;
-}
-
-namespace {
-
 // The cases of one batch share their inputs and the report; each function below runs one
 // group of kernels.
 struct OwnKernels {
@@ -62,6 +37,13 @@ struct OwnKernels {
   DeviceBuffer<int32_t> idx = to_device(s.idx, st);
 
   CaseSpec spec(const char* name) const { return find_case(cases, name); }
+  // The case after its first launch: validated, then timed by relaunching `launch`.
+  void finish(const char* name, const std::function<Checks(const CaseSpec&)>& validate,
+              const std::function<void()>& launch) {
+    const CaseSpec c = spec(name);
+    out.push_back(validate_then_time(c, s.n, [&] { return validate(c); }, [&] { return time_us(st, o.reps, launch); },
+                                     o.peak));
+  }
   void forward();
   void loss();
   void backward();
@@ -74,13 +56,12 @@ void OwnKernels::forward() {
     DeviceBuffer<float> x(s.x.size());
     DeviceBuffer<int32_t> lab(static_cast<std::size_t>(n));
     const cuda::GatherArgs a{pixels.get(), labels8.get(), idx.get(), n, x.get(), lab.get()};
-    cuda::launch_gather_normalize(a, st);
-    const auto c = spec("gather + normalise");
-    const auto got = to_host(x.get(), s.x.size(), st);
-    const auto got_labels = to_host(lab.get(), std::size_t(n), st);
-    const double us = time_us(st, o.reps, [&] { cuda::launch_gather_normalize(a, st); });
-    out.push_back(finish_case(c, n, {{"x", compare(got, s.x, c.tol)}, {"labels", compare_ints(got_labels, s.labels)}},
-                              us, o.peak));
+    auto run = [&] { cuda::launch_gather_normalize(a, st); };
+    run();
+    finish("gather + normalise", [&](const CaseSpec& c) -> Checks {
+      return {{"x", compare(to_host(x.get(), s.x.size(), st), s.x, c.tol)},
+              {"labels", compare_ints(to_host(lab.get(), std::size_t(n), st), s.labels)}};
+    }, run);
   }
   // bias + ReLU + pool, both convolutions
   auto pool_case = [&](const char* name, const std::vector<float>& conv, ParamId bias, int ch, int side,
@@ -91,11 +72,10 @@ void OwnKernels::forward() {
     DeviceBuffer<uint8_t> arg(p_ref.size());
     auto run = [&] { cuda::launch_bias_relu_pool(y.get(), b.get(), p.get(), arg.get(), n, ch, side, side, st); };
     run();
-    const auto c = spec(name);
-    const auto gp = to_host(p.get(), p_ref.size(), st);
-    const auto ga = to_host(arg.get(), a_ref.size(), st);
-    out.push_back(finish_case(c, n, {{"pooled", compare(gp, p_ref, c.tol)}, {"argmax", compare_bytes(ga, a_ref, 0)}},
-                              time_us(st, o.reps, run), o.peak));
+    finish(name, [&](const CaseSpec& c) -> Checks {
+      return {{"pooled", compare(to_host(p.get(), p_ref.size(), st), p_ref, c.tol)},
+              {"argmax", compare_bytes(to_host(arg.get(), a_ref.size(), st), a_ref, 0)}};
+    }, run);
   };
   pool_case("conv1 bias + ReLU + pool", s.c1, kConv1B, kConv1Out, kConv1Side, s.p1, s.a1);
   pool_case("conv2 bias + ReLU + pool", s.c2, kConv2B, kConv2Out, kConv2Side, s.p2, s.a2);
@@ -103,11 +83,11 @@ void OwnKernels::forward() {
   {  // fc1 bias + ReLU, in place: validated on the first launch
     auto y = to_device(s.h_gemm, st);
     auto b = to_device(host_tensor(s, kFc1B), st);
-    cuda::launch_bias_relu(y.get(), b.get(), n, kReferenceHidden, st);
-    const auto c = spec("fc1 bias + ReLU");
-    const auto got = to_host(y.get(), s.h.size(), st);
-    const double us = time_us(st, o.reps, [&] { cuda::launch_bias_relu(y.get(), b.get(), n, kReferenceHidden, st); });
-    out.push_back(finish_case(c, n, {{"h", compare(got, s.h, c.tol)}}, us, o.peak));
+    auto run = [&] { cuda::launch_bias_relu(y.get(), b.get(), n, kReferenceHidden, st); };
+    run();
+    finish("fc1 bias + ReLU", [&](const CaseSpec& c) -> Checks {
+      return {{"h", compare(to_host(y.get(), s.h.size(), st), s.h, c.tol)}};
+    }, run);
   }
 }
 
@@ -126,14 +106,16 @@ void OwnKernels::loss() {
       const cuda::SoftmaxArgs a{
           logits.get(),   b.get(),       lab.get(),  n, kClasses, s.grad_scale, train ? dl.get() : nullptr,
           partials.get(), counter.get(), stats.get()};
-      cuda::launch_softmax_xent(a, st);
-      const auto c = spec(train ? "softmax cross-entropy (train)" : "softmax cross-entropy (eval)");
-      const auto got_stats = to_host(stats.get(), 2, st);
-      const std::vector<float> gs = {float(got_stats[0]), float(got_stats[1])};
-      const std::vector<float> ws = {float(s.loss_sum), float(s.correct)};
-      std::vector<std::pair<std::string, Comparison>> checks = {{"loss, correct", compare(gs, ws, c.tol)}};
-      if (train) checks.push_back({"dlogits", compare(to_host(dl.get(), s.dlogits.size(), st), s.dlogits, c.tol)});
-      out.push_back(finish_case(c, n, checks, time_us(st, o.reps, [&] { cuda::launch_softmax_xent(a, st); }), o.peak));
+      auto run = [&] { cuda::launch_softmax_xent(a, st); };
+      run();  // the statistics accumulate: only this first launch's are checked
+      finish(train ? "softmax cross-entropy (train)" : "softmax cross-entropy (eval)", [&](const CaseSpec& c) {
+        const auto got_stats = to_host(stats.get(), 2, st);
+        const std::vector<float> gs = {float(got_stats[0]), float(got_stats[1])};
+        const std::vector<float> ws = {float(s.loss_sum), float(s.correct)};
+        Checks checks = {{"loss, correct", compare(gs, ws, c.tol)}};
+        if (train) checks.push_back({"dlogits", compare(to_host(dl.get(), s.dlogits.size(), st), s.dlogits, c.tol)});
+        return checks;
+      }, run);
     }
   }
 }
@@ -143,23 +125,20 @@ void OwnKernels::backward() {
   {  // dense bias gradients: fc2 (no mask), fc1 (ReLU mask in place)
     auto dl = to_device(s.dlogits, st);
     DeviceBuffer<float> db2(kClasses);
-    cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st);
-    const auto c2 = spec("fc2 bias gradient");
-    out.push_back(finish_case(
-        c2, n, {{"fc2.bias grad", compare(to_host(db2.get(), kClasses, st), s.g_fc2b, c2.tol)}},
-        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st); }),
-        o.peak));
+    auto run2 = [&] { cuda::launch_dense_bias_backward(dl.get(), nullptr, n, kClasses, db2.get(), st); };
+    run2();
+    finish("fc2 bias gradient", [&](const CaseSpec& c) -> Checks {
+      return {{"fc2.bias grad", compare(to_host(db2.get(), kClasses, st), s.g_fc2b, c.tol)}};
+    }, run2);
     auto dh = to_device(s.dh_gemm, st);
     auto h = to_device(s.h, st);
     DeviceBuffer<float> db1(kReferenceHidden);
-    cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kReferenceHidden, db1.get(), st);
-    const auto c1 = spec("fc1 ReLU mask + bias gradient");
-    const auto got_dh = to_host(dh.get(), s.dh.size(), st);
-    const auto got_db = to_host(db1.get(), kReferenceHidden, st);
-    out.push_back(finish_case(
-        c1, n, {{"dh", compare(got_dh, s.dh, c1.tol)}, {"fc1.bias grad", compare(got_db, s.g_fc1b, c1.tol)}},
-        time_us(st, o.reps, [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kReferenceHidden, db1.get(), st); }),
-        o.peak));
+    auto run1 = [&] { cuda::launch_dense_bias_backward(dh.get(), h.get(), n, kReferenceHidden, db1.get(), st); };
+    run1();  // the ReLU mask works in place on dh: validated on this first launch
+    finish("fc1 ReLU mask + bias gradient", [&](const CaseSpec& c) -> Checks {
+      return {{"dh", compare(to_host(dh.get(), s.dh.size(), st), s.dh, c.tol)},
+              {"fc1.bias grad", compare(to_host(db1.get(), kReferenceHidden, st), s.g_fc1b, c.tol)}};
+    }, run1);
   }
   // pool + ReLU + bias backward, both convolutions
   auto pool_back = [&](const char* name, const std::vector<float>& dp_ref, const std::vector<float>& p_ref,
@@ -177,18 +156,16 @@ void OwnKernels::backward() {
                                            counter.get(), n, ch, side, side, st);
     };
     run();
-    const auto c = spec(name);
-    const auto gdy = to_host(dy.get(), dy_ref.size(), st);
-    const auto gdb = to_host(db.get(), std::size_t(ch), st);
-    out.push_back(finish_case(c, n, {{"dy", compare(gdy, dy_ref, c.tol)}, {"bias grad", compare(gdb, db_ref, c.tol)}},
-                              time_us(st, o.reps, run), o.peak));
+    finish(name, [&](const CaseSpec& c) -> Checks {
+      return {{"dy", compare(to_host(dy.get(), dy_ref.size(), st), dy_ref, c.tol)},
+              {"bias grad", compare(to_host(db.get(), std::size_t(ch), st), db_ref, c.tol)}};
+    }, run);
   };
   pool_back("conv2 pool + ReLU + bias backward", s.dp2, s.p2, s.a2, kConv2Out, kConv2Side, s.dc2, s.g_conv2b);
   pool_back("conv1 pool + ReLU + bias backward", s.dp1, s.p1, s.a1, kConv1Out, kConv1Side, s.dc1, s.g_conv1b);
 }
 
 void OwnKernels::optimizer() {
-  const int n = s.n;
   {  // Adam on the whole parameter buffer, against adam_update_reference (in place: first launch)
     std::vector<float> w = s.params, g = s.grads(), m(kReferenceParams, 0.01f), v(kReferenceParams, 1e-4f);
     auto dw = to_device(w, st), dg = to_device(g, st), dm = to_device(m, st), dv = to_device(v, st);
@@ -196,14 +173,14 @@ void OwnKernels::optimizer() {
     const float lr_t = adam_step_size(cfg, 3);
     const cuda::AdamArgs a{dw.get(), dg.get(),  dm.get(),  dv.get(),   int(kReferenceParams),
                            lr_t,     cfg.beta1, cfg.beta2, cfg.epsilon};
-    cuda::launch_adam(a, st);
+    auto run = [&] { cuda::launch_adam(a, st); };
+    run();
     adam_update_reference(cfg, 3, w, g, m, v);
-    const auto c = spec("Adam (fused)");
-    out.push_back(finish_case(c, n,
-                              {{"weights", compare(to_host(dw.get(), kReferenceParams, st), w, c.tol)},
-                               {"m", compare(to_host(dm.get(), kReferenceParams, st), m, c.tol)},
-                               {"v", compare(to_host(dv.get(), kReferenceParams, st), v, c.tol)}},
-                              time_us(st, o.reps, [&] { cuda::launch_adam(a, st); }), o.peak));
+    finish("Adam (fused)", [&](const CaseSpec& c) -> Checks {
+      return {{"weights", compare(to_host(dw.get(), kReferenceParams, st), w, c.tol)},
+              {"m", compare(to_host(dm.get(), kReferenceParams, st), m, c.tol)},
+              {"v", compare(to_host(dv.get(), kReferenceParams, st), v, c.tol)}};
+    }, run);
   }
   {  // the in-GPU all-reduce of 3 buffers of integers (exact sums in any order)
     std::vector<std::vector<float>> host(3, std::vector<float>(kReferenceParams));
@@ -214,13 +191,14 @@ void OwnKernels::optimizer() {
     std::vector<DeviceBuffer<float>> bufs;
     cuda::BufferSet set{};
     for (int r = 0; r < 3; ++r) bufs.push_back(to_device(host[std::size_t(r)], st)), set.ptr[r] = bufs.back().get();
-    cuda::launch_sum_buffers(set, 3, kReferenceParams, st);
-    const auto c = spec("in-GPU all-reduce (3 buffers)");
-    std::vector<std::pair<std::string, Comparison>> checks;
-    for (int r = 0; r < 3; ++r)
-      checks.push_back({fmt::format("rank {}", r), compare(to_host(set.ptr[r], kReferenceParams, st), want, c.tol)});
-    out.push_back(finish_case(c, n, checks,
-                              time_us(st, o.reps, [&] { cuda::launch_sum_buffers(set, 3, kReferenceParams, st); }), o.peak));
+    auto run = [&] { cuda::launch_sum_buffers(set, 3, kReferenceParams, st); };
+    run();  // in place: every relaunch sums the sums
+    finish("in-GPU all-reduce (3 buffers)", [&](const CaseSpec& c) {
+      Checks checks;
+      for (int r = 0; r < 3; ++r)
+        checks.push_back({fmt::format("rank {}", r), compare(to_host(set.ptr[r], kReferenceParams, st), want, c.tol)});
+      return checks;
+    }, run);
   }
 }
 

@@ -1,5 +1,8 @@
-// "engine": {"path", "graph_batches", "eager_batches", "graph_nodes": {...}, "conv": [...]}.
+// "engine": {"path", "graph_batches", "eager_batches", "graph_steps", "eager_steps",
+// "graph_nodes": {...}, "conv": [...]}.
 #include "records/engine_report_json.h"
+
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -59,16 +62,22 @@ json to_json(const EngineReport& r) {
   return json{{"path", r.path},
               {"graph_batches", r.graph_batches},
               {"eager_batches", r.eager_batches},
+              {"graph_steps", r.graph_steps},
+              {"eager_steps", r.eager_steps},
               {"graph_nodes", nodes_to_json(r.nodes)},
               {"conv", std::move(conv)}};
 }
 
-EngineReport engine_report_from_json(const json& j) {
+EngineReport engine_report_from_json(const json& j, bool with_step_counts) {
   const std::string w = "engine";
   EngineReport r;
   r.path = typed<std::string>(j, "path", w);
   r.graph_batches = typed<std::vector<int64_t>>(j, "graph_batches", w);
   r.eager_batches = typed<std::vector<int64_t>>(j, "eager_batches", w);
+  if (with_step_counts || j.contains("graph_steps")) r.graph_steps = typed<int64_t>(j, "graph_steps", w);
+  if (with_step_counts || j.contains("eager_steps")) r.eager_steps = typed<int64_t>(j, "eager_steps", w);
+  for (const auto& [key, count] : {std::pair{"graph_steps", r.graph_steps}, {"eager_steps", r.eager_steps}})
+    if (count < -1) throw DataError(fmt::format("field 'engine.{}' is {}: a count, or -1 (not counted)", key, count));
   const json& n = member(j, "graph_nodes", w);
   const std::string wn = w + ".graph_nodes";
   r.nodes.kernel = typed<int>(n, "kernel", wn);

@@ -7,6 +7,8 @@
 namespace mb {
 
 nlohmann::json to_json(const EngineReport& report);
-EngineReport engine_report_from_json(const nlohmann::json& j);  // throws DataError naming the field
+// Throws DataError naming the field. `with_step_counts`: the record's schema has graph_steps and
+// eager_steps (5 on); older records lack them and read as not counted (-1).
+EngineReport engine_report_from_json(const nlohmann::json& j, bool with_step_counts = true);
 
 }  // namespace mb

@@ -133,9 +133,11 @@ PhaseTimes phases_from_json(const json& j, const std::string& where, int schema)
 // scenario as one object of its fields' texts by option key ("scenario": {"slow_replica":
 // "1:3", ...}, written by the option table's rows, so a new field needs no code here) in place
 // of schema 2-4's slow_replica, slow_factor, link_gbit, link_latency_us, balance and
-// shares_from, which are still read from older records; and each replica's time categories
-// as the table in util/phase_times.h lists them (compute_cpu_s is new). A field a record's schema predates
-// may be missing and then keeps its default; later issues add fields with the next number.
+// shares_from, which are still read from older records; each replica's time categories as the
+// table in util/phase_times.h lists them (compute_cpu_s is new); and the device engine's step
+// counts (engine.graph_steps, engine.eager_steps: how many of the run's steps replayed a CUDA
+// graph and how many ran eagerly). A field a record's schema predates may be missing and then
+// keeps its default; later issues add fields with the next number.
 constexpr int kSchemaVersion = 5;
 
 struct ConfigField {
@@ -604,7 +606,7 @@ RunRecord run_record_from_json(const nlohmann::json& j) {
   for (std::size_t i = 0; i < epochs.size(); ++i) r.epochs.push_back(epoch_from_json(epochs[i], i, schema));
   if (has(j, "warmup_s")) r.warmup_s = get_double(j, "warmup_s", w);
   if (has(j, "comm")) r.comm = comm_from_json(j.at("comm"));
-  if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"));
+  if (has(j, "engine")) r.engine = engine_report_from_json(j.at("engine"), schema >= 5);
   r.replicas_in_sync = get_bool(j, "replicas_in_sync", w);
   const std::string status = get_string(j, "status", w);
   const std::optional<RunStatus> parsed = parse_run_status(status);

@@ -74,6 +74,9 @@ class ReplicaLoop {
       const bool whole = train_epoch(order, e, stop);
       engine_->synchronize();
       const double time_s = rank_ == 0 ? s_.book.epoch_elapsed_s() : 0.0;
+      // The engine's report counts the steps that replayed a graph and those that ran
+      // eagerly: the record follows it epoch by epoch (a failed run keeps the last count).
+      if (rank_ == 0) s_.record.engine = engine_->engine_report();
       if (!whole) break;   // stopped mid-epoch: a partial epoch is not reported as an epoch
       stop = end_epoch(e, time_s) || stop;
     }
@@ -103,6 +106,13 @@ class ReplicaLoop {
     engine_ = s_.engines[std::size_t(local_)].get();
     who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
     comm_.connect();
+    // A one-rank NCCL that could not initialise has fallen back to the in-GPU communicator
+    // (backends/common/nccl_fallback.h): the record names what the run used.
+    if (rank_ == 0 && comm_.name() != s_.record.config.communicator) {
+      log_line(s_.book.observer(), LogLevel::Warning,
+               fmt::format("communicator: {} instead of {}", comm_.name(), s_.record.config.communicator));
+      s_.record.config.communicator = comm_.name();
+    }
     engine_->bind_data(s_.data.train, s_.data.val);
 
     // Rank 0's initial weights, broadcast: every replica starts from the same bits.

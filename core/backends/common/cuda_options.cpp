@@ -1,6 +1,7 @@
 // The CUDA engine's environment switches (see cuda_options.h).
 #include "backends/common/cuda_options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -67,6 +68,11 @@ std::string to_string(const FaultPlan& f) {
     case FaultKind::Abort: return fmt::format("abort:{}:{}", f.step, f.rank);
   }
   return "none";
+}
+
+double fault_spin_cap_s(double timeout_s) {
+  if (!(timeout_s > 0) || !std::isfinite(timeout_s)) return kFaultSpinMaxS;
+  return std::min(kFaultSpinMaxS, kFaultSpinTimeouts * timeout_s);
 }
 
 CudaOptions cuda_options_from_env() {

@@ -10,8 +10,9 @@
 //                                from 1 over the run) on replica RANK (default 0):
 //                                stall  the device spins until the engine gives up on it
 //                                       (the polled wait's --timeout), then is released;
-//                                hang   the device spins for kHangCapS whatever the host does
-//                                       (a thread then sticks in the driver: the stuck-thread path);
+//                                hang   the device spins for fault_spin_cap_s(--timeout) whatever
+//                                       the host does (a thread then sticks in the driver: the
+//                                       stuck-thread path);
 //                                abort  the replica throws in the middle of the step.
 // Every process of a run must be given the same values (the choices are collective).
 #pragma once
@@ -36,8 +37,16 @@ struct FaultPlan {
 FaultPlan parse_fault_plan(std::string_view text);  // "" = none; throws ConfigError naming MB_INJECT_FAULT
 std::string to_string(const FaultPlan& f);          // "stall:30:0", "none"
 
-// How long a hang fault keeps the device busy at most: bounds the damage if everything else fails.
-inline constexpr double kHangCapS = 120;
+// How long an injected fault keeps the device busy at most, in a run whose waits give up after
+// timeout_s (--timeout). A hang must outlast the stuck-thread path: the polled wait gives up
+// after one --timeout and the trainer reports the thread stuck 2 x --timeout later (the CLI
+// then exits, which ends the kernel with its context), so it spins for 4 x --timeout. Longer
+// would only let the spinning kernel overlap what runs next on the GPU (a test's next steps,
+// the check's next run) and distort its timings; never more than kFaultSpinMaxS. A stall is
+// released by the engine at --timeout, long before.
+inline constexpr double kFaultSpinTimeouts = 4;
+inline constexpr double kFaultSpinMaxS = 120;
+double fault_spin_cap_s(double timeout_s);
 
 struct CudaOptions {
   CudaPath path = CudaPath::Cudnn;

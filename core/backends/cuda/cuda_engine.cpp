@@ -15,13 +15,17 @@
 // The gradient all-reduce runs in two buckets on the communicator's stream, overlapped with
 // backward: everything but conv1 as soon as conv2's weight gradient exists, conv1's 320
 // floats at the end. A device communicator of ONE rank (NCCL on one GPU) is used like any
-// other, so a single GPU runs the collective, its capture and its abort.
+// other, so a single GPU runs the same enqueue, capture and abort code; but NCCL makes a
+// one-rank in-place all-reduce a no-op, so no data moves and the measured exposed cost is
+// NCCL's launch overhead at most (two ranks on one GPU are refused: NCCL's collectives need
+// two GPUs to be exercised).
 //
 // warm_up (untimed, collective) prepares every step shape of the run: plans, the convolution
 // algorithms by measurement (agreed by every rank), kernels, NCCL's connections, and the CUDA
 // graphs the ranks agree on (step_graphs.h: the same choice on every rank, keyed on the global
 // batch); then it measures the all-reduce's exposed cost and bandwidth (CommProfile) and
-// restores parameters, moments and statistics. What it chose is engine_report().
+// restores parameters, moments and statistics. What it chose is engine_report(), which also
+// counts the run's training steps that replayed a graph and those that ran eagerly.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -134,7 +138,7 @@ class CudaEngine final : public ReplicaEngine {
   void enqueue_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm, StepCapture* capture,
                     const std::function<void()>& mid_step = {});
   void enqueue_allreduce(int bucket, Communicator& comm);
-  void inject_fault(int64_t step);
+  void inject_fault(int64_t step, double timeout_s);
 
   CapturedStep capture_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm);
   void launch_graph(CapturedStep& g, const StepInputs& in, const AdamArgs& adam);
@@ -243,6 +247,7 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Mod
     throw DeviceError(fmt::format("cuda:{}: {}", device, e.what()));
   }
   report_.path = to_string(options_.path);
+  report_.graph_steps = report_.eager_steps = 0;
   spdlog::debug("{}: engine ready (max batch {}, {}, path {}, CUDA graphs {}{})", name_, max_batch_,
                 to_string(precision_), report_.path, options_.graphs ? "on" : "off",
                 options_.fault.active() ? ", injected fault " + to_string(options_.fault) : std::string());
@@ -459,11 +464,13 @@ void CudaEngine::enqueue_step(const StepInputs& in, const AdamArgs& adam, Commun
 }
 
 // MB_INJECT_FAULT, on its replica, between forward and backward (cuda_options.h).
-void CudaEngine::inject_fault(int64_t step) {
+void CudaEngine::inject_fault(int64_t step, double timeout_s) {
   const std::string what = fmt::format("MB_INJECT_FAULT={} at training step {}", to_string(options_.fault), step);
   if (options_.fault.kind == FaultKind::Abort) throw DeviceError(fmt::format("{}: injected abort ({})", name_, what));
-  spdlog::warn("{}: injected device {} ({})", name_, options_.fault.kind == FaultKind::Hang ? "hang" : "stall", what);
-  launch_stall(stall_release_->device(), kHangCapS, s());
+  const double cap_s = fault_spin_cap_s(timeout_s);
+  spdlog::warn("{}: injected device {} ({}; the device spins for at most {:g} s)", name_,
+               options_.fault.kind == FaultKind::Hang ? "hang" : "stall", what, cap_s);
+  launch_stall(stall_release_->device(), cap_s, s());
 }
 
 CapturedStep CudaEngine::capture_step(const StepInputs& in, const AdamArgs& adam, Communicator* comm) {
@@ -498,7 +505,8 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
   // collectives everywhere); only the fault's replica injects it.
   const bool fault_step = options_.fault.active() && st.adam_step == options_.fault.step;
   std::function<void()> mid;
-  if (options_.fault.hits(st.adam_step, comm.rank())) mid = [this, &st] { inject_fault(st.adam_step); };
+  if (options_.fault.hits(st.adam_step, comm.rank()))
+    mid = [this, &st, &comm] { inject_fault(st.adam_step, comm.timeout_s()); };
 
   // A graph exactly where every rank has one for this global batch (agreed in warm_up), so
   // all ranks make the same captured-or-eager choice for the step's collectives.
@@ -507,9 +515,11 @@ void CudaEngine::train_step(const TrainStep& st, Communicator& comm, const AdamC
     MB_CHECK(it->second.n == n, Error, "{}: a step of global batch {} with {} samples here, warm_up prepared {}", name_,
              st.global_batch, n, it->second.n);
     launch_graph(it->second, in, adam);
+    ++report_.graph_steps;
   } else {
     prepare(n);
     enqueue_step(in, adam, reduce, nullptr, mid);
+    ++report_.eager_steps;
   }
   pending_samples_ += n;
   if (reduce) times[phase::AllReduce] += profile_.exposed_s;
@@ -636,6 +646,7 @@ void CudaEngine::tune_algorithms(std::span<const StepShape> shapes, Communicator
 void CudaEngine::fill_report(std::span<const StepShape> shapes, const std::set<int64_t>& agreed) {
   report_.graph_batches.clear();
   report_.eager_batches.clear();
+  report_.graph_steps = report_.eager_steps = 0;  // a new run's steps (the warm-up's are not counted)
   std::vector<int> batches;
   for (const auto& shape : shapes) {
     auto& list = agreed.count(shape.global_batch) ? report_.graph_batches : report_.eager_batches;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "backends/common/nccl_fallback.h"
 #include "backends/cuda/cuda_backend.h"
 #include "backends/cuda/device_select.h"
 #include "util/deadline.h"
@@ -87,9 +88,23 @@ void NcclCommunicator::wait_ready(const char* what) {
 }
 
 void NcclCommunicator::connect() {
-  // One rank too: nothing to exchange, but the same initialisation, capture and abort paths
-  // as a multi-GPU run, so that a single GPU exercises them.
-  if (comm_) return;
+  // One rank too: no data moves (NCCL makes a one-rank in-place all-reduce a no-op), but the
+  // same initialisation, capture and abort paths as a multi-GPU run. Where that one rank
+  // cannot be initialised, the run goes on without NCCL (nccl_fallback.h).
+  if (comm_ || local_) return;
+  try {
+    initialise();
+  } catch (const DeviceError& e) {  // StallError too: a one-rank initialisation waits for no peer
+    NcclInitFailure why = NcclInitFailure::Library;
+    if (dynamic_cast<const StallError*>(&e) != nullptr) why = NcclInitFailure::TimedOut;
+    if (aborted_) why = NcclInitFailure::Aborted;
+    if (!nccl_init_falls_back(size(), why)) throw;
+    spdlog::warn("{}", nccl_fallback_warning(device_, e.what()));
+    local_ = true;
+  }
+}
+
+void NcclCommunicator::initialise() {
   CUDA_CHECK(cudaSetDevice(device_));
   ncclUniqueId id{};
   if (rank() == 0) NCCL_CHECK(ncclGetUniqueId(&id));
@@ -117,7 +132,7 @@ void NcclCommunicator::connect() {
 
 void NcclCommunicator::all_reduce_sum(float* data, std::size_t count) {
   if (aborted_) throw BarrierAborted();
-  if (count == 0) return;
+  if (count == 0 || local_) return;  // local_: one rank, whose sum is its own buffer
   MB_CHECK(comm_ != nullptr, Error, "nccl: rank {} used before connect() (or after a failure)", rank());
   CUDA_CHECK(cudaSetDevice(device_));
   const ncclResult_t r = ncclAllReduce(data, data, count, ncclFloat, ncclSum, comm_, stream_.get());

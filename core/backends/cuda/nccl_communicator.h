@@ -1,6 +1,10 @@
 // NCCL between distinct GPUs, one rank per replica, in one process or across processes (and
-// with ONE rank too, so that a single GPU runs the very code a multi-GPU run does: the
-// non-blocking initialisation, the all-reduce captured in the step's graph, ncclCommAbort):
+// with ONE rank too, so that a single GPU runs the code paths a multi-GPU run does: the
+// non-blocking initialisation, the all-reduce enqueued and captured in the step's graph,
+// ncclCommAbort; but no communication, since NCCL makes a one-rank in-place all-reduce a
+// no-op, and two ranks on one GPU are refused: NCCL's collectives need two GPUs to be tested).
+// A one-rank NCCL that fails to initialise falls back to the in-GPU communicator's one-rank
+// case with a warning, and names itself so (backends/common/nccl_fallback.h):
 // every rank is initialised with ncclCommInitRankConfig from its own thread, with the unique
 // id that rank 0 created and broadcast over the host communicator (threads and/or MPI), so
 // the same code serves cuda:0,cuda:1 in one process and `mpirun ... --devices cuda:local`.
@@ -17,6 +21,7 @@
 #include <atomic>
 #include <memory>
 
+#include "backends/common/nccl_fallback.h"
 #include "backends/cuda/cuda_raii.h"
 #include "comm/communicator.h"
 
@@ -31,12 +36,13 @@ class NcclCommunicator final : public Communicator {
 
   int rank() const override { return host_->rank(); }
   int size() const override { return host_->size(); }
-  std::string name() const override { return "nccl"; }
+  std::string name() const override { return local_ ? std::string(kNcclFallbackName) : "nccl"; }
   MemorySpace memory_space() const override { return MemorySpace::CudaDevice; }
   void* stream() const override { return stream_.get(); }
   bool graph_capturable() const override { return true; }
 
-  // Creates the NCCL communicator: collective, from this rank's own thread.
+  // Creates the NCCL communicator: collective, from this rank's own thread. With one rank, a
+  // failed initialisation falls back (the header) instead of throwing.
   void connect() override;
 
   // Enqueues on stream() only.
@@ -60,6 +66,7 @@ class NcclCommunicator final : public Communicator {
   // ncclInProgress; throws when it failed or abort() was called meanwhile, and StallError
   // after timeout_s() (a peer that never joins the initialisation, say).
   void wait_ready(const char* what);
+  void initialise();
   [[noreturn]] void fail(ncclResult_t status, const char* what);
 
   const int device_;
@@ -67,6 +74,7 @@ class NcclCommunicator final : public Communicator {
   Stream stream_;
   ncclComm_t comm_ = nullptr;
   std::atomic<bool> aborted_{false};
+  bool local_ = false;  // one rank without NCCL (the fallback): set by connect() only
 };
 
 }  // namespace mb::cuda
