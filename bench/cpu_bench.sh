@@ -9,9 +9,9 @@
 # Usage: bench/cpu_bench.sh [EPOCHS] [--isa avx2] [--repeat N]
 #   --repeat N   run the five configurations N times in turn; the summary takes each one's
 #                fastest run (on a shared machine other load only ever slows a run down)
-#   --isa avx2   emulate an AVX2-only CPU on an AVX-512 one: oneDNN capped at AVX2
-#                (ONEDNN_MAX_CPU_ISA, also for PyTorch's oneDNN), mirrorbench's own kernels on
-#                Highway's AVX2 target (MB_SIMD_TARGET), PyTorch's own kernels on their AVX2
+#   --isa avx2   emulate an AVX2-only CPU on an AVX-512 one: oneDNN capped at AVX2 (mirrorbench's
+#                --onednn-isa; ONEDNN_MAX_CPU_ISA for PyTorch's oneDNN), mirrorbench's own kernels
+#                on Highway's AVX2 target (--simd-target), PyTorch's own kernels on their AVX2
 #                build (ATEN_CPU_CAPABILITY). An emulation on this CPU, not a real AVX2 machine:
 #                caches, clocks and FMA units stay this CPU's.
 # Needs build/bin/mirrorbench-cli (MIRRORBENCH_CLI overrides), build/bin/kernel_bench, python3-torch.
@@ -31,10 +31,12 @@ done
 source bench/bench_env.sh
 kbench=${KERNEL_BENCH:-$(dirname "$cli")/kernel_bench}
 
+mb_isa=()   # mirrorbench's options for the instruction sets (the environment is PyTorch's)
 case "$isa" in
   native) peak_target="" ;;
   avx2)
-    export ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 MB_SIMD_TARGET=avx2 ATEN_CPU_CAPABILITY=avx2
+    export ONEDNN_MAX_CPU_ISA=AVX2 DNNL_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2
+    mb_isa=(--onednn-isa avx2 --simd-target avx2)
     peak_target=avx2 ;;
   *) echo "cpu_bench.sh: --isa native or avx2" >&2; exit 2 ;;
 esac
@@ -51,7 +53,7 @@ if [ -x "$kbench" ]; then
 fi
 
 run_mb() {  # devices
-  "$cli" train --devices "$1" --epochs "$epochs" --json "$out/mb-$1.json" > /dev/null
+  "$cli" train --devices "$1" --epochs "$epochs" "${mb_isa[@]}" --json "$out/mb-$1.json" > /dev/null
   python3 - "$out/mb-$1.json" "$1" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))

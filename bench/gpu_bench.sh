@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # GPU benchmark with a local CUDA build, side by side in ONE run: the kernel lab (cuda_lab,
 # beside the CLI), Fashion-MNIST at global batch 128 with mirrorbench-cli on cuda:0 in FP32,
-# TF32 and on the fused path (MB_CUDA_PATH=fused), and the same model in PyTorch
+# TF32 and on the fused path (--cuda-path fused), and the same model in PyTorch
 # (bench/torch_gpu.py: fused Adam, cudnn.benchmark, eager and CUDA-graph modes, data resident
 # on the GPU, same Adam hyperparameters, warm-up excluded the same way), then two simulated
 # replicas on cuda:0 (cuda:0,cuda:0, in-GPU all-reduce). bench/gpu_summary.py prints the lab's
@@ -69,7 +69,7 @@ if [ -x "$lab" ]; then
 fi
 run_mb fp32 cuda:0
 run_mb tf32 cuda:0 --precision tf32
-MB_CUDA_PATH=fused run_mb fused cuda:0
+run_mb fused cuda:0 --cuda-path fused
 run_mb cuda0x2 cuda:0,cuda:0
 
 if "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2> "$out/torch-probe.log"; then

@@ -6,18 +6,18 @@
 # minutes), and summary.txt rewritten after every step, so whatever ran comes back even if the
 # machine is taken away mid-way:
 #   lab          cuda_lab: every kernel and library call validated against the CPU and timed,
-#                then both step paths side by side (MB_CUDNN_TUNE_S=1)
-#   test_cuda    the CUDA tests, early, with a short tuning budget (MB_CUDNN_TUNE_S=1):
+#                then both step paths side by side (--cudnn-tune 1)
+#   test_cuda    the CUDA tests, early (they give every engine a 1 s cuDNN tuning budget):
 #                graphs used and counted, <= 12 nodes on the fused path, the faults
 #   mb-fp32      train cuda:0, one epoch, cudnn path, FP32 (one NCCL rank: init, capture, abort)
-#   mb-fused     the same on the fused path (MB_CUDA_PATH=fused; FP32 either way)
+#   mb-fused     the same on the fused path (--cuda-path fused; FP32 either way)
 #   mb-tf32      the cudnn path in TF32
 #   mb-nccl      mpirun -np 1 ... --devices cuda:local (the multi-process path; carried Open MPI)
 #   mb-cuda0x2   two simulated replicas on cuda:0 (the in-GPU communicator)
-#   fault-stall  MB_INJECT_FAULT=stall: a device stall mid-run must end in bounded time
-#   fault-hang   MB_INJECT_FAULT=hang: a device that never finishes: the thread sticks in the
+#   fault-stall  --inject-fault stall: a device stall mid-run must end in bounded time
+#   fault-hang   --inject-fault hang: a device that never finishes: the thread sticks in the
 #                driver, the run is reported failed and the CLI exits
-#   fault-abort  MB_INJECT_FAULT=abort on replica 1 of cuda:0,cuda:0 mid-step
+#   fault-abort  --inject-fault abort on replica 1 of cuda:0,cuda:0 mid-step
 #   sanitizer-lab  compute-sanitizer over `cuda_lab --quick --no-steps --batches 3`, when the
 #                machine has it; the sanitizer refused the device (sandboxed containers often
 #                are) or out of time is information, not a failure; a memcheck report fails
@@ -310,14 +310,14 @@ torch_run() {  # PRECISION MODES SECONDS TAG: one PyTorch process for the modes,
 # budget: a step that runs long costs the ones after it, never the summary.
 gpu_steps() {
   echo "GPU found: running the check"
-  # MB_CUDNN_TUNE_S=1: at most 1 s per step shape for the warm-ups' algorithm measurement
-  # instead of 3 (test_cuda warms up about 20 times); measuring every candidate usually takes a
-  # fraction of it, and a cut-short measurement would leave passes to the heuristic, which
-  # test_cuda's "measured" check would report.
-  step lab 60 env MB_CUDNN_TUNE_S=1 "$mb" "$lab" --json "$work/lab.json"
-  step test_cuda 75 env MB_CUDNN_TUNE_S=1 "$mb" "$tests"
+  # --cudnn-tune 1: at most 1 s per step shape for the warm-ups' algorithm measurement instead
+  # of 3 (test_cuda, which warms up about 20 times, gives its engines the same); measuring every
+  # candidate usually takes a fraction of it, and a cut-short measurement would leave passes to
+  # the heuristic, which test_cuda's "measured" check would report.
+  step lab 60 "$mb" "$lab" --cudnn-tune 1 --json "$work/lab.json"
+  step test_cuda 75 "$mb" "$tests"
   train fp32 30 cuda:0
-  MB_CUDA_PATH=fused train fused 30 cuda:0
+  train fused 30 cuda:0 --cuda-path fused
   train tf32 30 cuda:0 --precision tf32
   if [ "$mpi_ok" = 1 ]; then
     step mb-nccl 30 "$mb" mpirun -np 1 "$cli" train --devices cuda:local --batch 128 --epochs "$epochs" --data "$data" \
@@ -326,12 +326,12 @@ gpu_steps() {
   train cuda0x2 30 cuda:0,cuda:0
   # Faults: a stall is noticed at the next statistics read (--timeout 5 s) and released; a hang
   # leaves a thread in the driver (cudaFree behind a kernel that spins 4 x 5 s) for 2 x 5 s more.
-  fault fault-stall 25 "has not finished within" env MB_INJECT_FAULT=stall:40 MB_CUDNN_TUNE_S=0 \
-    "$mb" "$cli" train --devices cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
-  fault fault-hang 35 "stuck inside the device driver" env MB_INJECT_FAULT=hang:40 MB_CUDNN_TUNE_S=0 \
-    "$mb" "$cli" train --devices cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
-  fault fault-abort 20 "injected abort" env MB_INJECT_FAULT=abort:40:1 MB_CUDNN_TUNE_S=0 \
-    "$mb" "$cli" train --devices cuda:0,cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
+  fault fault-stall 25 "has not finished within" "$mb" "$cli" train --inject-fault stall:40 --cudnn-tune 0 \
+    --devices cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
+  fault fault-hang 35 "stuck inside the device driver" "$mb" "$cli" train --inject-fault hang:40 --cudnn-tune 0 \
+    --devices cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
+  fault fault-abort 20 "injected abort" "$mb" "$cli" train --inject-fault abort:40:1 --cudnn-tune 0 \
+    --devices cuda:0,cuda:0 --epochs 1 --timeout 5 --data "$data" --verbose
   sanitizer_step
   if [ "$torch_ok" = 1 ]; then
     for p in fp32 tf32; do torch_run "$p" eager,graphs 50 main; done

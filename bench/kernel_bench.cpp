@@ -9,7 +9,7 @@
 //   build/bin/kernel_bench --only conv2 --target avx2 --seconds 5   (e.g. under perf record)
 //   build/bin/kernel_bench --hidden 4096 --layers   a what-if dense width: the step, the dense
 //                                          GEMMs against the FMA peak, Adam against its traffic
-// Emulating an AVX2-only CPU on an AVX-512 one: ONEDNN_MAX_CPU_ISA=AVX2 kernel_bench --target avx2
+// Emulating an AVX2-only CPU on an AVX-512 one: kernel_bench --onednn-isa avx2 --target avx2
 #include <omp.h>
 
 #include <algorithm>
@@ -31,11 +31,13 @@
 #include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/onednn_engine.h"
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
 #include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "fma_peak.h"
+#include "config/train_options.h"
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
 #include "optim/adam.h"
@@ -432,7 +434,7 @@ void print_dense_share(const std::vector<onednn::NetPlan::StageTime>& stages, in
              seconds * 1e3, rate, 100 * rate / peak, peak, onednn::simd_target());
 }
 
-// One NetPlan per conv2 choice (MB_CONV2 = auto, onednn, own), their profiled steps taken in
+// One NetPlan per conv2 choice (--cpu-conv2 own, onednn, onednn-direct), their profiled steps taken in
 // turn so that the machine's other load falls on all of them alike; per stage the best of
 // the rounds.
 void bench_layers(int batch, const Options& opt) {
@@ -442,16 +444,14 @@ void bench_layers(int batch, const Options& opt) {
   const std::size_t param_count = ModelSpec{opt.hidden}.param_count();
   std::vector<float> params(param_count), grads(param_count);
   cnn::init_params(params, 5, opt.hidden);
-  const char* const variants[] = {"auto", "onednn", "own"};
+  const Conv2Kernel kinds[] = {Conv2Kernel::Own, Conv2Kernel::Onednn, Conv2Kernel::OnednnDirect};
   constexpr int kVariants = 3;
+  std::vector<std::string> variants;
   std::vector<std::unique_ptr<onednn::NetPlan>> plans;
-  const char* saved = std::getenv("MB_CONV2");
-  const std::string saved_value = saved ? saved : "";
-  for (const char* v : variants) {
-    setenv("MB_CONV2", v, 1);
-    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, opt.hidden, params.data(), grads.data()));
+  for (const Conv2Kernel k : kinds) {
+    variants.push_back(to_string(k));
+    plans.push_back(std::make_unique<onednn::NetPlan>(engine, batch, opt.hidden, params.data(), grads.data(), k));
   }
-  if (saved) setenv("MB_CONV2", saved_value.c_str(), 1); else unsetenv("MB_CONV2");
   SplitMix64 rng(9);
   for (auto& plan : plans) {
     for (int i = 0; i < batch * cnn::kImagePixels; ++i)
@@ -489,9 +489,9 @@ void bench_layers(int batch, const Options& opt) {
              "rounds\n",
              batch, opt.threads, onednn::simd_target(), isa_name(dnnl::get_effective_cpu_isa()),
              g_cpu_clock ? "thread CPU time" : "wall time");
-  for (int v = 0; v < kVariants; ++v) fmt::print("  MB_CONV2={}: {}\n", variants[v], plans[v]->describe());
+  for (int v = 0; v < kVariants; ++v) fmt::print("  --cpu-conv2 {}: {}\n", variants[std::size_t(v)], plans[v]->describe());
   fmt::print("{:<28}", "stage");
-  for (const char* v : variants) fmt::print(" {:>14}", fmt::format("conv2={}", v));
+  for (const std::string& v : variants) fmt::print(" {:>14}", fmt::format("conv2={}", v));
   fmt::print("\n");
   std::vector<double> sum(kVariants, 0.0);
   for (std::size_t i = 0; i < best[0].size(); ++i) {
@@ -602,6 +602,11 @@ int main(int argc, char** argv) {
         opt.only = value();
       } else if (a == "--target") {
         opt.target = value();
+      } else if (a == "--onednn-isa") {
+        // The run option of the same name (once per process, before any primitive).
+        mb::TrainConfig c;
+        mb::set_option(mb::train_option("onednn_isa"), c, value());
+        mb::apply_cpu_kernel_options(c.engine);
       } else if (a == "--batch") {
         opt.batches = {std::stoi(value())};
       } else if (a == "--seconds") {
@@ -615,7 +620,7 @@ int main(int argc, char** argv) {
       } else {
         std::fprintf(stderr,
                      "usage: kernel_bench [--validate | --layers | --peak] [--only conv1|pool2|conv2|adam] "
-                     "[--target NAME] [--batch N] [--seconds S] [--threads T] [--hidden N]\n");
+                     "[--target NAME] [--onednn-isa ISA] [--batch N] [--seconds S] [--threads T] [--hidden N]\n");
         return 2;
       }
     }

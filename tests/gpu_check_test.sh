@@ -40,7 +40,7 @@ make_fakes() {
 log() {
   local carried=no
   [ -e "${LD_LIBRARY_PATH%%:*}/libmbfake.so.1" ] && carried=yes
-  echo "$(basename "$0") $* | LD=${LD_LIBRARY_PATH-(unset)} | carried=$carried | TUNE=${MB_CUDNN_TUNE_S:-} PATHV=${MB_CUDA_PATH:-} FAULT=${MB_INJECT_FAULT:-}" >> "$FAKE_LOG"
+  echo "$(basename "$0") $* | LD=${LD_LIBRARY_PATH-(unset)} | carried=$carried" >> "$FAKE_LOG"
 }
 EOF
   cat > "$carry/bin/mirrorbench-cli" << 'EOF'
@@ -55,22 +55,25 @@ case $1 in
     if gpu; then echo "cuda:0   NVIDIA H200 (fake)"; else echo "gpu      none usable: no NVIDIA driver found"; fi ;;
   selftest) echo "selftest: ok" ;;
   train)
-    case ${MB_INJECT_FAULT:-} in
+    json="" precision=fp32 devices="" path=cudnn fault=""
+    while [ $# -gt 0 ]; do
+      case $1 in
+        --json) json=$2; shift ;; --precision) precision=$2; shift ;; --devices) devices=$2; shift ;;
+        --cuda-path) path=$2; shift ;; --inject-fault) fault=$2; shift ;;
+      esac
+      shift
+    done
+    case $fault in
       stall:*) echo "cuda:0 NVIDIA H200: the device has not finished within 5 s (--timeout)"; exit 1 ;;
       hang:*) echo "replica 0 is stuck inside the device driver"; exit 1 ;;
       abort:*) echo "replica 1: injected abort"; exit 1 ;;
     esac
-    json="" precision=fp32 devices=""
-    while [ $# -gt 0 ]; do
-      case $1 in --json) json=$2; shift ;; --precision) precision=$2; shift ;; --devices) devices=$2; shift ;; esac
-      shift
-    done
     [ -n "$json" ] && cat > "$json" << JSON
 {"config": {"devices": "$devices", "precision": "$precision", "communicator": "nccl", "replicas": 1,
  "train_size": 60000},
  "epochs": [{"epoch": 1, "time_s": 0.05, "val_acc": 0.87, "train_loss": 0.4, "allreduce_s": 0.0}],
  "warmup_s": 2.0, "replicas_in_sync": true, "status": "completed", "error": "",
- "engine": {"path": "${MB_CUDA_PATH:-cudnn}", "graph_batches": [128, 96], "eager_batches": [],
+ "engine": {"path": "$path", "graph_batches": [128, 96], "eager_batches": [],
   "graph_steps": 469, "eager_steps": 0,
   "graph_nodes": {"kernel": 9, "memset": 0, "memcpy": 0, "other": 0, "total": 9}, "conv": []}}
 JSON
@@ -193,19 +196,21 @@ expect "gpu: where libcuda was found is logged" \
 expect "gpu: the summary names the driver" grep -q "^driver: libcuda.so.1: $driver" "$tmp/gpu/out/summary.txt"
 grep -q "NO GPU\|GPU NOT SEEN" "$tmp/gpu/out/summary.txt" && fail "gpu: the summary says there is no GPU"
 # The settings of each step.
-expect "gpu: the lab with a short tuning budget" grep -q '^cuda_lab --json .*TUNE=1 ' "$tmp/gpu/fake.log"
-expect "gpu: test_cuda with a short tuning budget" grep -q '^test_cuda  .*TUNE=1 ' "$tmp/gpu/fake.log"
-expect "gpu: one FP32 epoch, cudnn path" grep -q 'train --devices cuda:0 --batch 128 --epochs 1 .*mb-fp32.json.*PATHV= ' \
+expect "gpu: the lab with a short tuning budget" grep -q '^cuda_lab --cudnn-tune 1 --json ' "$tmp/gpu/fake.log"
+expect "gpu: test_cuda early (its own 1 s budget)" grep -q '^test_cuda  ' "$tmp/gpu/fake.log"
+expect "gpu: one FP32 epoch, cudnn path" grep -q 'train --devices cuda:0 --batch 128 --epochs 1 .*mb-fp32.json --verbose |' \
   "$tmp/gpu/fake.log"
-expect "gpu: one epoch on the fused path" grep -q 'train --devices cuda:0 --batch 128 --epochs 1 .*mb-fused.json.*PATHV=fused ' \
+expect "gpu: one epoch on the fused path" grep -q 'train --devices cuda:0 --batch 128 --epochs 1 .*mb-fused.json --verbose --cuda-path fused |' \
   "$tmp/gpu/fake.log"
-expect "gpu: one TF32 epoch, cudnn path" grep -q 'mb-tf32.json --verbose --precision tf32 .*PATHV= ' "$tmp/gpu/fake.log"
+expect "gpu: one TF32 epoch, cudnn path" grep -q 'mb-tf32.json --verbose --precision tf32 |' "$tmp/gpu/fake.log"
+# No MB_* variable anywhere: every setting is an option of the command line.
+grep -q 'MB_' "$repo/bench/gpu_check.sh" && fail "gpu: gpu_check.sh still names an MB_ variable"
 expect "gpu: the NCCL run under mpirun" grep -q '^mpirun -np 1 .*--devices cuda:local' "$tmp/gpu/fake.log"
 expect "gpu: the sanitizer over the quick lab" grep -q '^cuda_lab --quick --no-steps --batches 3' "$tmp/gpu/fake.log"
 for f in stall hang abort; do
   expect "gpu: fault-$f ended as expected" grep -q "^fault-$f	1	[0-9]*	ok: ended" "$tmp/gpu/out/steps.tsv"
 done
-expect "gpu: the fault runs skip the tuning" grep -q 'TUNE=0 PATHV= FAULT=hang:40' "$tmp/gpu/fake.log"
+expect "gpu: the fault runs skip the tuning" grep -q 'train --inject-fault hang:40 --cudnn-tune 0 ' "$tmp/gpu/fake.log"
 expect "gpu: the summary reads the fake records" grep -q 'mirrorbench fused' "$tmp/gpu/out/summary.txt"
 expect "gpu: graph and eager steps are shown" grep -q '469 steps as graphs, 0 eager' "$tmp/gpu/out/summary.txt"
 # Every step's own limit, the whole within the budget.

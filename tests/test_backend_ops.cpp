@@ -26,6 +26,7 @@
 #include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "backends/selftest.h"
+#include "config/train_options.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
 #include "test_support.h"
@@ -127,20 +128,20 @@ class TestBackendOps : public QObject {
  private slots:
   // ---- every backend against the reference ----
   // Rows: backend (onednn or cuda), a CPU-engine variant, and the batch. The variants: the
-  // default choice (conv2 on the own Winograd kernels); conv2 on oneDNN throughout (its
-  // Winograd where it has one, or, with MB_ONEDNN_DIRECT=1, its direct kernels: what oneDNN
+  // default choice (conv2 on the own Winograd kernels); conv2 on oneDNN throughout (--cpu-conv2
+  // onednn: its Winograd where it has one, or, onednn-direct, its direct kernels: what oneDNN
   // runs on CPUs without AVX-512); conv2 on the own Winograd explicitly; the own kernels forced
   // onto each SIMD target in turn; two intra-replica threads.
   void matches_reference_data() {
     QTest::addColumn<QString>("target");
-    QTest::addColumn<QString>("conv2");   // MB_CONV2, "" for the default
+    QTest::addColumn<QString>("conv2");   // --cpu-conv2, "" for the default
     QTest::addColumn<QString>("simd");    // a forced SIMD target, "" for the best
     QTest::addColumn<int>("batch");
     QTest::addColumn<int>("threads");     // the oneDNN engine's intra-replica threads
     for (const QString& target : {QString("onednn"), QString("cuda")})
       for (int batch : {1, 3, 37, 64, 128})
         QTest::addRow("%s/batch=%d", qPrintable(target), batch) << target << "" << "" << batch << 1;
-    QTest::addRow("onednn-direct/batch=37") << "onednn-direct" << "onednn" << "" << 37 << 1;
+    QTest::addRow("onednn-direct/batch=37") << "onednn" << "onednn-direct" << "" << 37 << 1;
     QTest::addRow("onednn-conv2-onednn/batch=37") << "onednn" << "onednn" << "" << 37 << 1;
     for (int batch : {37, 128}) QTest::addRow("onednn-conv2-own/batch=%d", batch) << "onednn" << "own" << "" << batch << 1;
     // 7 images: whole and partial Winograd chunks in every pass.
@@ -163,16 +164,14 @@ class TestBackendOps : public QObject {
     }
     if (!simd.isEmpty() && !simd_target_supported(simd)) QSKIP(qPrintable("this CPU cannot run " + simd));
     const std::unique_ptr<ForcedSimdTarget> forced = simd.isEmpty() ? nullptr : std::make_unique<ForcedSimdTarget>(simd);
-    const bool direct = target == "onednn-direct";
-    if (direct) qputenv("MB_ONEDNN_DIRECT", "1");
-    if (!conv2.isEmpty()) qputenv("MB_CONV2", conv2.toUtf8());
     SelftestOptions opt;
-    opt.targets = {direct ? std::string("onednn") : target.toStdString()};
+    opt.targets = {target.toStdString()};
     opt.batches = {batch};
     opt.cpu_threads = threads;
+    TrainConfig c;
+    if (!conv2.isEmpty()) set_option(train_option("cpu_conv2"), c, conv2.toStdString());
+    opt.engine = c.engine;
     const auto cases = run_selftest(opt);
-    qunsetenv("MB_ONEDNN_DIRECT");
-    qunsetenv("MB_CONV2");
     // Per target: loss/correct/samples, 8 gradient tensors, 2 Adam steps, the empty batch,
     // and evaluate on val and train (3 rows each).
     QVERIFY(!cases.empty());
@@ -220,17 +219,13 @@ class TestBackendOps : public QObject {
     QVERIFY(!cases.empty() && cases.size() % 20 == 0);
   }
 
-  void conv2_choice_follows_mb_conv2() {
-    qputenv("MB_CONV2", "own");
-    const auto own = onednn::choose_conv2();
-    qputenv("MB_CONV2", "onednn");
-    const auto onednn_conv2 = onednn::choose_conv2();
-    qputenv("MB_CONV2", "fast");
-    QVERIFY_THROWS_EXCEPTION(ConfigError, onednn::choose_conv2());
-    qunsetenv("MB_CONV2");
-    QVERIFY(own == onednn::Conv2Impl::Own && onednn_conv2 == onednn::Conv2Impl::Onednn);
-    // The measured winner on AVX2 and AVX-512 alike (docs/benchmarks.md).
-    QVERIFY(onednn::choose_conv2() == onednn::Conv2Impl::Own);
+  void conv2_choice_follows_the_option() {
+    // The default is the measured winner on AVX2 and AVX-512 alike (docs/benchmarks.md).
+    QVERIFY(TrainConfig{}.engine.cpu_conv2 == Conv2Kernel::Own);
+    QVERIFY(cpu_kernels_summary().find("conv2 own winograd") != std::string::npos);
+    QVERIFY(cpu_kernels_summary(Conv2Kernel::Onednn).find("conv2 onednn") != std::string::npos);
+    TrainConfig c;
+    QVERIFY(test::expect_error<ConfigError>([&] { set_option(train_option("cpu_conv2"), c, "fast"); }, "--cpu-conv2"));
   }
 
   void selftest_targets_cover_every_device() {

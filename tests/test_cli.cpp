@@ -318,6 +318,32 @@ class TestCli : public QObject {
     QVERIFY2(out.contains(QByteArray("run ") + id.c_str() + ": wrote"), out.constData());
   }
 
+  // --onednn-isa caps oneDNN's kernels as ONEDNN_MAX_CPU_ISA does (the same bits: what the
+  // golden digests keyed "oneDNN avx2" hold), the record names what ran, and a name oneDNN does
+  // not know is refused with exit 2.
+  void onednn_isa_does_what_the_variable_did() {
+    const QString with_option = tmp_.filePath("isa-option.json"), with_variable = tmp_.filePath("isa-variable.json");
+    const QStringList args{"train", "--data", data_dir_, "--devices", "cpu:2", "--epochs", "1"};
+    const Result r = run_cli(args + QStringList{"--onednn-isa", "avx2", "--json", with_option});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert("ONEDNN_MAX_CPU_ISA", "AVX2");
+    p.setProcessEnvironment(env);
+    p.start(MB_CLI_PATH, args + QStringList{"--json", with_variable});
+    QVERIFY(p.waitForFinished(300000) && p.exitCode() == 0);
+    const auto a = nlohmann::json::parse(mb::test::read_bytes(with_option.toStdString()));
+    const auto b = nlohmann::json::parse(mb::test::read_bytes(with_variable.toStdString()));
+    QCOMPARE(a.at("epochs").back().at("param_digest"), b.at("epochs").back().at("param_digest"));
+    QVERIFY(a.at("config").at("kernels").get<std::string>().find("oneDNN avx2") != std::string::npos);
+    QCOMPARE(a.at("config").at("kernels"), b.at("config").at("kernels"));
+    QCOMPARE(a.at("config").at("engine_options").at("onednn_isa").get<std::string>(), std::string("avx2"));
+    QCOMPARE(b.at("config").at("engine_options").at("onednn_isa").get<std::string>(), std::string("auto"));
+    const Result bad = run_cli(args + QStringList{"--onednn-isa", "avx9"});
+    QCOMPARE(bad.exit_code, 2);
+    QVERIFY2(bad.err.contains("--onednn-isa avx9"), qPrintable(bad.err));
+  }
+
   void sweep_reports_every_configuration() {
     const QString history = tmp_.filePath("sweep-history"), json = tmp_.filePath("sweep.json");
     Result r = run_cli({"sweep", "--data", data_dir_, "--batches", "32,64", "--epochs", "2", "--target", "0.3",

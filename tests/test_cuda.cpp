@@ -11,14 +11,14 @@
 // samples), and that an injected failure ends a multi-replica GPU run without a hang (the
 // NCCL variant needs two GPUs), that the warm-up's measured cuDNN choices never use tensor
 // cores in FP32, that the standard step shape runs as a CUDA graph (nodes found from the
-// capture itself; at most 12 on the fused path, MB_CUDA_PATH=fused, which is compared with
+// capture itself; at most 12 on the fused path, --cuda-path fused, which is compared with
 // the reference too) and that the run record counts every step as a graph replay or eager,
-// and that injected faults (MB_INJECT_FAULT: a device stall, an abort mid-step) end a run in
+// and that injected faults (--inject-fault: a device stall, an abort mid-step) end a run in
 // bounded time. One NCCL rank initialises, captures and aborts a real NCCL communicator, but
 // its all-reduce moves no data (NCCL makes a one-rank in-place all-reduce a no-op, and
 // refuses two ranks on one GPU): NCCL's sums are tested only with two GPUs. The decision logic
 // itself is tested GPU-free in test_gpu_policy and test_deadlines. bench/gpu_check.sh runs
-// this early, with MB_CUDNN_TUNE_S=1 (each warm-up's algorithm measurement is bounded by it).
+// this early; every engine here measures cuDNN's algorithms for at most kTuneS per step shape.
 #include <QtTest>
 
 #include <algorithm>
@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "util/on_threads.h"
+#include "config/train_options.h"
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
 #include "util/engine_report.h"
@@ -128,19 +129,19 @@ class FailingEngine final : public ReplicaEngine {
   const int64_t step_;
 };
 
-// Sets an environment variable for the lifetime of the guard (read by engines at construction).
-class EnvGuard {
- public:
-  EnvGuard(const char* name, bool set) : EnvGuard(name, set ? "1" : "") {}
-  EnvGuard(const char* name, const char* value) : name_(name) {
-    if (value && *value) qputenv(name, value);
-    else qunsetenv(name);
-  }
-  ~EnvGuard() { qunsetenv(name_); }
-
- private:
-  const char* name_;
-};
+// The engines' options of these tests (config/engine_options.h), as a command line gives them:
+// a short cuDNN tuning budget (the default 3 s a step shape would spend a minute of the GPU
+// check here; 1 s still measures, so fp32_algorithms_never_use_tensor_ops sees measured
+// choices), the step path, graphs, an injected fault.
+constexpr const char* kTuneS = "1";
+EngineOptions engine_options(const QString& path = "cudnn", bool graphs = true, const QString& fault = "none") {
+  TrainConfig c;
+  set_option(train_option("cudnn_tune"), c, kTuneS);
+  set_option(train_option("cuda_path"), c, path.toStdString());
+  set_option(train_option("cuda_graphs"), c, graphs ? "true" : "false");
+  set_option(train_option("inject_fault"), c, fault.toStdString());
+  return c.engine;
+}
 #endif
 
 }  // namespace
@@ -213,11 +214,11 @@ class TestCuda : public QObject {
     if (have_gpu()) {
       // The same refusal for an ordinal that does not exist.
       const int missing = static_cast<int>(gpus_.size());
-      QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(missing, 8); },
+      QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(missing, 8, Precision::Fp32, {}, engine_options()); },
                                               QString("cuda:%1").arg(missing)));
       return;
     }
-    QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(0, 8); },
+    QVERIFY(test::expect_error<DeviceError>([&] { cuda::make_cuda_engine(0, 8, Precision::Fp32, {}, engine_options()); },
                                             {"cuda:0", QString::fromStdString(why_none_)}));
 #endif
   }
@@ -250,7 +251,7 @@ class TestCuda : public QObject {
     QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_nccl_communicators({}, {}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, nccl_comms({0, 0}));
     QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_in_gpu_communicators(0, {}));
-    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_cuda_engine(0, 0));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, cuda::make_cuda_engine(0, 0, Precision::Fp32, {}, engine_options()));
 #endif
   }
 
@@ -301,7 +302,7 @@ class TestCuda : public QObject {
 
   void forward_backward_matches_reference_data() {
     QTest::addColumn<bool>("ties");
-    QTest::addColumn<QString>("path");   // MB_CUDA_PATH
+    QTest::addColumn<QString>("path");   // --cuda-path
     QTest::newRow("noise images, Keras init") << false << "cudnn";
     QTest::newRow("nonzero biases, tied conv1 channels") << true << "cudnn";
     QTest::newRow("fused path, Keras init") << false << "fused";
@@ -317,11 +318,7 @@ class TestCuda : public QObject {
     const Dataset& train = train_;
     const Dataset& val = val_;
     const std::vector<float> params = ties ? with_biases_and_ties(init_) : init_;
-    std::unique_ptr<ReplicaEngine> gpu;
-    {
-      EnvGuard env("MB_CUDA_PATH", path.toUtf8().constData());
-      gpu = cuda::make_cuda_engine(0, 64);
-    }
+    std::unique_ptr<ReplicaEngine> gpu = cuda::make_cuda_engine(0, 64, Precision::Fp32, {}, engine_options(path));
     auto ref = make_reference_engine(64);
     QVERIFY(QString::fromStdString(gpu->device_name()).startsWith("cuda:0 "));
     for (auto* e : {gpu.get(), ref.get()}) {
@@ -390,7 +387,7 @@ class TestCuda : public QObject {
     // adam_update_reference. It rounds every operation as the reference does, so only a host
     // compiler that contracts to FMA could make them differ, by float rounding; a wrong
     // formula (epsilon placement, bias correction, beta on the wrong term) differs by far more.
-    auto gpu = cuda::make_cuda_engine(0, 8);
+    auto gpu = cuda::make_cuda_engine(0, 8, Precision::Fp32, {}, engine_options());
     gpu->set_params(init_);
     std::vector<float> w = init_, m(cnn::kReferenceParams, 0.0f), v(cnn::kReferenceParams, 0.0f), g(cnn::kReferenceParams);
     AdamConfig cfg;
@@ -419,7 +416,7 @@ class TestCuda : public QObject {
     QSKIP("built without CUDA");
 #else
     if (!have_gpu()) QSKIP(qPrintable(QString("no CUDA GPU: %1").arg(why_none_.c_str())));
-    auto gpu = cuda::make_cuda_engine(0, 32);
+    auto gpu = cuda::make_cuda_engine(0, 32, Precision::Fp32, {}, engine_options());
     auto ref = make_reference_engine(32);
     for (auto* e : {gpu.get(), ref.get()}) {
       e->bind_data(train_, val_);
@@ -443,10 +440,10 @@ class TestCuda : public QObject {
   void train_step_matches_reference_data() {
     QTest::addColumn<bool>("graphs");
     QTest::addColumn<bool>("epoch_order");   // indices from begin_epoch's order on the device
-    QTest::addColumn<QString>("path");       // MB_CUDA_PATH
+    QTest::addColumn<QString>("path");       // --cuda-path
     QTest::newRow("cuda graphs, staged indices") << true << false << "cudnn";
     QTest::newRow("cuda graphs, epoch order on the device") << true << true << "cudnn";
-    QTest::newRow("eager (MIRRORBENCH_NO_GRAPH=1)") << false << true << "cudnn";
+    QTest::newRow("eager (--no-cuda-graphs)") << false << true << "cudnn";
     QTest::newRow("fused path, cuda graphs, epoch order") << true << true << "fused";
     QTest::newRow("fused path, eager") << false << false << "fused";
   }
@@ -460,12 +457,7 @@ class TestCuda : public QObject {
     QFETCH(QString, path);
     auto comm = nccl_comms({0});   // before the engine: it must outlive it
     comm[0]->connect();            // one NCCL rank: initialised, captured and destroyed like many (no data moves)
-    std::unique_ptr<ReplicaEngine> gpu;
-    {
-      EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
-      EnvGuard env_path("MB_CUDA_PATH", path.toUtf8().constData());
-      gpu = cuda::make_cuda_engine(0, 32);
-    }
+    std::unique_ptr<ReplicaEngine> gpu = cuda::make_cuda_engine(0, 32, Precision::Fp32, {}, engine_options(path, graphs));
     auto ref = make_reference_engine(32);
     for (auto* e : {gpu.get(), ref.get()}) {
       e->bind_data(train_, val_);
@@ -553,7 +545,7 @@ class TestCuda : public QObject {
     // TF32 rounds the convolutions' and GEMMs' inputs to 10-bit mantissas (FP32 accumulation):
     // about 1e-3 relative per product, so the gradients agree to a few percent of each
     // tensor's scale; a layout or precision-mode bug is off by far more.
-    auto gpu = cuda::make_cuda_engine(0, 64, Precision::Tf32);
+    auto gpu = cuda::make_cuda_engine(0, 64, Precision::Tf32, {}, engine_options());
     auto ref = make_reference_engine(64);
     for (auto* e : {gpu.get(), ref.get()}) {
       e->bind_data(train_, val_);
@@ -585,7 +577,7 @@ class TestCuda : public QObject {
     // choice may run on tensor cores (TF32 would leave the reference's tolerance).
     auto comm = nccl_comms({0});
     comm[0]->connect();
-    auto gpu = cuda::make_cuda_engine(0, 64, tf32 ? Precision::Tf32 : Precision::Fp32);
+    auto gpu = cuda::make_cuda_engine(0, 64, tf32 ? Precision::Tf32 : Precision::Fp32, {}, engine_options());
     gpu->bind_data(train_, val_);
     gpu->set_params(init_);
     const ReplicaEngine::StepShape shape[] = {{64, 64}};
@@ -608,7 +600,7 @@ class TestCuda : public QObject {
     QTest::addColumn<bool>("graphs");
     QTest::addColumn<bool>("as_graphs");   // every step replays a graph (else every step is eager)
     QTest::newRow("cuda:0, graphs") << "cuda:0" << true << true;
-    QTest::newRow("cuda:0, MIRRORBENCH_NO_GRAPH=1") << "cuda:0" << false << false;
+    QTest::newRow("cuda:0, --no-cuda-graphs") << "cuda:0" << false << false;
     QTest::newRow("cuda:0,cuda:0 (in-gpu: not capturable)") << "cuda:0,cuda:0" << true << false;
   }
   void a_run_records_how_its_steps_ran() {
@@ -621,9 +613,9 @@ class TestCuda : public QObject {
     QFETCH(bool, as_graphs);
     // 1000 samples at batch 64: 15 full steps and a last one of 40 per epoch, both shapes
     // warmed up (and captured): 32 steps in 2 epochs, each counted once in the record.
-    EnvGuard env("MIRRORBENCH_NO_GRAPH", !graphs);
     auto data = test::make_synthetic_split(1000, 64);
     TrainConfig c;
+    c.engine = engine_options("cudnn", graphs);
     c.devices = parse_devices(devices.toStdString());
     c.batch = 64;
     c.epochs = 2;
@@ -640,7 +632,7 @@ class TestCuda : public QObject {
   }
 
   void injected_faults_end_a_run_data() {
-    QTest::addColumn<QString>("fault");     // MB_INJECT_FAULT
+    QTest::addColumn<QString>("fault");     // --inject-fault
     QTest::addColumn<QString>("devices");
     QTest::addColumn<QString>("expected");
     QTest::newRow("device stall, one NCCL rank") << "stall:5" << "cuda:0" << "has not finished within";
@@ -657,9 +649,9 @@ class TestCuda : public QObject {
     QFETCH(QString, expected);
     // A stalled device ends the run at --timeout (2 s here) through the polled wait, then
     // drains (the stall is released); an abort in the middle of a step ends it at once.
-    EnvGuard env("MB_INJECT_FAULT", fault.toUtf8().constData());
     auto data = test::make_synthetic_split(1024, 64);
     TrainConfig c;
+    c.engine = engine_options("cudnn", true, fault);
     c.devices = parse_devices(devices.toStdString());
     c.batch = 64;
     c.epochs = 2;
@@ -692,12 +684,13 @@ class TestCuda : public QObject {
     // 1's message within the target's 10 s, not hang in a wait, a destructor or NCCL.
     auto data = test::make_synthetic_split(1024, 64);
     TrainConfig c;
+    c.engine = engine_options();
     c.devices = parse_devices(devices.toStdString());
     c.batch = 64;
     c.epochs = 2;
     MirroredTrainer t(c, data);
     t.set_engine_factory([](const DeviceSpec& d, int max_batch) -> std::unique_ptr<ReplicaEngine> {
-      return std::make_unique<FailingEngine>(cuda::make_cuda_engine(d.index, max_batch), 1, 5);
+      return std::make_unique<FailingEngine>(cuda::make_cuda_engine(d.index, max_batch, Precision::Fp32, {}, engine_options()), 1, 5);
     });
     RunRecord r;
     test::finishes_within(10, [&] { r = t.run(); });
@@ -716,7 +709,7 @@ class TestCuda : public QObject {
     // rank 1 fails instead (abort). Rank 0's wait must end, and everything close.
     auto comms = nccl_comms({0, 1});
     std::vector<std::unique_ptr<ReplicaEngine>> engines;
-    for (int d = 0; d < 2; ++d) engines.push_back(cuda::make_cuda_engine(d, 32));
+    for (int d = 0; d < 2; ++d) engines.push_back(cuda::make_cuda_engine(d, 32, Precision::Fp32, {}, engine_options()));
     const ReplicaEngine::StepShape shape[] = {{32, 64}};
     on_threads(2, [&](int r) {
       comms[r]->connect();
@@ -756,8 +749,8 @@ class TestCuda : public QObject {
     auto one = nccl_comms({0});
     one[0]->connect();
     std::vector<std::unique_ptr<ReplicaEngine>> replicas;
-    for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks));
-    auto single = cuda::make_cuda_engine(0, global);
+    for (int r = 0; r < ranks; ++r) replicas.push_back(cuda::make_cuda_engine(0, global / ranks, Precision::Fp32, {}, engine_options()));
+    auto single = cuda::make_cuda_engine(0, global, Precision::Fp32, {}, engine_options());
     for (auto* e : {replicas[0].get(), replicas[1].get(), single.get()}) {
       e->bind_data(train_, val_);
       e->set_params(init_);

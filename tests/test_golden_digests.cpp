@@ -1,13 +1,16 @@
-// Golden parameter digests: short runs per backend and SIMD target whose final parameters were
-// recorded before a change that must not change the math (tests/data/golden_digests.json).
-// A refactoring of the configuration, the trainer or the engines shows here as a different
-// digest. The digests depend on the kernels that ran, so each entry is keyed by
-// cpu_kernels_summary() (Highway target, oneDNN ISA); a key this machine cannot reproduce is
-// skipped with its reason, and the reference backend (plain loops) is the same everywhere.
-// CTest caps oneDNN at AVX2 (ONEDNN_MAX_CPU_ISA), so the AVX2 entries hold on AVX-512 machines too.
+// Golden parameter digests: short runs per backend, SIMD target and conv2 kernel whose final
+// parameters were recorded before a change that must not change the math
+// (tests/data/golden_digests.json). A refactoring of the configuration, the trainer or the
+// engines shows here as a different digest. The digests depend on the kernels that ran, so each
+// entry is keyed by the record's `kernels` (Highway target, oneDNN ISA, conv2's kernels: what
+// --simd-target, --onednn-isa or ONEDNN_MAX_CPU_ISA, and --cpu-conv2 chose); a key this machine
+// cannot reproduce is skipped with its reason, and the reference backend (plain loops) is the
+// same everywhere. CTest caps oneDNN at AVX2 (ONEDNN_MAX_CPU_ISA), so the AVX2 entries hold on
+// AVX-512 machines too. Every Highway target gives the same digests: --simd-target changes
+// the speed only.
 //
 // To record the table on a machine (e.g. an AVX-512 one, whose oneDNN kernels differ):
-//   MB_GOLDEN_RECORD=tests/data/golden_digests.json build/bin/test_golden_digests
+//   MIRRORBENCH_GOLDEN_RECORD=tests/data/golden_digests.json build/bin/test_golden_digests
 // merges this machine's entries into the file.
 #include <QtTest>
 
@@ -19,6 +22,7 @@
 #include "backends/onednn/onednn_engine.h"
 #include "backends/onednn/simd_target.h"
 #include "test_support.h"
+#include "config/train_options.h"
 #include "trainer/mirrored_trainer.h"
 
 using namespace mb;
@@ -68,12 +72,16 @@ json read_json(const std::filesystem::path& file) {
   return json::parse(in);
 }
 
-std::string run_digest(const TrainConfig& config, const std::shared_ptr<const DataSplit>& data) {
+RunRecord run(const TrainConfig& config, const std::shared_ptr<const DataSplit>& data) {
   MirroredTrainer trainer(config, data);
-  const RunRecord r = trainer.run();
+  RunRecord r = trainer.run();
   if (r.status != RunStatus::Completed || r.epochs.empty())
     throw std::runtime_error("run did not complete: " + r.error);
-  return r.epochs.back().param_digest;
+  return r;
+}
+
+std::string run_digest(const TrainConfig& config, const std::shared_ptr<const DataSplit>& data) {
+  return run(config, data).epochs.back().param_digest;
 }
 
 }  // namespace
@@ -83,37 +91,53 @@ class TestGoldenDigests : public QObject {
  private slots:
   void digests_match_data() {
     QTest::addColumn<QString>("backend");
-    QTest::addColumn<QString>("simd");
-    QTest::addRow("reference") << "reference" << "";
+    QTest::addColumn<QString>("simd");    // --simd-target ("": the best)
+    QTest::addColumn<QString>("conv2");   // --cpu-conv2
+    QTest::addRow("reference") << "reference" << "" << "own";
     for (const auto& t : onednn::simd_targets())
-      QTest::addRow("onednn %s", t.name.c_str()) << "onednn" << QString::fromStdString(t.name);
+      QTest::addRow("onednn %s", t.name.c_str()) << "onednn" << QString::fromStdString(t.name) << "own";
+    // conv2 on oneDNN, on the scalar target (every machine has it: the key never skips there):
+    // recorded with MB_CONV2=onednn before --cpu-conv2 replaced that variable.
+    QTest::addRow("onednn scalar, conv2 on oneDNN") << "onednn" << "scalar" << "onednn";
   }
   void digests_match() {
     QFETCH(QString, backend);
     QFETCH(QString, simd);
+    QFETCH(QString, conv2);
     if (!simd.isEmpty()) {
       bool supported = false;
       for (const auto& t : onednn::simd_targets()) supported |= t.name == simd.toStdString() && t.supported;
       if (!supported) QSKIP(qPrintable(QString("this CPU cannot run %1").arg(simd)));
-      onednn::force_simd_target(simd.toStdString());
     }
-    struct Restore {
-      ~Restore() { onednn::force_simd_target(""); }
-    } restore;
-    // The reference loops do not dispatch: one key for every machine.
-    const std::string kernels = backend == "reference" ? std::string("reference") : cpu_kernels_summary();
+    // The options, as a command line gives them.
+    auto configure = [&](TrainConfig& c) {
+      c.backend = parse_backend(backend.toStdString());
+      set_option(train_option("simd_target"), c, simd.isEmpty() ? "auto" : simd.toStdString());
+      set_option(train_option("cpu_conv2"), c, conv2.toStdString());
+    };
     auto data = test::make_synthetic_split(256, 64, 11);
 
-    const char* record_to = std::getenv("MB_GOLDEN_RECORD");
+    const char* record_to = std::getenv("MIRRORBENCH_GOLDEN_RECORD");
     const json golden = read_json(golden_file());
     json measured = json::object();
+    std::string kernels;   // as the records name them
     for (GoldenCase& c : golden_cases()) {
-      c.config.backend = parse_backend(backend.toStdString());
-      measured[c.name] = run_digest(c.config, data);
+      configure(c.config);
+      const RunRecord r = run(c.config, data);
+      measured[c.name] = r.epochs.back().param_digest;
+      kernels = r.config.kernels;
+    }
+    // The reference loops do not dispatch: one key for every machine.
+    if (backend == "reference") {
+      QCOMPARE(QString::fromStdString(kernels), QString("reference loops"));
+      kernels = "reference";
+    } else {
+      const Conv2Kernel k = conv2 == "own" ? Conv2Kernel::Own : Conv2Kernel::Onednn;
+      QCOMPARE(QString::fromStdString(kernels), QString::fromStdString(cpu_kernels_summary(k)));
     }
     // Options that must not change the math: a straggler (it only sleeps) and the breakdown.
     TrainConfig slow = golden_cases()[1].config;
-    slow.backend = parse_backend(backend.toStdString());
+    configure(slow);
     slow.scenario.straggler.replica = 1;
     slow.scenario.straggler.factor = 1.5;
     slow.time_phases = false;
@@ -128,7 +152,7 @@ class TestGoldenDigests : public QObject {
     }
     if (!golden.contains(kernels))
       QSKIP(qPrintable(QString("no golden digests recorded for '%1' (the kernels this machine runs); record them "
-                               "with MB_GOLDEN_RECORD")
+                               "with MIRRORBENCH_GOLDEN_RECORD")
                            .arg(QString::fromStdString(kernels))));
     for (const auto& [name, digest] : golden.at(kernels).items())
       QVERIFY2(measured.contains(name) && measured.at(name) == digest,

@@ -6,7 +6,8 @@
 // untimed and sees every step shape, statistics are read every steps_per_report() steps, and
 // --precision tf32 is refused for CPU replicas. Also the convolution algorithm policy (FP32
 // never takes a tensor-op algorithm; the ranks' measured timings pick one algorithm per pass
-// by one rule), the CUDA engine's environment switches (MB_CUDA_PATH, MB_INJECT_FAULT) and
+// by one rule), the CUDA engine's options (--cuda-path, --no-cuda-graphs, --cudnn-tune,
+// --inject-fault: rows of the option table) and
 // how long an injected fault may keep the device busy (a few x --timeout), when a failed NCCL
 // initialisation falls back to the in-GPU communicator (one rank only), and that the run
 // record gets the engine's count of graph and eager steps at the end of the run.
@@ -478,13 +479,23 @@ class TestGpuPolicy : public QObject {
     QCOMPARE(got, (std::vector<int>{2, 2}));
   }
 
-  // --- the CUDA engine's environment switches ---------------------------------------------
+  // --- the CUDA engine's options -----------------------------------------------------------
 
   void cuda_options_parse() {
-    QVERIFY(parse_cuda_path("") == CudaPath::Cudnn);
-    QVERIFY(parse_cuda_path("fused") == CudaPath::Fused);
+    // The table's rows reach the engine's view of them, each the field it names.
+    TrainConfig c;
+    set_option(train_option("cuda_path"), c, "fused");
+    set_option(train_option("cuda_graphs"), c, "false");
+    set_option(train_option("cudnn_tune"), c, "0.5");
+    set_option(train_option("inject_fault"), c, "stall:30:1");
+    const CudaOptions o = cuda_options(c.engine);
+    QVERIFY(o.path == CudaPath::Fused && !o.graphs && o.tune_s == 0.5);
+    QVERIFY(o.fault.kind == FaultKind::Stall && o.fault.step == 30 && o.fault.rank == 1);
+    const CudaOptions d = cuda_options(TrainConfig{}.engine);
+    QVERIFY(d.path == CudaPath::Cudnn && d.graphs && d.tune_s == 3 && !d.fault.active());
     QCOMPARE(to_string(CudaPath::Fused), std::string("fused"));
-    QVERIFY(test::expect_error<ConfigError>([] { parse_cuda_path("fast"); }, "MB_CUDA_PATH"));
+    QVERIFY(test::expect_error<ConfigError>([&] { set_option(train_option("cuda_path"), c, "fast"); }, "--cuda-path"));
+    QVERIFY(test::expect_error<ConfigError>([&] { set_option(train_option("cudnn_tune"), c, "601"); }, "--cudnn-tune"));
     const FaultPlan none = parse_fault_plan("");
     QVERIFY(!none.active() && !none.hits(1, 0));
     const FaultPlan stall = parse_fault_plan("stall:30");
@@ -494,7 +505,7 @@ class TestGpuPolicy : public QObject {
     QVERIFY(abort.kind == FaultKind::Abort && abort.rank == 1);
     QCOMPARE(to_string(parse_fault_plan("hang:7")), std::string("hang:7:0"));
     for (const char* bad : {"stall", "stall:0", "stall:x", "melt:3", "abort:3:-1", "abort:3:1:2"})
-      QVERIFY2(test::expect_error<ConfigError>([&] { parse_fault_plan(bad); }, "MB_INJECT_FAULT"), bad);
+      QVERIFY2(test::expect_error<ConfigError>([&] { parse_fault_plan(bad); }, "--inject-fault"), bad);
   }
 
   void an_injected_fault_spins_a_few_timeouts() {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "config/train_options.h"
 #include "records/run_record.h"
 #include "test_support.h"
 #include "util/atomic_file.h"
@@ -45,6 +46,8 @@ RunRecord full_record() {
   c.share_changes = {{0, {256, 256, 256, 256}}, {17, {320, 256, 256, 192}}, {40, {384, 256, 256, 128}}};
   c.scenario.link.gbit = 10;
   c.scenario.link.latency_us = 25;
+  c.engine = {Conv2Kernel::Onednn, "avx2", CudaPath::Fused, 1.5, {FaultKind::Abort, 3, 1}, "sse4", false};
+  c.kernels = "Highway sse4, oneDNN avx2, conv2 onednn";
   c.global_batch = 1024;
   c.per_replica_batch = 256;
   c.per_replica_batch_mode = true;
@@ -124,6 +127,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QVERIFY(x.share_changes == y.share_changes);
   QVERIFY(same_bits(x.scenario.link.gbit, y.scenario.link.gbit));
   QVERIFY(same_bits(x.scenario.link.latency_us, y.scenario.link.latency_us));
+  QVERIFY(x.engine == y.engine);
+  QCOMPARE(x.kernels, y.kernels);
   QCOMPARE(x.simulated, y.simulated);
   QCOMPARE(x.global_batch, y.global_batch);
   QCOMPARE(x.per_replica_batch, y.per_replica_batch);
@@ -268,6 +273,7 @@ class TestRunRecord : public QObject {
   void status_words_data();
   void status_words();
   void todays_files_read_and_write_back_unchanged();
+  void a_schema_4_record_keeps_its_meaning();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -279,7 +285,9 @@ void TestRunRecord::json_round_trip() {
   const json j = to_json(r);
   QCOMPARE(j.at("format_version").get<int>(), 1);
   QVERIFY(j.at("config").at("seed").is_number_unsigned());
-  QCOMPARE(j.at("config").size(), std::size_t(30));   // every RunConfig member
+  QCOMPARE(j.at("config").size(), std::size_t(32));   // every RunConfig member
+  QCOMPARE(j.at("config").at("engine_options").size(), std::size_t(7));   // every engine option, by key
+  QCOMPARE(j.at("config").at("engine_options").at("inject_fault").get<std::string>(), std::string("abort:3:1"));
   QCOMPARE(j.at("schema_version").get<int>(), 5);
   QCOMPARE(j.at("config").at("scenario").size(), std::size_t(4));   // every scenario field, by option key
   QCOMPARE(j.at("config").at("scenario").at("slow_replica").get<std::string>(), std::string("3:2.5"));
@@ -706,6 +714,41 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   const fs::path file = dir() / "rewritten.json";
   write_run_json(r, file);
   QVERIFY(to_json(read_run_json(file)) == now);
+}
+
+// A record written by mirrorbench-cli on main before the scenario became one value (schema 4: a
+// balanced run of cpu:2 with replica 1 a simulated 3x straggler, 2 epochs): it reads to the same
+// run, the scenario from its old fields, and writes back every other field with the same value.
+void TestRunRecord::a_schema_4_record_keeps_its_meaning() {
+  const fs::path data = MB_TEST_DATA_DIR;
+  const RunRecord r = read_run_json(data / "run_record_v4.json");
+  Scenario expected;
+  expected.straggler = {1, 3.0};
+  expected.balance = true;
+  QVERIFY(r.config.scenario == expected);
+  QVERIFY(r.config.scenario.balanced() && changes_math(r.config.scenario) && !is_plain(r.config.scenario));
+  QCOMPARE(r.config.share_changes.size(), std::size_t(2));
+  QVERIFY(r.config.engine == EngineOptions{} && r.config.kernels.empty());   // not recorded then: the defaults
+  const json old = json::parse(test::read_bytes(data / "run_record_v4.json"));
+  const json now = to_json(r);
+  const std::set<std::string> moved = {"slow_replica", "slow_factor", "link_gbit", "link_latency_us", "balance",
+                                       "shares_from"};
+  for (const auto& [key, value] : old.at("config").items()) {
+    if (moved.count(key)) QVERIFY2(!now.at("config").contains(key), key.c_str());
+    else QVERIFY2(now.at("config").at(key) == value, key.c_str());
+  }
+  QCOMPARE(now.at("config").at("scenario").at("slow_replica").get<std::string>(), std::string("1:3"));
+  QCOMPARE(now.at("config").at("scenario").at("balance").get<std::string>(), std::string("true"));
+  // The epochs: every old number the same, the per-replica times with a new category at 0.
+  for (std::size_t e = 0; e < old.at("epochs").size(); ++e) {
+    const json& o = old.at("epochs").at(e);
+    for (const auto& [key, value] : o.items())
+      if (key != "replica_times") QVERIFY2(now.at("epochs").at(e).at(key) == value, key.c_str());
+    for (std::size_t k = 0; k < o.at("replica_times").size(); ++k)
+      for (const auto& [key, value] : o.at("replica_times").at(k).items())
+        QVERIFY2(now.at("epochs").at(e).at("replica_times").at(k).at(key) == value, key.c_str());
+  }
+  QCOMPARE(r.epochs.back().param_digest, std::string("de1d997f57a79f92"));
 }
 
 void TestRunRecord::summaries() {

@@ -279,7 +279,9 @@ class TestTrainer : public QObject {
   void phases_add_up_to_the_epoch() {
     // Every replica's phases cover its epoch: the step is forward + backward + wait +
     // all-reduce + optimizer, so their sum is the epoch's training time less only what lies
-    // outside any phase (the shuffle, timer gaps): within 10 % here, typically < 1 %.
+    // outside any phase (the shuffle, timer gaps; typically < 1 %). Never more than the epoch
+    // (a category counted twice); at least half of it even when another test shares the
+    // cores and the thread is descheduled between two timers (a category left out).
     auto data = test::make_synthetic_split(1024, 32);
     MirroredTrainer t(small_config("cpu:2", "onednn", 64), data);
     const RunRecord r = t.run();
@@ -289,8 +291,11 @@ class TestTrainer : public QObject {
     for (const PhaseTimes& p : e.replica_times) {
       for (double v : {p[phase::Forward], p[phase::Backward], p[phase::AllReduce], p[phase::Optimizer], p[phase::Wait]}) QVERIFY(v >= 0);
       QVERIFY(p[phase::Forward] > 0 && p[phase::Backward] > 0 && p[phase::Optimizer] > 0);
-      QVERIFY2(std::fabs(p.total() - e.time_s) <= 0.10 * e.time_s,
+      QVERIFY2(p.total() <= 1.01 * e.time_s + 1e-3 && p.total() >= 0.5 * e.time_s,
                qPrintable(QString("phases %1 s, epoch %2 s").arg(p.total()).arg(e.time_s)));
+      // The CPU time while computing is measured beside the step, never more than its compute.
+      QVERIFY2(p[phase::ComputeCpu] > 0 && p[phase::ComputeCpu] <= 1.01 * p.compute_s() + 1e-3,
+               qPrintable(QString("CPU %1 s, compute %2 s").arg(p[phase::ComputeCpu]).arg(p.compute_s())));
     }
     // The record's all-reduce share is replica 0's exchange plus waiting.
     QCOMPARE(e.allreduce_s, e.replica_times[0][phase::AllReduce] + e.replica_times[0][phase::Wait]);

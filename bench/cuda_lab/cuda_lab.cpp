@@ -11,8 +11,10 @@
 // library calls in FP32 and in TF32, then whole steps through the engine (NCCL, capture).
 // Exit status 1 when any check failed or any part was stopped by an error.
 //
-// Usage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--json FILE]
+// Usage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] [--cudnn-tune S]
+//                 [--json FILE]
 //   --quick: batches 3 and 64, 5 timed launches, 50 steps
+//   --cudnn-tune: the run option of that name, for the engine's warm-up in the step part
 //   --no-steps: kernels and library calls only (no engine): what compute-sanitizer runs,
 //   with --quick
 // Built with the CUDA backend (bench/CMakeLists.txt); bench/gpu_check.sh runs it first.
@@ -28,6 +30,7 @@
 #include <fmt/format.h>
 
 #include "backends/cuda/cuda_backend.h"
+#include "config/train_options.h"
 #include "lab_device.h"
 
 namespace {
@@ -99,7 +102,7 @@ std::vector<PartSummary> run_parts(const std::vector<Part>& parts, const LabOpti
 int usage(const char* why) {
   std::fprintf(stderr,
                "cuda_lab: %s\nusage: cuda_lab [--quick] [--no-steps] [--batches 1,3,64,128] [--reps N] [--steps N] "
-               "[--json FILE]\n",
+               "[--cudnn-tune S] [--json FILE]\n",
                why);
   return 2;
 }
@@ -126,6 +129,14 @@ int main(int argc, char** argv) {
       o.reps = std::atoi(argv[++i]);
     } else if (a == "--steps" && has_value) {
       o.steps = std::atoi(argv[++i]);
+    } else if (a == "--cudnn-tune" && has_value) {
+      TrainConfig c;   // read by the run option's own row: its range and its message
+      try {
+        set_option(train_option("cudnn_tune"), c, argv[++i]);
+      } catch (const ConfigError& e) {
+        return usage(e.what());
+      }
+      o.tune_s = c.engine.cudnn_tune_s;
     } else if (a == "--json" && has_value) {
       json = argv[++i];
     } else {

@@ -17,6 +17,7 @@ struct LabOptions {
   std::vector<int> batches;
   int reps = 20;    // timed launches per case (the median is reported)
   int steps = 200;  // timed training steps per path
+  double tune_s = 3;   // --cudnn-tune: the engine's warm-up measures cuDNN's algorithms this long per shape
   Peak peak;
 };
 

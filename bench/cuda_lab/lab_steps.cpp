@@ -12,33 +12,12 @@
 #include "backends/cuda/cuda_backend.h"
 #include "comm/communicator.h"
 #include "lab_device.h"
+#include "config/train_options.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
 
 namespace mb::lab {
 namespace {
-
-// The environment switches the engine reads at construction (backends/common/cuda_options.h).
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const char* value) : name_(name) {
-    const char* old = std::getenv(name);
-    had_ = old != nullptr;
-    if (had_) old_ = old;
-    setenv(name, value, 1);
-  }
-  ~ScopedEnv() {
-    if (had_)
-      setenv(name_, old_.c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  bool had_ = false;
-  std::string old_;
-};
 
 struct PathRun {
   const char* path;
@@ -76,11 +55,11 @@ Result run_path(const CudnnStages& s, const LabOptions& o, const CaseSpec& spec,
   Dataset val = s.data;
   auto comms = cuda::make_nccl_communicators({0}, make_thread_communicators(1));
   comms[0]->connect();
-  std::unique_ptr<ReplicaEngine> engine;
-  {
-    ScopedEnv path("MB_CUDA_PATH", run.path);
-    engine = cuda::make_cuda_engine(0, n, run.precision);
-  }
+  // The run options an engine takes: the step path, and the lab's cuDNN tuning budget.
+  TrainConfig options;
+  set_option(train_option("cuda_path"), options, run.path);
+  options.engine.cudnn_tune_s = o.tune_s;
+  std::unique_ptr<ReplicaEngine> engine = cuda::make_cuda_engine(0, n, run.precision, {}, options.engine);
   engine->bind_data(s.data, val);
   engine->set_params(s.params);
   // Validation: one forward-backward on the stages' samples against their reference

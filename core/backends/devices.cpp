@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/onednn/onednn_engine.h"
 #include "backends/registry.h"
 #include "comm/hierarchical_communicator.h"
 #include "util/error.h"
@@ -23,11 +24,21 @@ DeviceInventory query_devices() {
 }
 
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend backend, int max_batch,
-                                           Precision precision, const ModelSpec& model) {
+                                           Precision precision, const ModelSpec& model, const EngineOptions& options) {
   const BackendInfo& b = backend_info(resolve_backend(device.kind, backend));
   MB_CHECK(b.supports(precision), ConfigError, "precision {} needs a GPU replica; the {} engine computes in fp32 only",
            to_string(precision), to_string(b.backend));
-  return b.make_engine(device, max_batch, precision, model);
+  return b.make_engine(device, max_batch, precision, model, options);
+}
+
+void apply_process_kernel_options(const EngineOptions& options) { apply_cpu_kernel_options(options); }
+
+std::string cpu_kernels(const EngineOptions& options) { return cpu_kernels_summary(options.cpu_conv2); }
+
+std::string cpu_math_kernels(const EngineOptions& options) {
+  const std::string all = cpu_kernels(options);
+  const auto comma = all.find(", ");   // after "Highway <target>"
+  return comma == std::string::npos ? all : all.substr(comma + 2);
 }
 
 std::vector<std::unique_ptr<Communicator>> make_communicators(const DeviceList& devices,

@@ -11,6 +11,7 @@
 #include "comm/process_link.h"
 #include "config/backend.h"
 #include "config/device_list.h"
+#include "config/engine_options.h"
 #include "config/precision.h"
 
 namespace mb {
@@ -34,7 +35,19 @@ DeviceInventory query_devices();
 // The engine of one replica: `backend` must drive `device`'s kind and compute in `precision`
 // (the registry's row; the run's check has said so already, this throws ConfigError otherwise).
 std::unique_ptr<ReplicaEngine> make_engine(const DeviceSpec& device, Backend backend, int max_batch,
-                                           Precision precision = Precision::Fp32, const ModelSpec& model = {});
+                                           Precision precision = Precision::Fp32, const ModelSpec& model = {},
+                                           const EngineOptions& options = {});
+
+// The engine options that hold for the whole process (oneDNN's instruction set, the own CPU
+// kernels' Highway target), applied before a run's replica threads start; ConfigError when
+// this process cannot take them (oneDNN is capped once per process).
+void apply_process_kernel_options(const EngineOptions& options);
+// The kernels a CPU run of these options computes with: "Highway avx3, oneDNN avx2, conv2 own
+// winograd" (the run record's `kernels`, the golden digests' key), and the part of it that
+// decides the bits, "oneDNN avx2, conv2 own winograd" (every Highway target sums alike), which
+// every process of a run must share.
+std::string cpu_kernels(const EngineOptions& options);
+std::string cpu_math_kernels(const EngineOptions& options);
 
 // The communicators of this process's replicas (one per entry of `devices`, in order): the
 // hierarchical host communicator for CPU replicas (threads, plus `link` to the other

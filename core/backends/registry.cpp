@@ -18,10 +18,12 @@ namespace {
 constexpr Precision kFp32Only[] = {Precision::Fp32};
 constexpr Precision kFp32AndTf32[] = {Precision::Fp32, Precision::Tf32};
 
-std::unique_ptr<ReplicaEngine> make_onednn(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model) {
-  return make_onednn_engine(max_batch, 1, model);
+std::unique_ptr<ReplicaEngine> make_onednn(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model,
+                                           const EngineOptions& options) {
+  return make_onednn_engine(max_batch, 1, model, options.cpu_conv2);
 }
-std::unique_ptr<ReplicaEngine> make_reference(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model) {
+std::unique_ptr<ReplicaEngine> make_reference(const DeviceSpec&, int max_batch, Precision, const ModelSpec& model,
+                                              const EngineOptions&) {
   return make_reference_engine(max_batch, model);
 }
 std::string onednn_versions() { return fmt::format("oneDNN {}", onednn_version()); }
@@ -30,13 +32,14 @@ std::string no_versions() { return {}; }
 #ifdef MB_HAVE_CUDA
 constexpr std::string_view kCudaNotBuilt = "";
 std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int max_batch, Precision precision,
-                                         const ModelSpec& model) {
-  return cuda::make_cuda_engine(device.index, max_batch, precision, model);
+                                         const ModelSpec& model, const EngineOptions& options) {
+  return cuda::make_cuda_engine(device.index, max_batch, precision, model, options);
 }
 std::string cuda_versions() { return cuda::versions(); }
 #else
 constexpr std::string_view kCudaNotBuilt = "built without CUDA support";
-std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int, Precision, const ModelSpec&) {
+std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int, Precision, const ModelSpec&,
+                                         const EngineOptions&) {
   throw ConfigError(fmt::format("cuda:{}: this mirrorbench was {}; use cpu:N", device.index, kCudaNotBuilt));
 }
 std::string cuda_versions() { return "CUDA: not built"; }

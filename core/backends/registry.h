@@ -17,6 +17,7 @@
 #include "comm/mpi_session.h"
 #include "config/backend.h"
 #include "config/device_list.h"
+#include "config/engine_options.h"
 #include "config/precision.h"
 
 namespace mb {
@@ -33,7 +34,7 @@ struct BackendInfo {
   bool balanced_shares = false;            // --balance: its steps take any share, timed every step
   bool simulated_link = false;             // a simulated link can slow its all-reduce (ends on the host)
   std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision,
-                                                const ModelSpec& model) = nullptr;
+                                                const ModelSpec& model, const EngineOptions& options) = nullptr;
   std::string (*versions)() = nullptr;     // its libraries, e.g. "oneDNN 2.6.3"
 
   bool built() const { return not_built.empty(); }

@@ -280,8 +280,8 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
     std::string stage = "create engine";
     try {
       auto eng = t.backend == Backend::OneDnn && options.cpu_threads != 1
-                     ? make_onednn_engine(max_batch, options.cpu_threads, options.model)
-                     : make_engine(t.device, t.backend, max_batch, Precision::Fp32, options.model);
+                     ? make_onednn_engine(max_batch, options.cpu_threads, options.model, options.engine.cpu_conv2)
+                     : make_engine(t.device, t.backend, max_batch, Precision::Fp32, options.model, options.engine);
       auto ref = make_reference_engine(max_batch, options.model);
       stage = "bind data";
       eng->bind_data(data.train, data.val);

@@ -3,6 +3,7 @@
 // each result (loss, hits, every gradient tensor, Adam, evaluation) is compared with a stated
 // tolerance. A plain function returning rows: the CLI prints them, the tests assert on them.
 #pragma once
+#include "config/engine_options.h"
 #include "model/model_spec.h"
 #include <cstdint>
 #include <filesystem>
@@ -37,6 +38,7 @@ struct SelftestOptions {
   uint64_t seed = 1;
   int cpu_threads = 1;                       // intra-replica threads of the oneDNN engine
   ModelSpec model;                           // every engine and the reference train this model
+  EngineOptions engine;                      // the engines' kernel choices (--cpu-conv2, --cuda-path, ...)
 };
 
 // The default targets: "onednn", then "cuda:I" for every GPU query_devices() lists.

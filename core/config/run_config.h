@@ -10,6 +10,7 @@
 
 #include "config/backend.h"
 #include "config/device_list.h"
+#include "config/engine_options.h"
 #include "config/precision.h"
 #include "config/scenario.h"
 
@@ -50,6 +51,8 @@ struct RunConfig {
   int64_t train_size = 0, val_size = 0;
   Backend backend = Backend::OneDnn;
   Precision precision = Precision::Fp32; // tf32: GPU convolutions and GEMMs on tensor cores
+  EngineOptions engine;                  // the kernel choices asked for (config/engine_options.h)
+  std::string kernels;                   // CPU runs: what ran, "Highway avx3, oneDNN avx2, conv2 own winograd"
   std::string communicator;              // "threads", "mpi+threads", "nccl", "in-gpu (simulated)"
   std::string version;
   std::string cpu_model;

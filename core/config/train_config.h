@@ -8,6 +8,7 @@
 
 #include "config/backend.h"
 #include "config/device_list.h"
+#include "config/engine_options.h"
 #include "config/precision.h"
 #include "config/scenario.h"
 #include "model/model_spec.h"
@@ -34,6 +35,7 @@ struct TrainConfig {
   BackendChoice backend;                      // nullopt: auto, the fastest for the device kind
   Precision precision = Precision::Fp32;      // tf32: GPU replicas only (TF32 tensor cores)
   Scenario scenario;                          // what-ifs and demonstrations: straggler, link, balanced shares
+  EngineOptions engine;                       // kernel choices (the lab, benchmarks, the GPU check, fault tests)
   double timeout_s = kDefaultTimeoutS;        // the longest any wait on another replica, process or
                                               // device may last before the run fails naming it
 

@@ -3,6 +3,7 @@
 #include "config/train_options.h"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <limits>
@@ -130,6 +131,50 @@ std::string replay_tag(const Scenario& s) { return s.shares_from.empty() ? "" : 
 std::string replay_sentence(const Scenario& s) {
   return s.shares_from.empty() ? "" : fmt::format("balanced shares replayed from {}", s.shares_from);
 }
+
+// ---- the engines' options: their texts on EngineOptions ----------------------------------------
+
+std::string conv2_text(const EngineOptions& o) { return to_string(o.cpu_conv2); }
+void parse_conv2(EngineOptions& o, std::string_view text) {
+  for (Conv2Kernel k : {Conv2Kernel::Own, Conv2Kernel::Onednn, Conv2Kernel::OnednnDirect})
+    if (text == to_string(k)) {
+      o.cpu_conv2 = k;
+      return;
+    }
+  throw ConfigError(fmt::format("--cpu-conv2: '{}' is not one of own, onednn, onednn-direct", text));
+}
+
+// An instruction set's name, or "auto" (stored as empty); the engine that applies it says
+// whether this machine and process can take it.
+std::string name_or_auto(const std::string& name) { return name.empty() ? "auto" : name; }
+std::string checked_name(std::string_view flag, std::string_view text) {
+  MB_CHECK(!text.empty() && text.size() <= 32 &&
+               std::all_of(text.begin(), text.end(), [](char ch) { return std::isalnum(static_cast<unsigned char>(ch)) || ch == '_'; }),
+           ConfigError, "{}: '{}' is not an instruction set's name (or auto)", flag, text);
+  std::string lower(text);
+  for (char& ch : lower) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return lower == "auto" ? std::string() : lower;
+}
+std::string onednn_isa_text(const EngineOptions& o) { return name_or_auto(o.onednn_isa); }
+void parse_onednn_isa(EngineOptions& o, std::string_view text) { o.onednn_isa = checked_name("--onednn-isa", text); }
+std::string simd_text(const EngineOptions& o) { return name_or_auto(o.simd_target); }
+void parse_simd(EngineOptions& o, std::string_view text) {
+  o.simd_target = checked_name("--simd-target", text);
+  if (o.simd_target == "avx512") o.simd_target = "avx3";   // Highway's name for it
+}
+
+std::string cuda_path_text(const EngineOptions& o) { return to_string(o.cuda_path); }
+void parse_cuda_path(EngineOptions& o, std::string_view text) {
+  if (text == "cudnn") o.cuda_path = CudaPath::Cudnn;
+  else if (text == "fused") o.cuda_path = CudaPath::Fused;
+  else throw ConfigError(fmt::format("--cuda-path: '{}' is not cudnn or fused", text));
+}
+std::string tune_text(const EngineOptions& o) { return fmt::format("{}", o.cudnn_tune_s); }
+void parse_tune(EngineOptions& o, std::string_view text) { o.cudnn_tune_s = parse_real_option("--cudnn-tune", text, 0, 600, false); }
+std::string graphs_text(const EngineOptions& o) { return o.cuda_graphs ? "true" : "false"; }
+void parse_graphs(EngineOptions& o, std::string_view text) { o.cuda_graphs = flag_text("--no-cuda-graphs", text); }
+std::string fault_text(const EngineOptions& o) { return to_string(o.fault); }
+void parse_fault(EngineOptions& o, std::string_view text) { o.fault = parse_fault_plan(text); }
 
 // ---- what the options resolve to in the record, and back ------------------------------------
 
@@ -270,6 +315,62 @@ const TrainOption kOptions[] = {
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.shares_from = r.scenario.shares_from; },
      .scenario = {.format = replay_text, .parse = parse_replay, .tag = replay_tag, .describe = replay_sentence,
                   .effect = ScenarioEffect::Math}},
+    // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
+    // GPU check and the fault tests; recorded whole under "engine_options", never remembered.
+    // Those that change the bits are agreed by every process; the speed-only ones are not.
+    {.key = "cpu_conv2", .flag = "--cpu-conv2", .value_name = "K",
+     .help = "the CPU engine's conv2 + ReLU + pool2: own (Winograd kernels, the fastest measured), onednn (oneDNN's "
+             "convolution, Winograd where oneDNN has it) or onednn-direct; each computes other bits",
+     .kind = OptionKind::Custom, .syntax = "{own,onednn,onednn-direct}", .agree = true, .record_keys = "engine_options",
+     .example = "onednn",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.cpu_conv2 = c.engine.cpu_conv2; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.cpu_conv2 = r.engine.cpu_conv2; },
+     .engine = {.format = conv2_text, .parse = parse_conv2}},
+    {.key = "onednn_isa", .flag = "--onednn-isa", .value_name = "ISA",
+     .help = "the widest instruction set of oneDNN's kernels (the dense layers), which changes their sums: auto "
+             "(oneDNN's choice, or ONEDNN_MAX_CPU_ISA), avx512_core_bf16, avx512_core, avx2, avx, sse41 (once per "
+             "process)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "engine_options", .example = "avx2",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.onednn_isa = c.engine.onednn_isa; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.onednn_isa = r.engine.onednn_isa; },
+     .engine = {.format = onednn_isa_text, .parse = parse_onednn_isa}},
+    // Speed only: every Highway target computes the same bits (the golden digests), so two hosts
+    // of different instruction sets train one run.
+    {.key = "simd_target", .flag = "--simd-target", .value_name = "T",
+     .help = "the instruction set of the own CPU kernels: auto (the best this CPU runs), avx3 (AVX-512), avx2, sse4, "
+             "ssse3, scalar; every one computes the same bits",
+     .kind = OptionKind::Custom, .record_keys = "engine_options", .example = "sse4",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.simd_target = c.engine.simd_target; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.simd_target = r.engine.simd_target; },
+     .engine = {.format = simd_text, .parse = parse_simd}},
+    {.key = "cuda_path", .flag = "--cuda-path", .value_name = "P",
+     .help = "the GPU step: cudnn (cuDNN and cuBLAS with own epilogues) or fused (the own fused kernels)",
+     .kind = OptionKind::Custom, .syntax = "{cudnn,fused}", .agree = true, .record_keys = "engine_options",
+     .example = "fused",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.cuda_path = c.engine.cuda_path; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.cuda_path = r.engine.cuda_path; },
+     .engine = {.format = cuda_path_text, .parse = parse_cuda_path}},
+    // Which cuDNN algorithms win depends on how long they are measured: the bits too.
+    {.key = "cudnn_tune", .flag = "--cudnn-tune", .value_name = "S",
+     .help = "seconds the GPU warm-up may spend measuring cuDNN's algorithms per step shape (0: the heuristic's first "
+             "choice)",
+     .kind = OptionKind::Custom, .syntax = "[0, 600]", .agree = true, .record_keys = "engine_options", .example = "1",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.cudnn_tune_s = c.engine.cudnn_tune_s; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.cudnn_tune_s = r.engine.cudnn_tune_s; },
+     .engine = {.format = tune_text, .parse = parse_tune}},
+    {.key = "cuda_graphs", .flag = "--no-cuda-graphs",
+     .help = "run every GPU step eagerly, without CUDA graphs (to measure what they save)",
+     .kind = OptionKind::Flag, .inverted = true, .record_keys = "engine_options", .example = "false",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.cuda_graphs = c.engine.cuda_graphs; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.cuda_graphs = r.engine.cuda_graphs; },
+     .engine = {.format = graphs_text, .parse = parse_graphs}},
+    {.key = "inject_fault", .flag = "--inject-fault", .value_name = "KIND:STEP[:RANK]",
+     .help = "a GPU fault on purpose, for the fault tests: stall, hang or abort at training step STEP (from 1) on "
+             "replica RANK (default 0)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "engine_options", .example = "abort:3:1",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.engine.fault = c.engine.fault; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.engine.fault = r.engine.fault; },
+     .engine = {.format = fault_text, .parse = parse_fault}},
     {.key = "pace", .flag = "--pace", .value_name = "S",
      .help = "teaching pace: every step lasts at least S seconds (e.g. 1) and is reported in detail (0: off)",
      .kind = OptionKind::Real, .member = &TrainConfig::step_delay_s, .lo = 0, .hi = 60, .agree = true,
@@ -307,6 +408,7 @@ const TrainOption& train_option(std::string_view key) {
 
 std::string option_text(const TrainOption& o, const TrainConfig& c) {
   if (o.is_scenario()) return o.scenario.format(c.scenario);
+  if (o.is_engine()) return o.engine.format(c.engine);
   if (o.kind == OptionKind::Custom) return o.format(c);
   return std::visit(
       [&](auto member) -> std::string {
@@ -331,6 +433,10 @@ void set_option(const TrainOption& o, TrainConfig& c, std::string_view text) {
            text);
   if (o.is_scenario()) {
     o.scenario.parse(c.scenario, text);
+    return;
+  }
+  if (o.is_engine()) {
+    o.engine.parse(c.engine, text);
     return;
   }
   if (o.kind == OptionKind::Custom) {
@@ -437,6 +543,19 @@ void set_scenario_text(Scenario& s, std::string_view key, std::string_view text)
   for (const TrainOption& o : kOptions)
     if (o.is_scenario() && o.key == key) return o.scenario.parse(s, text);
   throw ConfigError(fmt::format("'{}' is not a field of the scenario", key));
+}
+
+std::vector<std::pair<std::string, std::string>> engine_option_texts(const EngineOptions& e) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const TrainOption& o : kOptions)
+    if (o.is_engine()) out.emplace_back(std::string(o.key), o.engine.format(e));
+  return out;
+}
+
+void set_engine_option_text(EngineOptions& e, std::string_view key, std::string_view text) {
+  for (const TrainOption& o : kOptions)
+    if (o.is_engine() && o.key == key) return o.engine.parse(e, text);
+  throw ConfigError(fmt::format("'{}' is not one of the engines' options", key));
 }
 
 std::vector<std::string> option_arguments(const TrainConfig& c) {

@@ -51,6 +51,12 @@ struct ScenarioAccess {
   ScenarioEffect effect = ScenarioEffect::Simulated;
 };
 
+// A row that is one of the engines' options: its text on the EngineOptions value.
+struct EngineAccess {
+  std::string (*format)(const EngineOptions&) = nullptr;        // nullptr: not an engine option
+  void (*parse)(EngineOptions&, std::string_view text) = nullptr;
+};
+
 using OptionMember = std::variant<std::monostate, int TrainConfig::*, int64_t TrainConfig::*, uint64_t TrainConfig::*,
                                   double TrainConfig::*, bool TrainConfig::*, std::string TrainConfig::*>;
 
@@ -75,8 +81,10 @@ struct TrainOption {
   void (*resolve)(const TrainConfig&, const RunShape&, RunConfig&) = nullptr;   // nullptr: not recorded
   void (*recover)(const RunConfig&, TrainConfig&) = nullptr;                    // nullptr: the default
   ScenarioAccess scenario;         // a field of TrainConfig::scenario / RunConfig::scenario
+  EngineAccess engine;             // a field of TrainConfig::engine / RunConfig::engine
 
   bool is_scenario() const { return scenario.format != nullptr; }
+  bool is_engine() const { return engine.format != nullptr; }
 };
 
 std::span<const TrainOption> train_options();
@@ -113,6 +121,9 @@ bool changes_math(const Scenario& scenario);        // a field on whose effect i
 // a key the table does not know, or a text its row refuses, throws ConfigError naming it.
 std::vector<std::pair<std::string, std::string>> scenario_texts(const Scenario& scenario);
 void set_scenario_text(Scenario& scenario, std::string_view key, std::string_view text);
+// The same for the engines' options (the record's "engine_options").
+std::vector<std::pair<std::string, std::string>> engine_option_texts(const EngineOptions& options);
+void set_engine_option_text(EngineOptions& options, std::string_view key, std::string_view text);
 
 // --simulated-link's text, "GBIT[:US]" or "off" (gbit 0); the reader throws ConfigError naming
 // `flag` (the sweep's --links reads each entry with it).

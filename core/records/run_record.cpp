@@ -136,8 +136,10 @@ PhaseTimes phases_from_json(const json& j, const std::string& where, int schema)
 // shares_from, which are still read from older records; each replica's time categories as the
 // table in util/phase_times.h lists them (compute_cpu_s is new); and the device engine's step
 // counts (engine.graph_steps, engine.eager_steps: how many of the run's steps replayed a CUDA
-// graph and how many ran eagerly). A field a record's schema predates may be missing and then
-// keeps its default; later issues add fields with the next number.
+// graph and how many ran eagerly); the engines' options ("engine_options", the option table's
+// rows again) and, for CPU runs, the kernels that ran ("kernels"). A field a record's schema
+// predates may be missing and then keeps its default; later issues add fields with the next
+// number.
 constexpr int kSchemaVersion = 5;
 
 struct ConfigField {
@@ -228,26 +230,31 @@ ConfigField share_changes_field(int since) {
           }};
 }
 
-// Schema 5: {"slow_replica": "1:3", "simulated_link": "off", ...}, each field's text read by its
-// row; a field this version does not know is refused (it would change what the run means).
-ConfigField scenario_field(int since) {
-  return {"scenario", since,
-          [](const RunConfig& c) {
+// A group of options kept as one object of their texts by option key, each written and read by
+// its row of the option table (schema 5: "scenario": {"slow_replica": "1:3", ...} and
+// "engine_options": {"cpu_conv2": "own", ...}); a key this version does not know is refused
+// (it would change what the run means), a key missing keeps its default (added later).
+template <typename Group>
+ConfigField group_field(std::string_view key, int since, Group RunConfig::*member,
+                        std::vector<std::pair<std::string, std::string>> (*texts)(const Group&),
+                        void (*set_text)(Group&, std::string_view, std::string_view)) {
+  return {key, since,
+          [member, texts](const RunConfig& c) {
             json j = json::object();
-            for (const auto& [key, text] : scenario_texts(c.scenario)) j[key] = text;
+            for (const auto& [name, text] : texts(c.*member)) j[name] = text;
             return j;
           },
-          [](RunConfig& c, const json& j, const std::string& w) {
-            const json& obj = field(j, "scenario", w);
-            if (!obj.is_object()) wrong_type("scenario", w, obj, "an object");
-            c.scenario = {};
-            for (const auto& [key, value] : obj.items()) {
+          [key, member, set_text](RunConfig& c, const json& j, const std::string& w) {
+            const json& obj = field(j, key.data(), w);
+            if (!obj.is_object()) wrong_type(key.data(), w, obj, "an object");
+            c.*member = Group{};
+            for (const auto& [name, value] : obj.items()) {
               if (!value.is_string())
-                throw DataError(fmt::format("field '{}scenario.{}' is {}, expected a string", w, key, value.type_name()));
+                throw DataError(fmt::format("field '{}{}.{}' is {}, expected a string", w, key, name, value.type_name()));
               try {
-                set_scenario_text(c.scenario, key, value.get<std::string>());
+                set_text(c.*member, name, value.template get<std::string>());
               } catch (const ConfigError& e) {
-                throw DataError(fmt::format("field '{}scenario.{}': {}", w, key, e.what()));
+                throw DataError(fmt::format("field '{}{}.{}': {}", w, key, name, e.what()));
               }
             }
           }};
@@ -281,7 +288,9 @@ const std::vector<ConfigField>& config_fields() {
       integer("replicas_per_process", 2, &RunConfig::replicas_per_process, 1),
       plain("hosts", 2, &RunConfig::hosts),
       plain("simulated", 1, &RunConfig::simulated),
-      scenario_field(5),
+      group_field("scenario", 5, &RunConfig::scenario, scenario_texts, set_scenario_text),
+      group_field("engine_options", 5, &RunConfig::engine, engine_option_texts, set_engine_option_text),
+      plain("kernels", 5, &RunConfig::kernels),
       plain("step_delay_s", 2, &RunConfig::step_delay_s),
       plain("time_phases", 3, &RunConfig::time_phases),
       share_changes_field(4),
@@ -455,7 +464,8 @@ std::string breakdown_columns(const EpochMetrics& e) {
   for (std::size_t c = 0; c < time_categories().size(); ++c) {
     double sum = 0;
     for (const PhaseTimes& t : e.replica_times) sum += t[int(c)];
-    out += n == 0 ? std::string(",") : "," + num(sum / double(n));
+    out += ',';   // (appended apart: GCC 12 warns falsely about "," + std::string here)
+    if (n > 0) out += num(sum / double(n));
   }
   return out;
 }

@@ -23,23 +23,24 @@ MirroredTrainer::MirroredTrainer(const TrainConfig& config, std::shared_ptr<cons
   MB_CHECK(data_ != nullptr, ConfigError, "no data set loaded");
   const ProcessInfo world = link_ ? link_->info() : ProcessInfo{};
   run_ = resolve_run(config, world, *data_, query_devices());
+  // The engine options that hold for the whole process, before any replica thread runs; a CPU
+  // run records the kernels it computes with.
+  std::string math_kernels;
+  if (device_kind(run_.devices) == DeviceKind::Cpu) {
+    apply_process_kernel_options(config.engine);
+    if (run_.config.backend == Backend::OneDnn) {
+      run_.config.kernels = cpu_kernels(config.engine);
+      math_kernels = cpu_math_kernels(config.engine);
+    } else {
+      run_.config.kernels = math_kernels = "reference loops";
+    }
+  }
   if (world.processes > 1)
     run_.config.hosts = check_processes_agree(*link_, config_digest(config), *data_, int(run_.devices.size()),
-                                              run_.config.hosts.front());
+                                              run_.config.hosts.front(), math_kernels);
 }
 
 MirroredTrainer::~MirroredTrainer() = default;
-
-RunRecord MirroredTrainer::new_record() const {
-  const RunConfig& rc = run_.config;
-  RunRecord record;
-  record.config = rc;
-  record.config.start_time = iso8601_now_utc();
-  record.id = make_run_id(record.config);
-  record.name = rc.processes > 1 ? fmt::format("{} processes x {}", rc.processes, rc.devices_text())
-                                 : rc.devices_text() + (rc.simulated ? " (simulated)" : "");
-  return record;
-}
 
 // CPU replicas each get a core of their own: this process's share of the host's cores when
 // the launcher left the processes unbound, else (bound, or alone) its own.
@@ -67,40 +68,59 @@ std::function<int(int)> MirroredTrainer::cpu_plan(const TrainObserver& observer)
   return cpu_for;
 }
 
+// The replicas' communicators, collective over the link; a simulated link wraps each. A
+// simulated straggler makes the others wait its factor times as long for it, on purpose: the
+// deadline stretches with it.
+std::vector<std::unique_ptr<Communicator>> MirroredTrainer::connect() const {
+  const Scenario& scenario = run_.config.scenario;
+  const double stretch = scenario.straggler.on() ? std::max(1.0, scenario.straggler.factor) : 1.0;
+  auto comms = make_communicators(run_.devices, link_, run_.timeout_s * stretch);
+  if (scenario.link.on())
+    for (auto& c : comms) c = make_simulated_link(std::move(c), scenario.link);
+  return comms;
+}
+
 RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
   const RunConfig& rc = run_.config;
   // Only process 0 reports; the others train silently.
   const TrainObserver observer = is_primary() ? caller_observer : TrainObserver{};
-  RunRecord record = new_record();
+  RecordBuilder record(rc);
 
   std::vector<std::unique_ptr<Communicator>> comms;
   try {
-    // Collective over the link. A simulated straggler makes the others wait its factor times
-    // as long for it, on purpose: the deadline stretches with it.
-    const Scenario& scenario = rc.scenario;
-    comms = make_communicators(run_.devices, link_,
-                               run_.timeout_s * (scenario.straggler.on() ? std::max(1.0, scenario.straggler.factor) : 1.0));
-    if (scenario.link.on())
-      for (auto& c : comms) c = make_simulated_link(std::move(c), scenario.link);
-    record.config.communicator = comms.front()->name();
+    comms = connect();
+    record.connected(comms.front()->name());
   } catch (const std::exception& e) {
     if (link_) link_->request_abort(e.what());   // the other processes must not wait for this one
-    record.status = RunStatus::Failed;
-    record.error = e.what();
+    record.failed(e.what());
     log_line(observer, LogLevel::Error, e.what());
-    return record;
+    return record.snapshot();
   }
   log_line(observer, LogLevel::Info,
            fmt::format("training {} on {} replica(s) [{}{}], global batch {}, lr {}, {} step(s)/epoch, comm {}",
                        rc.dataset, rc.replicas, rc.devices_text(),
                        rc.processes > 1 ? fmt::format(" in each of {} processes", rc.processes) : "", rc.global_batch,
-                       rc.learning_rate, run_.steps_per_epoch(), record.config.communicator));
-  if (observer.on_start) observer.on_start(record.config);
+                       rc.learning_rate, run_.steps_per_epoch(), record.communicator()));
+  if (observer.on_start) observer.on_start(record.snapshot().config);
 
+  train_replicas(comms, observer, record);
+
+  const RunRecord done = record.snapshot();
+  if (done.status == RunStatus::Failed)
+    log_line(observer, LogLevel::Error, "run failed: " + done.error);
+  else if (done.status == RunStatus::Stopped)
+    log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", done.epochs.size()));
+  return done;
+}
+
+// One thread per local replica (replica_loop.h) until every one has finished, or, once the run
+// failed, until the grace period ends; then engines, communicators and what the run left.
+void MirroredTrainer::train_replicas(std::vector<std::unique_ptr<Communicator>>& comms, const TrainObserver& observer,
+                                     RecordBuilder& record) {
   const int local = int(run_.devices.size());
-  PrimaryBook book(rc, observer, record, run_.steps_per_epoch());
+  PrimaryBook book(run_.config, observer, record, run_.steps_per_epoch());
   std::vector<std::unique_ptr<ReplicaEngine>> engines(static_cast<std::size_t>(local));
-  ReplicaShared shared(run_, *data_, comms, engines, engine_factory_, cpu_plan(observer), stop_, book, record);
+  ReplicaShared shared{{run_, *data_, engine_factory_, cpu_plan(observer), stop_}, {comms, engines}, {book, record}, {}};
 
   // Every replica gets a fresh thread (replica 0 too): pinning must not leak into the
   // caller's thread, which may be a GUI worker or the CLI's main thread.
@@ -115,12 +135,12 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
   // Bounded once the run failed: a thread stuck in a driver call is reported, not waited for
   // in silence (replica_threads.h).
   const double grace_s = 2 * run_.timeout_s;
-  threads.join([&] { return shared.failed(); }, grace_s, [&](const std::vector<int>& stuck) {
+  threads.join([&] { return record.has_failed(); }, grace_s, [&](const std::vector<int>& stuck) {
     std::vector<int> ranks;
     for (int l : stuck) ranks.push_back(comms[std::size_t(l)]->rank());
-    RunRecord failed = record;
+    RunRecord failed = record.snapshot();
     failed.status = RunStatus::Failed;
-    failed.error = shared.error() + "; " + stuck_threads_message(ranks, grace_s);
+    failed.error = record.error() + "; " + stuck_threads_message(ranks, grace_s);
     log_line(observer, LogLevel::Error, "run failed: " + failed.error);
     if (observer.on_stuck) observer.on_stuck(failed);
   });
@@ -128,19 +148,8 @@ RunRecord MirroredTrainer::run(const TrainObserver& caller_observer) {
   // will not destroy a communicator such a graph still uses.
   engines.clear();
   comms.clear();
-  final_params_ = std::move(shared.final_params);
-  trace_ = std::move(shared.trace);
-
-  const std::string error = shared.first_error.empty() ? shared.in_sync_error : shared.first_error;
-  if (!error.empty()) {
-    record.status = RunStatus::Failed;
-    record.error = error;
-    log_line(observer, LogLevel::Error, "run failed: " + error);
-  } else if (shared.stopped && static_cast<int>(record.epochs.size()) < rc.epochs) {
-    record.status = RunStatus::Stopped;
-    log_line(observer, LogLevel::Info, fmt::format("run stopped after {} complete epoch(s)", record.epochs.size()));
-  }
-  return record;
+  final_params_ = std::move(shared.left.final_params);
+  trace_ = std::move(shared.left.trace);
 }
 
 }  // namespace mb

@@ -19,6 +19,7 @@
 #include "data/dataset.h"
 #include "records/chrome_trace.h"
 #include "records/run_record.h"
+#include "trainer/record_builder.h"
 #include "trainer/replica_loop.h"
 #include "trainer/resolved_run.h"
 #include "trainer/train_observer.h"
@@ -56,7 +57,9 @@ class MirroredTrainer {
   void set_engine_factory(EngineFactory factory) { engine_factory_ = std::move(factory); }
 
  private:
-  RunRecord new_record() const;
+  std::vector<std::unique_ptr<Communicator>> connect() const;
+  void train_replicas(std::vector<std::unique_ptr<Communicator>>& comms, const TrainObserver& observer,
+                      RecordBuilder& record);
   std::function<int(int)> cpu_plan(const TrainObserver& observer) const;
 
   std::shared_ptr<const DataSplit> data_;

@@ -100,7 +100,7 @@ void PrimaryBook::end_epoch(double time_s, const std::vector<EpochReport>& all) 
   m.val_acc = accuracy(v);
   m.replica_times = replica_times_;
   m.param_digest = digest_hex(all[0].digest);
-  record_.epochs.push_back(m);
+  record_.epoch_ended(m);
   log_line(observer_, LogLevel::Info,
            fmt::format("epoch {}/{}: {:.2f} s ({:.0f} img/s, all-reduce {:.1f} %), loss {:.4f}, acc {:.4f}, "
                        "val_loss {:.4f}, val_acc {:.4f}",

@@ -9,6 +9,7 @@
 
 #include "backends/replica_engine.h"
 #include "records/run_record.h"
+#include "trainer/record_builder.h"
 #include "trainer/train_observer.h"
 
 namespace mb {
@@ -37,7 +38,8 @@ struct EpochReport {
 class PrimaryBook {
  public:
   using Clock = std::chrono::steady_clock;
-  PrimaryBook(const RunConfig& rc, const TrainObserver& observer, RunRecord& record, int64_t steps)
+  // Each finished epoch goes to `record`, the run record's one writer.
+  PrimaryBook(const RunConfig& rc, const TrainObserver& observer, RecordBuilder& record, int64_t steps)
       : rc_(rc), observer_(observer), record_(record), steps_(steps) {}
 
   const TrainObserver& observer() const { return observer_; }
@@ -55,7 +57,7 @@ class PrimaryBook {
 
   const RunConfig& rc_;
   const TrainObserver& observer_;
-  RunRecord& record_;
+  RecordBuilder& record_;
   const int64_t steps_;
   int epoch_ = 0;
   Clock::time_point epoch_start_;

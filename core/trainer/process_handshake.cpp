@@ -19,6 +19,7 @@ namespace {
 struct ProcessWire {
   char host[64];
   char data_dir[192];
+  char kernels[96];
   uint64_t data_digest;
   uint64_t config_digest;
   int64_t train_count, val_count;
@@ -43,11 +44,13 @@ uint64_t data_digest(const DataSplit& data) {
 }
 
 std::vector<std::string> check_processes_agree(ProcessLink& link, uint64_t config_digest, const DataSplit& data,
-                                               int local_replicas, const std::string& host) {
+                                               int local_replicas, const std::string& host,
+                                               const std::string& math_kernels) {
   const int processes = link.info().processes;
   ProcessWire mine{};
   copy_text(mine.host, host);
   copy_text(mine.data_dir, data.dir.string());
+  copy_text(mine.kernels, math_kernels);
   mine.data_digest = data_digest(data);
   mine.config_digest = config_digest;
   mine.train_count = data.train.count;
@@ -67,6 +70,10 @@ std::vector<std::string> check_processes_agree(ProcessLink& link, uint64_t confi
              "process {} on host {} was started with other training options than process 0 on host {}: give "
              "every process the same command line",
              p, w.host, first.host);
+    MB_CHECK(std::strncmp(w.kernels, first.kernels, sizeof w.kernels) == 0, ConfigError,
+             "process {} on host {} computes with {} where process 0 on host {} computes with {}: their sums would "
+             "differ; give every process the same --onednn-isa (the widest both hosts run) and --cpu-conv2",
+             p, w.host, w.kernels, first.host, first.kernels);
     MB_CHECK(w.data_digest == first.data_digest, DataError,
              "the data set of process {} on host {} ('{}', {} training and {} validation images) differs from "
              "process 0's on host {} ('{}', {} and {} images): every process must load the same files",

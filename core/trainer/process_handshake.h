@@ -15,9 +15,12 @@ namespace mb {
 uint64_t data_digest(const DataSplit& data);
 
 // Collective over the link: throws ConfigError naming the process and host whose options
-// (config_digest) or replica count differ from process 0's, DataError for its data. Returns
-// the run's hosts, distinct, in process order.
+// (config_digest), replica count or kernels that decide the bits (`math_kernels`: oneDNN's
+// instruction set and conv2's kernels on CPUs, which a host's hardware or environment may
+// change under the same options) differ from process 0's, DataError for its data. Returns the
+// run's hosts, distinct, in process order.
 std::vector<std::string> check_processes_agree(ProcessLink& link, uint64_t config_digest, const DataSplit& data,
-                                               int local_replicas, const std::string& host);
+                                               int local_replicas, const std::string& host,
+                                               const std::string& math_kernels = {});
 
 }  // namespace mb

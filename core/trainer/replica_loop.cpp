@@ -13,7 +13,7 @@
 #include "backends/straggler_engine.h"
 #include "comm/process_link.h"
 #include "model/cnn_spec.h"
-#include "trainer/share_balancer.h"
+#include "trainer/trace_sampler.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"
 #include "util/error.h"
@@ -25,7 +25,6 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr int64_t kMaxTraceSteps = 2000;   // per replica: a trace of a few MB, sampled evenly
 constexpr int64_t kDetailEvery = 16;       // steps between detailed steps (each one, at teaching pace)
 constexpr std::size_t kLoggedShareChanges = 12;   // share changes logged (with the initial shares)
 
@@ -57,12 +56,20 @@ std::string out_of_sync_message(const std::vector<EpochReport>& all, int epoch) 
                      digest_hex(all[0].digest));
 }
 
+// Teaching pace: a step lasts at least `delay_s` (every rank waits alike), unless a stop is asked.
+void pace(Clock::time_point step_start, double delay_s, const std::atomic<bool>& stop) {
+  if (delay_s <= 0) return;
+  const auto until = step_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(delay_s));
+  while (Clock::now() < until && !stop.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+}
+
 class ReplicaLoop {
  public:
   ReplicaLoop(ReplicaShared& shared, int local)
-      : s_(shared), rc_(shared.run.config), local_(local), comm_(*shared.comms[std::size_t(local)]),
-        rank_(comm_.rank()), n_(rc_.replicas), who_(fmt::format("replica {}", rank_)),
-        balancer_(BalanceRule::for_run(rc_.global_batch, rc_.replicas)) {}
+      : in_(shared.in), account_(shared.account), shared_(shared), rc_(shared.in.run.config), local_(local),
+        comm_(*shared.per_replica.comms[std::size_t(local)]), rank_(comm_.rank()), n_(rc_.replicas),
+        who_(fmt::format("replica {}", rank_)), shares_(rc_, shared.in.run.replay_shares),
+        trace_(shared.in.run.trace, shared.in.run.steps_per_epoch() * rc_.epochs) {}
 
   void run() {
     prepare();
@@ -70,22 +77,23 @@ class ReplicaLoop {
     for (int e = 1; e <= rc_.epochs && !stop; ++e) {
       const std::vector<int32_t> order = epoch_order(rc_.train_size, rc_.seed, e);
       engine_->begin_epoch(order);
-      if (rank_ == 0) s_.book.begin_epoch(e);
+      if (rank_ == 0) account_.book.begin_epoch(e);
       const bool whole = train_epoch(order, e, stop);
       engine_->synchronize();
-      const double time_s = rank_ == 0 ? s_.book.epoch_elapsed_s() : 0.0;
+      const double time_s = rank_ == 0 ? account_.book.epoch_elapsed_s() : 0.0;
       // The engine's report counts the steps that replayed a graph and those that ran
       // eagerly: the record follows it epoch by epoch (a failed run keeps the last count).
-      if (rank_ == 0) s_.record.engine = engine_->engine_report();
+      if (rank_ == 0) account_.record.engine_reported(engine_->engine_report());
       if (!whole) break;   // stopped mid-epoch: a partial epoch is not reported as an epoch
       stop = end_epoch(e, time_s) || stop;
     }
-    if (s_.run.trace) gather_trace();
-    std::lock_guard lock(s_.mutex);
-    if (local_ == 0) s_.stopped = stop;
-    if (rank_ == 0 && s_.in_sync_error.empty()) {   // no checkpoint of diverged replicas
-      s_.final_params.resize(s_.run.model.param_count());
-      engine_->get_params(s_.final_params);
+    std::vector<std::vector<TraceStep>> trace = in_.run.trace ? trace_.gather(comm_) : decltype(trace){};
+    if (local_ == 0 && stop) account_.record.stopped();
+    if (rank_ != 0) return;
+    shared_.left.trace = std::move(trace);
+    if (account_.record.in_sync()) {   // no checkpoint of diverged replicas
+      shared_.left.final_params.resize(in_.run.model.param_count());
+      engine_->get_params(shared_.left.final_params);
     }
   }
 
@@ -94,30 +102,22 @@ class ReplicaLoop {
  private:
   // The engine, rank 0's weights, and every step shape prepared before the clock starts.
   void prepare() {
-    if (device_kind(s_.run.devices) == DeviceKind::Cpu && s_.cpu_for(local_) >= 0) pin_current_thread(s_.cpu_for(local_));
-    const DeviceSpec& device = s_.run.devices[std::size_t(local_)];
-    // Balanced: plans for the largest share the rule may give; the shares start even (or as replayed).
-    const int max_batch = static_cast<int>(balanced() ? balancer_.rule().max_share() : rc_.per_replica_batch);
-    if (balanced()) shares_ = replaying() ? shares_at(s_.run.replay_shares, 0) : balancer_.shares();
-    auto engine = s_.engine_factory ? s_.engine_factory(device, max_batch)
-                                    : make_engine(device, rc_.backend, max_batch, rc_.precision, s_.run.model);
-    if (rank_ == rc_.scenario.straggler.replica) engine = make_straggler(std::move(engine), rc_.scenario.straggler.factor);
-    s_.engines[std::size_t(local_)] = std::move(engine);
-    engine_ = s_.engines[std::size_t(local_)].get();
-    who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
+    if (device_kind(in_.run.devices) == DeviceKind::Cpu && in_.cpu_for(local_) >= 0) pin_current_thread(in_.cpu_for(local_));
+    make_engine_here();
     comm_.connect();
     // A one-rank NCCL that could not initialise has fallen back to the in-GPU communicator
     // (backends/common/nccl_fallback.h): the record names what the run used.
-    if (rank_ == 0 && comm_.name() != s_.record.config.communicator) {
-      log_line(s_.book.observer(), LogLevel::Warning,
-               fmt::format("communicator: {} instead of {}", comm_.name(), s_.record.config.communicator));
-      s_.record.config.communicator = comm_.name();
+    if (rank_ == 0) {
+      const std::string before = account_.record.communicator();
+      if (account_.record.connected(comm_.name()))
+        log_line(account_.book.observer(), LogLevel::Warning,
+                 fmt::format("communicator: {} instead of {}", comm_.name(), before));
     }
-    engine_->bind_data(s_.data.train, s_.data.val);
+    engine_->bind_data(in_.data.train, in_.data.val);
 
     // Rank 0's initial weights, broadcast: every replica starts from the same bits.
-    params_.resize(s_.run.model.param_count());
-    if (rank_ == 0) cnn::init_params(params_, rc_.seed, s_.run.model.hidden);
+    params_.resize(in_.run.model.param_count());
+    if (rank_ == 0) cnn::init_params(params_, rc_.seed, in_.run.model.hidden);
     comm_.broadcast(std::span<float>(params_), 0);
     engine_->set_params(params_);
     adam_.lr = static_cast<float>(rc_.learning_rate);
@@ -127,40 +127,47 @@ class ReplicaLoop {
     const int64_t global = rc_.global_batch;
     for (const int64_t b : {global, rc_.train_size % global}) {
       if (b == 0 || (!shapes.empty() && shapes.front().global_batch == b)) continue;
-      shapes.push_back({share_of(b, rank_ + 1) - share_of(b, rank_), b});
+      shapes.push_back({shares_.begin(b, rank_ + 1) - shares_.begin(b, rank_), b});
     }
     engine_->warm_up(shapes, comm_);
     comm_.barrier();
     comm_.take_times();
     if (rank_ == 0) {
-      if (balanced()) s_.record.config.share_changes = {{0, shares_}};
-      s_.record.warmup_s = seconds_since(warm_start);
-      s_.record.comm = engine_->comm_profile();
-      s_.record.engine = engine_->engine_report();
+      if (const auto first = shares_.start()) account_.record.shares_changed(first->step, first->shares);
+      account_.record.warmed_up(seconds_since(warm_start), engine_->comm_profile(), engine_->engine_report());
     }
     run_start_ = Clock::now();   // the traces' common zero: everyone just left the barrier
 
     every_ = rc_.step_delay_s > 0 ? 1 : std::max(1, engine_->steps_per_report());
-    if (rank_ == 0) s_.book.set_steps_per_report(every_);
-    // Sampled steps for the trace: every `stride_`-th step of the run, at most kMaxTraceSteps.
-    const int64_t total_steps = s_.run.steps_per_epoch() * rc_.epochs;
-    total_steps_ = total_steps;
-    stride_ = std::max<int64_t>(1, (total_steps + kMaxTraceSteps - 1) / kMaxTraceSteps);
-    trace_capacity_ = s_.run.trace ? std::size_t(total_steps / stride_ + 1) : 0;
-    trace_.reserve(trace_capacity_);
+    if (rank_ == 0) account_.book.set_steps_per_report(every_);
+    total_steps_ = in_.run.steps_per_epoch() * rc_.epochs;
+  }
+
+  // This replica's engine, sized for the largest share it may get, in its slot; a simulated
+  // straggler wraps it.
+  void make_engine_here() {
+    const DeviceSpec& device = in_.run.devices[std::size_t(local_)];
+    const int max_batch = static_cast<int>(shares_.max_share());
+    auto engine = in_.engine_factory ? in_.engine_factory(device, max_batch)
+                                     : make_engine(device, rc_.backend, max_batch, rc_.precision, in_.run.model, rc_.engine);
+    if (rank_ == rc_.scenario.straggler.replica) engine = make_straggler(std::move(engine), rc_.scenario.straggler.factor);
+    shared_.per_replica.engines[std::size_t(local_)] = std::move(engine);
+    engine_ = shared_.per_replica.engines[std::size_t(local_)].get();
+    who_ = fmt::format("replica {} ({})", rank_, engine_->device_name());
   }
 
   // Every step of one epoch; false when it stopped before the last. `stop` is set when any
   // rank asked to stop (the same on every rank).
   bool train_epoch(const std::vector<int32_t>& order, int epoch, bool& stop) {
-    const int64_t steps = s_.run.steps_per_epoch(), global = rc_.global_batch;
+    const int64_t steps = in_.run.steps_per_epoch(), global = rc_.global_batch;
     const int64_t detail_every = std::max<int64_t>(every_, kDetailEvery);
     PhaseTimes since;   // this replica's phases since the last report
     int64_t steps_since_report = 0;
     for (int64_t s = 0; s < steps;) {
       const int64_t b0 = s * global, b = std::min(global, rc_.train_size - b0);
-      if (replaying()) follow_replay();
-      const int64_t lo = share_of(b, rank_), hi = share_of(b, rank_ + 1);
+      if (const auto change = shares_.follow_replay(step_); change && rank_ == 0)
+        account_.record.shares_changed(change->step, change->shares);
+      const int64_t lo = shares_.begin(b, rank_), hi = shares_.begin(b, rank_ + 1);
       const bool report = (s + 1) % every_ == 0 || s + 1 == steps;
       // The same steps on every rank: the choice depends on the step number only.
       const bool detailed = report && (rc_.step_delay_s > 0 || (s + 1) % detail_every == 0);
@@ -169,17 +176,15 @@ class ReplicaLoop {
       const auto step_start = Clock::now();
       double grad_norm = std::nan("");
       const PhaseTimes step_times = train_step(order, b0, lo, hi, b, detailed ? &grad_norm : nullptr, since);
+      trace_.add(step_, std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch, s + 1);
       ++s;
       ++step_;
       ++steps_since_report;
-      if (s_.run.trace && run_step_++ % stride_ == 0 && trace_.size() < trace_capacity_)
-        trace_.push_back({std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch,
-                          static_cast<int32_t>(s)});
       if (!report) continue;
       StepReport mine;
       mine.stats = engine_->take_train_stats();
       mine.times = since;
-      mine.stop = s_.stop_requested.load() ? 1 : 0;
+      mine.stop = in_.stop_requested.load() ? 1 : 0;
       mine.share_begin = lo;
       mine.share_count = hi - lo;
       if (detailed) {
@@ -192,75 +197,46 @@ class ReplicaLoop {
         mine.step_times = step_times;
       }
       const auto all = comm_.all_gather(mine);
-      if (balanced()) check_shares_tile(all, b);
+      if (shares_.balanced()) check_shares_tile(all, b);
       // The exchange itself is step time too: it opens the next report's account.
       const CollectiveTimes ct = comm_.take_times();
       since = PhaseTimes{};
       since[phase::Wait] = ct.wait_s;
       since[phase::AllReduce] = ct.transfer_s;
       if (rank_ == 0)
-        s_.book.add(all, s, std::min(rc_.train_size, s * global),
-                    std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
-      if (balanced() && !replaying()) rebalance(all, steps_since_report);
+        account_.book.add(all, s, std::min(rc_.train_size, s * global),
+                          std::span<const int32_t>(order.data() + b0, static_cast<std::size_t>(b)));
+      rebalance(all, steps_since_report);
       steps_since_report = 0;
       stop = std::any_of(all.begin(), all.end(), [](const StepReport& r) { return r.stop != 0; });
       if (stop) return s == steps;
-      pace(step_start);
+      pace(step_start, rc_.step_delay_s, in_.stop_requested);
     }
     return true;
   }
 
-  // Replica r's first sample in a step of b samples: the even split of lock-step, or the
-  // balanced shares in effect.
-  int64_t share_of(int64_t b, int r) const {
-    if (!balanced()) return replica_share_begin(b, n_, r);
-    return share_begin(shares_, rc_.global_batch, b, r);
-  }
-
-  bool balanced() const { return rc_.scenario.balanced(); }
-  bool replaying() const { return !s_.run.replay_shares.empty(); }
-
-  // The shares every rank took must tile the step's batch: ranks that computed other shares
-  // would sum a wrong gradient that the in-sync check cannot see (the all-reduce still makes
-  // every replica equal).
   static void check_shares_tile(const std::vector<StepReport>& all, int64_t b) {
-    int64_t end = 0;
-    for (const StepReport& r : all) {
-      MB_CHECK(r.share_begin == end && r.share_count >= 0, Error,
-               "balanced shares: the replicas disagree on the shares of a step of {} samples (one began at {}, "
-               "expected {})", b, r.share_begin, end);
-      end += r.share_count;
-    }
-    MB_CHECK(end == b, Error, "balanced shares: the replicas' shares cover {} of the step's {} samples", end, b);
+    std::vector<int64_t> begins, counts;
+    for (const StepReport& r : all) begins.push_back(r.share_begin), counts.push_back(r.share_count);
+    StepShares::check_tile(begins, counts, b);
   }
 
-  // --shares-from: the recorded shares of this step; rank 0 records each change as it happens,
-  // so the replay's record has the same changes.
-  void follow_replay() {
-    const std::vector<int64_t>& now = shares_at(s_.run.replay_shares, step_);
-    if (now == shares_) return;
-    shares_ = now;
-    if (rank_ == 0) s_.record.config.share_changes.push_back({step_, shares_});
-  }
-
-  // Every rank feeds the balancer the same gathered reports, so every rank changes its shares
-  // at the same step to the same values; the change applies from the next step.
+  // Every rank gives its StepShares the same gathered reports, so every rank changes its shares
+  // at the same step to the same values; the change applies from the next step. Rank 0 records
+  // it (and logs the first few, which show the shares settle).
   void rebalance(const std::vector<StepReport>& all, int64_t steps) {
-    if (step_ >= total_steps_) return;   // no step left to take new shares (and none to record)
+    if (!shares_.balanced() || shares_.replaying()) return;
     std::vector<ShareSample> samples(all.size());
     for (std::size_t r = 0; r < all.size(); ++r)
-      samples[r] = {all[r].times[phase::Forward] + all[r].times[phase::Backward], all[r].times[phase::Optimizer], all[r].stats.samples,
-                    steps};
-    if (!balancer_.observe(samples)) return;
-    shares_ = balancer_.shares();
-    if (rank_ != 0) return;
-    auto& changes = s_.record.config.share_changes;
-    changes.push_back({step_, shares_});
-    // The first changes show the shares settle; every one is in the record.
-    if (changes.size() <= kLoggedShareChanges)
-      log_line(s_.book.observer(), LogLevel::Info,
-               fmt::format("balanced shares from step {}: {}{}", step_ + 1, fmt::join(shares_, " / "),
-                           changes.size() == kLoggedShareChanges ? " (later changes: in the run record)" : ""));
+      samples[r] = {all[r].times[phase::Forward] + all[r].times[phase::Backward], all[r].times[phase::Optimizer],
+                    all[r].stats.samples, steps};
+    const auto change = shares_.observe(samples, step_, total_steps_);
+    if (!change || rank_ != 0) return;
+    const std::size_t count = account_.record.shares_changed(change->step, change->shares);
+    if (count <= kLoggedShareChanges)
+      log_line(account_.book.observer(), LogLevel::Info,
+               fmt::format("balanced shares from step {}: {}{}", change->step + 1, fmt::join(change->shares, " / "),
+                           count == kLoggedShareChanges ? " (later changes: in the run record)" : ""));
   }
 
   // One step on this replica's share [lo, hi) of the global batch [b0, b0 + b): returns the
@@ -280,14 +256,6 @@ class ReplicaLoop {
     return since - before;
   }
 
-  // Teaching pace: the step lasts at least step_delay_s (every rank waits alike).
-  void pace(Clock::time_point step_start) const {
-    if (rc_.step_delay_s <= 0) return;
-    const auto until =
-        step_start + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(rc_.step_delay_s));
-    while (Clock::now() < until && !s_.stop_requested.load()) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-
   // Validation on each replica's contiguous share of the validation set, and the in-sync
   // check; true when the run stops here.
   bool end_epoch(int epoch, double time_s) {
@@ -297,18 +265,12 @@ class ReplicaLoop {
     mine.val = engine_->evaluate(std::span<const int32_t>(val_order.data() + vlo, std::size_t(vhi - vlo)));
     engine_->get_params(params_);
     mine.digest = params_digest(params_);
-    mine.stop = s_.stop_requested.load() ? 1 : 0;
+    mine.stop = in_.stop_requested.load() ? 1 : 0;
     const auto all = comm_.all_gather(mine);
     comm_.take_times();   // validation is not training time
+    if (rank_ == 0) account_.book.end_epoch(time_s, all);
     const std::string sync_error = out_of_sync_message(all, epoch);
-    if (rank_ == 0) {
-      s_.book.end_epoch(time_s, all);
-      if (!sync_error.empty()) s_.record.replicas_in_sync = false;
-    }
-    if (!sync_error.empty()) {
-      std::lock_guard lock(s_.mutex);
-      if (s_.in_sync_error.empty()) s_.in_sync_error = sync_error;
-    }
+    if (!sync_error.empty()) account_.record.out_of_sync(sync_error);
     return !sync_error.empty() || std::any_of(all.begin(), all.end(), [](const EpochReport& r) { return r.stop != 0; });
   }
 
@@ -320,21 +282,9 @@ class ReplicaLoop {
     return val_order_;
   }
 
-  // Fixed-size blocks (every rank computed the same capacity); step 0 marks the end.
-  void gather_trace() {
-    trace_.resize(trace_capacity_);
-    std::vector<TraceStep> all(trace_capacity_ * std::size_t(n_));
-    comm_.all_gather_bytes(trace_.data(), trace_capacity_ * sizeof(TraceStep), all.data());
-    if (rank_ != 0) return;
-    s_.trace.assign(std::size_t(n_), {});
-    for (int r = 0; r < n_; ++r)
-      for (std::size_t k = 0; k < trace_capacity_; ++k) {
-        const TraceStep& t = all[std::size_t(r) * trace_capacity_ + k];
-        if (t.step > 0) s_.trace[std::size_t(r)].push_back(t);
-      }
-  }
-
-  ReplicaShared& s_;
+  const ReplicaShared::Inputs& in_;
+  ReplicaShared::Account& account_;
+  ReplicaShared& shared_;
   const RunConfig& rc_;
   const int local_;
   Communicator& comm_;
@@ -346,40 +296,18 @@ class ReplicaLoop {
   AdamConfig adam_;
   Clock::time_point run_start_;
   int every_ = 1;
-  int64_t stride_ = 1;
-  std::size_t trace_capacity_ = 0;
-  std::vector<TraceStep> trace_;
-  int64_t run_step_ = 0;
   int64_t adam_step_ = 0;
   int64_t total_steps_ = 0;
   int64_t step_ = 0;                 // steps done over the run (a share change's step counts these)
-  ShareBalancer balancer_;           // balanced and not replaying: the same on every rank
-  std::vector<int64_t> shares_;      // balanced: the shares of a full global batch in effect
+  StepShares shares_;                // the same on every rank
+  TraceSampler trace_;
 };
 
 }  // namespace
 
-int64_t replica_share_begin(int64_t batch, int replicas, int replica) {
-  const int64_t base = batch / replicas, extra = batch % replicas;
-  return replica * base + std::min<int64_t>(replica, extra);
-}
-
 void ReplicaShared::fail(const std::string& what) {
-  {
-    std::lock_guard lock(mutex);
-    if (first_error.empty()) first_error = what;
-  }
-  for (auto& c : comms) c->abort(what);
-}
-
-bool ReplicaShared::failed() {
-  std::lock_guard lock(mutex);
-  return !first_error.empty();
-}
-
-std::string ReplicaShared::error() {
-  std::lock_guard lock(mutex);
-  return first_error;
+  account.record.failed(what);
+  for (auto& c : per_replica.comms) c->abort(what);
 }
 
 void run_replica(ReplicaShared& shared, int local) {
@@ -398,7 +326,7 @@ void run_replica(ReplicaShared& shared, int local) {
   }
   // On this thread, after any failure is known: a destructor stuck in the driver (a device
   // that never finishes) is then a stuck replica the bounded join reports (replica_threads.h).
-  shared.engines[std::size_t(local)].reset();
+  shared.per_replica.engines[std::size_t(local)].reset();
 }
 
 }  // namespace mb

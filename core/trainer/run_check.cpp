@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <span>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -121,6 +123,26 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
   check_straggler(c, b, replicas, p);
 }
 
+// The engines' options of the other kind of device change nothing here: said, not refused (a
+// script may pass one set of options to CPU and GPU runs alike).
+void check_engine_options(const TrainConfig& c, Problems& p) {
+  const EngineOptions& e = c.engine;
+  const EngineOptions plain;
+  const bool cpu = device_kind(c.devices) == DeviceKind::Cpu;
+  const std::pair<std::string_view, bool> gpu_only[] = {{"cuda_path", e.cuda_path != plain.cuda_path},
+                                                        {"cuda_graphs", e.cuda_graphs != plain.cuda_graphs},
+                                                        {"cudnn_tune", e.cudnn_tune_s != plain.cudnn_tune_s},
+                                                        {"inject_fault", e.fault.active()}};
+  const std::pair<std::string_view, bool> cpu_only[] = {{"cpu_conv2", e.cpu_conv2 != plain.cpu_conv2},
+                                                        {"onednn_isa", e.onednn_isa != plain.onednn_isa},
+                                                        {"simd_target", e.simd_target != plain.simd_target}};
+  using Row = std::pair<std::string_view, bool>;
+  for (const auto& [key, set] : cpu ? std::span<const Row>(gpu_only) : std::span<const Row>(cpu_only))
+    if (set)
+      p.advice(key, fmt::format("{} is for {} replicas: this run on {} ignores it", train_option(key).flag,
+                                cpu ? "GPU" : "CPU", format_devices(c.devices)));
+}
+
 void check_batch(const TrainConfig& c, int replicas, Problems& p) {
   if (c.batch < 1 || c.batch > kMaxGlobalBatch) return;   // check_ranges said so
   const int64_t global = c.per_replica_batch ? c.batch * replicas : c.batch;
@@ -216,6 +238,7 @@ std::vector<RunProblem> check_run(const TrainConfig& c, const RunSite& site) {
   check_devices(c, site, p);
   if (!c.devices.empty()) {
     check_backend(c, replicas, p);
+    check_engine_options(c, p);
     check_batch(c, replicas, p);
     if (site.this_machine_only) check_machine(c, site, p);
   }

@@ -28,7 +28,7 @@ struct GraphNodes {  // the nodes of one captured step, by type
 };
 
 struct EngineReport {
-  std::string path;                    // "cudnn" or "fused" (MB_CUDA_PATH); empty: nothing reported
+  std::string path;                    // "cudnn" or "fused" (--cuda-path); empty: nothing reported
   std::vector<int64_t> graph_batches;  // global batches whose steps replay a captured graph
   std::vector<int64_t> eager_batches;  // global batches whose steps run eagerly
   int64_t graph_steps = -1;            // the run's training steps that replayed a captured graph ...

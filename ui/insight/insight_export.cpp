@@ -52,11 +52,11 @@ std::string breakdown_csv(const RunRecord& r) {
   std::vector<int> later;
   for (int c = 0; c < int(time_categories().size()); ++c)
     if (std::find(std::begin(first), std::end(first), c) == std::end(first)) later.push_back(c);
-  auto column = [](int c) { return fmt::format("{}_s", time_categories()[std::size_t(c)].key); };
+  auto column = [](int c) { return fmt::format(",{}_s", time_categories()[std::size_t(c)].key); };
   std::string out = "run_id,devices,epoch,replica,simulated_straggler";
-  for (int c : first) out += "," + column(c);
+  for (int c : first) out += column(c);
   out += ",compute_s,total_s,epoch_time_s";
-  for (int c : later) out += "," + column(c);
+  for (int c : later) out += column(c);
   out += "\n";
   for (const auto& e : r.epochs) {
     for (std::size_t k = 0; k < e.replica_times.size(); ++k) {

@@ -2,6 +2,7 @@
 // machine offer and prints one line per comparison; for GPU machines after installation.
 #include <fmt/format.h>
 
+#include "backends/devices.h"
 #include "backends/selftest.h"
 #include "cli_options.h"
 #include "options/train_flags.h"
@@ -10,7 +11,9 @@ namespace mb::cli {
 namespace {
 
 void add_selftest_options(CLI::App& sub, Options& o) {
-  options::add_train_flags(sub, o.train, {{"model", "check every backend on this model: reference or dense:N"}});
+  options::add_train_flags(sub, o.train,
+                           {{"model", "check every backend on this model: reference or dense:N"},
+                            {"cpu_conv2"}, {"onednn_isa"}, {"simd_target"}, {"cuda_path"}, {"cudnn_tune"}});
 }
 
 int run_selftest_command(const Options& o) {   // 0 when every check passes, 1 on any mismatch
@@ -18,6 +21,8 @@ int run_selftest_command(const Options& o) {   // 0 when every check passes, 1 o
   fmt::print("selftest: {} against the reference engine, model {}\n", fmt::join(targets, ", "), o.train.model.name());
   SelftestOptions opt;
   opt.model = o.train.model;
+  opt.engine = o.train.engine;
+  apply_process_kernel_options(o.train.engine);
   const auto cases = run_selftest(opt);
   int failed = 0;
   for (const auto& c : cases) {

@@ -1,41 +1,13 @@
-// The CUDA engine's environment switches, read in one place and parsed without a GPU (so
-// they are tested here). None changes what a run computes except MB_CUDA_PATH, which the run
-// record names (engine.path); all are for the GPU check, benchmarks and debugging:
-//   MB_CUDA_PATH=cudnn|fused     the step's implementation: cuDNN/cuBLAS plus own epilogues
-//                                (default), or the own fused kernels (at most 12 graph nodes)
-//   MIRRORBENCH_NO_GRAPH=1       every step eager on every rank
-//   MB_CUDNN_TUNE_S=S            seconds the warm-up may spend measuring cuDNN's algorithms
-//                                per step shape (default 3; 0: the heuristic's first choice)
-//   MB_INJECT_FAULT=KIND:STEP[:RANK]   a fault on purpose at training step STEP (counting
-//                                from 1 over the run) on replica RANK (default 0):
-//                                stall  the device spins until the engine gives up on it
-//                                       (the polled wait's --timeout), then is released;
-//                                hang   the device spins for fault_spin_cap_s(--timeout) whatever
-//                                       the host does (a thread then sticks in the driver: the
-//                                       stuck-thread path);
-//                                abort  the replica throws in the middle of the step.
-// Every process of a run must be given the same values (the choices are collective).
+// The CUDA engine's view of the run's engine options (config/engine_options.h), decided without
+// a GPU (so it is tested here): the step path (cuDNN/cuBLAS with own epilogues, or the own fused
+// kernels - the run record names it, engine.path), CUDA graphs, the seconds the warm-up may
+// spend measuring cuDNN's algorithms per step shape, and an injected fault with how long it
+// keeps the device busy. Every process of a run is given the same values (the choices are
+// collective; the option table agrees on those that change the bits).
 #pragma once
-#include <cstdint>
-#include <string>
-#include <string_view>
+#include "config/engine_options.h"
 
 namespace mb {
-
-enum class CudaPath { Cudnn, Fused };
-std::string to_string(CudaPath p);                // "cudnn", "fused"
-CudaPath parse_cuda_path(std::string_view text);  // throws ConfigError naming MB_CUDA_PATH
-
-enum class FaultKind { None, Stall, Hang, Abort };
-struct FaultPlan {
-  FaultKind kind = FaultKind::None;
-  int64_t step = 0;  // the run's training step, from 1
-  int rank = 0;
-  bool active() const { return kind != FaultKind::None; }
-  bool hits(int64_t at_step, int at_rank) const { return active() && at_step == step && at_rank == rank; }
-};
-FaultPlan parse_fault_plan(std::string_view text);  // "" = none; throws ConfigError naming MB_INJECT_FAULT
-std::string to_string(const FaultPlan& f);          // "stall:30:0", "none"
 
 // How long an injected fault keeps the device busy at most, in a run whose waits give up after
 // timeout_s (--timeout). A hang must outlast the stuck-thread path: the polled wait gives up
@@ -54,7 +26,6 @@ struct CudaOptions {
   double tune_s = 3;
   FaultPlan fault;
 };
-// From the environment; throws ConfigError for a malformed value.
-CudaOptions cuda_options_from_env();
+CudaOptions cuda_options(const EngineOptions& options);
 
 }  // namespace mb

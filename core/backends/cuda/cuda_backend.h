@@ -12,8 +12,9 @@ namespace mb::cuda {
 // GPUs usable by this process; when none, *why_none says why (no driver, no device, ...).
 std::vector<GpuInfo> list_gpus(std::string* why_none);
 
+// `options`: the step path, CUDA graphs, cuDNN's tuning budget and an injected fault.
 std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch, Precision precision = Precision::Fp32,
-                                               const ModelSpec& model = {});
+                                               const ModelSpec& model = {}, const EngineOptions& options = {});
 
 // This process's replicas on distinct GPUs `devices`, one NCCL rank each (in this process or
 // across processes: the host communicators, one per replica, carry the unique id and the

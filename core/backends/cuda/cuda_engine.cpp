@@ -3,7 +3,7 @@
 // see a single range. Both data sets live on the device as uint8, and so does each epoch's
 // training order (begin_epoch): a step reads its indices from there. The forward and backward
 // work of a step is a StepPath (step_path.h: cuDNN/cuBLAS, or the own fused kernels,
-// MB_CUDA_PATH); the engine adds the all-reduce buckets, Adam, graphs and waits.
+// --cuda-path); the engine adds the all-reduce buckets, Adam, graphs and waits.
 //
 // The GPU runs ahead of the host. A training step only enqueues work: no copy, no wait. The
 // step's statistics accumulate on the device and are read at the trainer's reporting tick
@@ -463,9 +463,9 @@ void CudaEngine::enqueue_step(const StepInputs& in, const AdamArgs& adam, Commun
   if (capture) capture->mark(StepNode::Adam);
 }
 
-// MB_INJECT_FAULT, on its replica, between forward and backward (cuda_options.h).
+// --inject-fault, on its replica, between forward and backward (cuda_options.h).
 void CudaEngine::inject_fault(int64_t step, double timeout_s) {
-  const std::string what = fmt::format("MB_INJECT_FAULT={} at training step {}", to_string(options_.fault), step);
+  const std::string what = fmt::format("--inject-fault {} at training step {}", to_string(options_.fault), step);
   if (options_.fault.kind == FaultKind::Abort) throw DeviceError(fmt::format("{}: injected abort ({})", name_, what));
   const double cap_s = fault_spin_cap_s(timeout_s);
   spdlog::warn("{}: injected device {} ({}; the device spins for at most {:g} s)", name_,
@@ -807,8 +807,8 @@ BatchStats CudaEngine::evaluate_on(const DeviceData& data, std::span<const int32
 }  // namespace
 
 std::unique_ptr<ReplicaEngine> make_cuda_engine(int device, int max_batch, Precision precision,
-                                               const ModelSpec& model) {
-  return std::make_unique<CudaEngine>(device, max_batch, precision, model, cuda_options_from_env());
+                                               const ModelSpec& model, const EngineOptions& options) {
+  return std::make_unique<CudaEngine>(device, max_batch, precision, model, cuda_options(options));
 }
 
 }  // namespace mb::cuda

@@ -1,4 +1,4 @@
-// The fused step path (step_path.h, MB_CUDA_PATH=fused): eight own kernels per step
+// The fused step path (step_path.h, --cuda-path fused): eight own kernels per step
 // (fused_kernels.h), so a captured step is at most 12 graph nodes with the two all-reduce
 // buckets and Adam. FP32 arithmetic in every precision (no tensor-core kernels yet: a TF32
 // run on this path computes in FP32, and says so in its log). The dense width is a run-time
@@ -23,7 +23,7 @@ class FusedPath final : public StepPath {
     MB_CHECK(fused::param_offsets(ctx.hidden).total == std::size_t(cnn::param_count(ctx.hidden)), ConfigError,
              "the fused path's parameter layout for a dense width of {} is not the model's", ctx.hidden);
     if (ctx.precision == Precision::Tf32)
-      spdlog::info("MB_CUDA_PATH=fused computes in FP32: its kernels use no tensor cores yet");
+      spdlog::info("--cuda-path fused computes in FP32: its kernels use no tensor cores yet");
     const std::size_t b = std::size_t(ctx.max_batch), hidden = std::size_t(ctx.hidden);
     idx_.allocate(b);
     p1_.allocate(b * fused::kC1 * fused::kP1Plane);

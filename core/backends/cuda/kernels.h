@@ -98,7 +98,7 @@ struct BufferSet {
 };
 void launch_sum_buffers(const BufferSet& buffers, int ranks, std::size_t count, cudaStream_t stream);
 
-// ---- fault injection (MB_INJECT_FAULT, backends/common/cuda_options.h) ----
+// ---- fault injection (--inject-fault, backends/common/cuda_options.h) ----
 // Spins on the device until *release becomes nonzero (a host-mapped flag) or cap_s seconds
 // have passed by the GPU's global timer: a stuck device on purpose, bounded.
 void launch_stall(const volatile int* release, double cap_s, cudaStream_t stream);

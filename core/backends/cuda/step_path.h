@@ -1,5 +1,5 @@
 // The device work of one training step, forward through backward, as one of two
-// implementations behind one interface (MB_CUDA_PATH, backends/common/cuda_options.h):
+// implementations behind one interface (--cuda-path, backends/common/cuda_options.h):
 //   cudnn  cuDNN convolutions, cuBLAS dense layers, own epilogue kernels (kernels.h);
 //   fused  own fused kernels only (fused_kernels.h), at most 12 graph nodes per step.
 // The engine (cuda_engine.cpp) owns the data, the parameters, gradients and Adam state, the

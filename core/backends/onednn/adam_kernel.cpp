@@ -51,7 +51,6 @@ void adam_update(const AdamConfig& cfg, int64_t step, std::span<float> weights, 
   MB_CHECK(grads.size() == weights.size() && m.size() == weights.size() && v.size() == weights.size(), Error,
            "Adam buffers differ in length: weights {}, grads {}, m {}, v {}", weights.size(), grads.size(), m.size(),
            v.size());
-  init_simd_target();
   const std::size_t done =
       HWY_DYNAMIC_DISPATCH(adam_vectors)(adam_step_size(cfg, step), cfg.beta1, cfg.beta2, cfg.epsilon, weights.data(),
                                          grads.data(), m.data(), v.data(), weights.size());

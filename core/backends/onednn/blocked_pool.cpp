@@ -185,7 +185,6 @@ bool pool_block_supported(int block) { return block == 1 || block == 8 || block 
 
 void max_pool_forward(const PoolShape& s, const float* in, float* out, uint8_t* arg) {
   check_shape(s);
-  init_simd_target();
   parallel_ranges(s.batch,
                   [&](int begin, int end) { HWY_DYNAMIC_DISPATCH(pool_forward)(s, begin, end, in, out, arg); });
 }
@@ -193,7 +192,6 @@ void max_pool_forward(const PoolShape& s, const float* in, float* out, uint8_t* 
 void max_pool_backward_relu(const PoolShape& s, const float* d_out, const float* out, const uint8_t* arg,
                             float* d_in) {
   check_shape(s);
-  init_simd_target();
   parallel_ranges(s.batch, [&](int begin, int end) {
     HWY_DYNAMIC_DISPATCH(pool_backward)(s, begin, end, d_out, out, arg, d_in);
   });

@@ -165,7 +165,6 @@ void conv1_taps_to_weights(const double* taps, float* oihw) {
 void conv1_relu_pool_forward(int n, const float* images, const float* taps, const float* bias, int block,
                              float* pooled, uint8_t* arg) {
   MB_CHECK(conv1_block_supported(block), Error, "conv1: unsupported channel block {}", block);
-  init_simd_target();
   parallel_ranges(n, [&](int begin, int end) {
     HWY_DYNAMIC_DISPATCH(conv1_forward)(block, begin, end, images, taps, bias, pooled, arg);
   });
@@ -174,7 +173,6 @@ void conv1_relu_pool_forward(int n, const float* images, const float* taps, cons
 void conv1_relu_pool_backward(int n, const float* images, const float* pooled, const float* d_pooled,
                               const uint8_t* arg, int block, double* d_taps, double* d_bias) {
   MB_CHECK(conv1_block_supported(block), Error, "conv1: unsupported channel block {}", block);
-  init_simd_target();
   // Per-sample sums first, then one fixed-order double sum: the result does not depend on
   // how many threads split the batch.
   // (The buffer belongs to the calling replica thread; the pointer is what the OpenMP

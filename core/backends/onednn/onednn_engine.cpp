@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <map>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -71,11 +72,10 @@ void softmax_xent(const float* logits, const std::vector<int>& labels, int n, Ba
 
 class OnednnEngine final : public HostEngine {
  public:
-  OnednnEngine(int max_batch, int threads, const ModelSpec& model)
-      : HostEngine(model, "oneDNN engine"), max_batch_(max_batch), threads_(threads) {
+  OnednnEngine(int max_batch, int threads, const ModelSpec& model, Conv2Kernel conv2)
+      : HostEngine(model, "oneDNN engine"), max_batch_(max_batch), threads_(threads), conv2_(conv2) {
     MB_CHECK(max_batch >= 1, ConfigError, "oneDNN engine: max batch {} must be at least 1", max_batch);
     MB_CHECK(threads >= 1, ConfigError, "oneDNN engine: {} threads per replica; it needs at least 1", threads);
-    onednn::init_simd_target();   // a bad MB_SIMD_TARGET fails here, before any training
     use_threads(threads_);
     guarded("engine creation", [&] {
       engine_ = dnnl::engine(dnnl::engine::kind::cpu, 0);
@@ -161,7 +161,7 @@ class OnednnEngine final : public HostEngine {
   onednn::NetPlan& plan(int n) {
     auto it = plans_.find(n);
     if (it == plans_.end()) {
-      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, model_.hidden, params_.data(), grads_.data())).first;
+      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, model_.hidden, params_.data(), grads_.data(), conv2_)).first;
       spdlog::debug("oneDNN plan for {}", it->second->describe());
     }
     return *it->second;
@@ -202,6 +202,7 @@ class OnednnEngine final : public HostEngine {
 
   int max_batch_;
   int threads_;
+  Conv2Kernel conv2_;
   dnnl::engine engine_;
   dnnl::stream stream_;
   std::vector<float> grad_sum_;                 // for batches beyond max_batch
@@ -212,24 +213,69 @@ class OnednnEngine final : public HostEngine {
 
 }  // namespace
 
-std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads, const ModelSpec& model) {
-  return std::make_unique<OnednnEngine>(max_batch, threads, model);
+std::unique_ptr<ReplicaEngine> make_onednn_engine(int max_batch, int threads, const ModelSpec& model,
+                                                  Conv2Kernel conv2) {
+  return std::make_unique<OnednnEngine>(max_batch, threads, model, conv2);
 }
 
-std::string cpu_kernels_summary() {
+namespace {
+
+// oneDNN's instruction sets by name, widest first (the names of ONEDNN_MAX_CPU_ISA, lower case).
+constexpr std::pair<dnnl::cpu_isa, const char*> kIsas[] = {
+    {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"}, {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
+    {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"}, {dnnl::cpu_isa::avx512_core, "avx512_core"},
+    {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"}, {dnnl::cpu_isa::avx2, "avx2"}, {dnnl::cpu_isa::avx, "avx"},
+    {dnnl::cpu_isa::sse41, "sse41"}};
+
+// The cap this process gave oneDNN ("": none). oneDNN takes one, before its first kernel.
+std::mutex isa_mutex;
+std::string isa_cap;
+
+void cap_onednn_isa(const std::string& wanted) {
+  std::lock_guard lock(isa_mutex);
+  if (wanted == isa_cap) return;
+  MB_CHECK(isa_cap.empty(), ConfigError,
+           "--onednn-isa {}: this process already runs oneDNN capped at {}; a run with another cap needs a new process",
+           wanted.empty() ? "auto" : wanted, isa_cap);
+  const auto it = std::find_if(std::begin(kIsas), std::end(kIsas), [&](const auto& p) { return wanted == p.second; });
+  MB_CHECK(it != std::end(kIsas), ConfigError, "--onednn-isa {}: not one of oneDNN's instruction sets", wanted);
+  try {
+    dnnl::set_max_cpu_isa(it->first);
+  } catch (const dnnl::error&) {
+    throw ConfigError(fmt::format("--onednn-isa {}: oneDNN has already chosen its kernels in this process ({}); "
+                                  "give the cap to a new process",
+                                  wanted, onednn_isa()));
+  }
+  isa_cap = wanted;
+}
+
+}  // namespace
+
+std::span<const std::string_view> onednn_isa_names() {
+  static const std::vector<std::string_view> names = [] {
+    std::vector<std::string_view> out;
+    for (const auto& [isa, name] : kIsas) out.push_back(name);
+    return out;
+  }();
+  return names;
+}
+
+std::string onednn_isa() {
   const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const char* isa_name = "sse41";
-  const std::pair<dnnl::cpu_isa, const char*> names[] = {
-      {dnnl::cpu_isa::avx512_core_amx, "avx512_core_amx"}, {dnnl::cpu_isa::avx512_core_bf16, "avx512_core_bf16"},
-      {dnnl::cpu_isa::avx512_core_vnni, "avx512_core_vnni"}, {dnnl::cpu_isa::avx512_core, "avx512_core"},
-      {dnnl::cpu_isa::avx2_vnni, "avx2_vnni"}, {dnnl::cpu_isa::avx2, "avx2"}, {dnnl::cpu_isa::avx, "avx"}};
-  for (const auto& [bits, name] : names)   // the widest whose bits are all set
-    if ((isa & static_cast<unsigned>(bits)) == static_cast<unsigned>(bits)) {
-      isa_name = name;
-      break;
-    }
-  return fmt::format("Highway {}, oneDNN {}, conv2 {}", onednn::simd_target(), isa_name,
-                     onednn::choose_conv2() == onednn::Conv2Impl::Own ? "own winograd" : "onednn");
+  for (const auto& [bits, name] : kIsas)   // the widest whose bits are all set
+    if ((isa & static_cast<unsigned>(bits)) == static_cast<unsigned>(bits)) return name;
+  return "sse41";
+}
+
+void apply_cpu_kernel_options(const EngineOptions& options) {
+  cap_onednn_isa(options.onednn_isa);
+  if (onednn::simd_target() != options.simd_target) onednn::force_simd_target(options.simd_target);
+}
+
+std::string cpu_kernels_summary(Conv2Kernel conv2) {
+  const char* conv2_name = conv2 == Conv2Kernel::Own ? "own winograd"
+                           : conv2 == Conv2Kernel::Onednn ? "onednn" : "onednn direct";
+  return fmt::format("Highway {}, oneDNN {}, conv2 {}", onednn::simd_target(), onednn_isa(), conv2_name);
 }
 
 std::string onednn_version() {

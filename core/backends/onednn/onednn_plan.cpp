@@ -34,15 +34,6 @@ void relu_mask(const memory& act, const memory& grad) {
   for (std::size_t i = 0; i < count; ++i) g[i] = a[i] > 0.0f ? g[i] : 0.0f;
 }
 
-// For MB_CONV2=onednn: oneDNN's Winograd F(4x4,3x3) (AVX-512 only) cuts conv2's forward and
-// weight-gradient arithmetic and is exact enough for FP32 training (see the backend-ops test);
-// its backward-data Winograd is slower than its direct kernel on this shape, so that one stays
-// direct. MB_ONEDNN_DIRECT=1 forces direct convolutions everywhere (for comparisons).
-bool winograd_allowed() {
-  const char* env = std::getenv("MB_ONEDNN_DIRECT");
-  return !(env && env[0] == '1');
-}
-
 Tag block_tag(int block) { return block == 16 ? Tag::nChw16c : block == 8 ? Tag::nChw8c : Tag::nchw; }
 
 // The channel block of a 4-D activation layout, 0 when the pooling loops cannot read it.
@@ -54,19 +45,8 @@ int channel_block(const memory::desc& desc) {
 
 }  // namespace
 
-Conv2Impl choose_conv2() {
-  const char* env = std::getenv("MB_CONV2");
-  const std::string mode = env ? env : "auto";
-  if (mode == "onednn") return Conv2Impl::Onednn;
-  MB_CHECK(mode == "own" || mode == "auto" || mode.empty(), ConfigError, "MB_CONV2={}: use onednn, own or auto",
-           mode);
-  // Measured (bench/kernel_bench --layers, docs/benchmarks.md): the own kernels win on AVX2,
-  // where oneDNN 2.6 has only direct kernels (~2x slower), and on AVX-512 too, where oneDNN's
-  // Winograd forward and weight gradient are about as fast but its data gradient is direct.
-  return Conv2Impl::Own;
-}
-
-NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads)
+NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads,
+                 Conv2Kernel conv2)
     : engine_(engine), batch_(batch), params_(params), grads_(grads) {
   using namespace cnn;
   MB_CHECK(batch > 0, Error, "oneDNN plan: batch size {} must be positive", batch);
@@ -92,8 +72,8 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float*
   conv1_dtaps_.assign(kConv1Taps * kConv1Out, 0.0);
   conv1_dbias_.assign(kConv1Out, 0.0);
 
-  // conv2 on the own Winograd kernels (with pool2 fused into them) or on oneDNN (choose_conv2).
-  conv2_own_ = choose_conv2() == Conv2Impl::Own;
+  // conv2 on the own Winograd kernels (with pool2 fused into them) or on oneDNN.
+  conv2_own_ = conv2 == Conv2Kernel::Own;
 
   // p1 (the fused conv1 block's output) in the layout conv2 prefers, if the fused loop can
   // write it; nChw16c otherwise, and always for the own kernels.
@@ -125,7 +105,11 @@ NetPlan::NetPlan(const dnnl::engine& engine, int batch, int hidden, const float*
     if (!pool_block_supported(channel_block(c2_fwd_direct.dst_desc())))
       c2_fwd_direct = conv2_pd(algorithm::convolution_direct, plain(c2_dims, Tag::nChw16c));
     c2_fwd = c2_fwd_direct;
-    if (winograd_allowed()) {
+    // oneDNN's Winograd F(4x4,3x3) (AVX-512 only) cuts conv2's forward and weight-gradient
+    // arithmetic and is exact enough for FP32 training (see the backend-ops test); its
+    // backward-data Winograd is slower than its direct kernel on this shape, so that one stays
+    // direct. Conv2Kernel::OnednnDirect keeps it off Winograd altogether (for comparisons).
+    if (conv2 == Conv2Kernel::Onednn) {
       try {
         c2_fwd = conv2_pd(algorithm::convolution_winograd, c2_fwd_direct.dst_desc());
         c2_wino = true;

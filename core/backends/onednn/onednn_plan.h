@@ -12,23 +12,16 @@
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/winograd_conv2.h"
+#include "config/engine_options.h"
 #include "model/cnn_spec.h"
 
 namespace mb::onednn {
 
-// Where conv2 runs: oneDNN's primitives (+ the own pool2 loops), or the own Winograd kernels
-// with pool2 fused in (winograd_conv2.h).
-enum class Conv2Impl { Onednn, Own };
-
-// MB_CONV2=onednn or own; unset or "auto": the faster as measured with bench/kernel_bench
-// --layers (docs/benchmarks.md), today the own kernels on AVX2 and AVX-512 alike. With
-// MB_CONV2=onednn, MB_ONEDNN_DIRECT=1 keeps oneDNN off its Winograd too. Throws ConfigError
-// for another value.
-Conv2Impl choose_conv2();
-
 // conv1+ReLU+pool1 is one fused loop (conv1_pool.h) writing nChw16c (or, for oneDNN's conv2,
 // the layout it prefers); conv2+ReLU+pool2 is the own Winograd kernels, or oneDNN with a fused
-// ReLU followed by the own pool2 loops (blocked_pool.h) (choose_conv2). Either way pool2 writes
+// ReLU followed by the own pool2 loops (blocked_pool.h) (--cpu-conv2, config/engine_options.h:
+// the own kernels by default, the faster as measured with bench/kernel_bench --layers on AVX2
+// and AVX-512 alike, docs/benchmarks.md). Either way pool2 writes
 // plain (N, C*H*W), exactly the flatten fc1 reads with its weights in PyTorch's [out, in]
 // layout, so the dense layers need no reorders. The input is plain (N,1,28,28), the logits
 // plain (N,10).
@@ -37,7 +30,8 @@ class NetPlan {
   // `params` and `grads` are the engine's flat buffers (cnn_spec layout for dense width
   // `hidden`); they must outlive the plan. Biases and, where the layouts agree, weight
   // gradients are bound to them in place. The conv layers' offsets do not depend on `hidden`.
-  NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads);
+  NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads,
+          Conv2Kernel conv2 = Conv2Kernel::Own);
 
   int batch() const { return batch_; }
   float* input() { return x_.data(); }                                              // N x 784
@@ -116,7 +110,7 @@ class NetPlan {
   dnnl::memory p1_, c2_, p2_, h1_, z_;
   std::vector<uint8_t> arg1_, arg2_;
   int block1_ = 16;                          // p1's channel block
-  bool conv2_own_ = true;                  // choose_conv2() == Own
+  bool conv2_own_ = true;                  // Conv2Kernel::Own
   WinogradConv2Weights wino_;                // for the own conv2 passes
   PoolShape pool2_;
   // Backward activations.

@@ -4,7 +4,6 @@
 
 #include <cctype>
 #include <cstdint>
-#include <cstdlib>
 
 #include <fmt/format.h>
 #include <hwy/targets.h>
@@ -46,7 +45,7 @@ std::string joined_names(bool supported_only) {
   return out;
 }
 
-// Throws with `origin` ("MB_SIMD_TARGET=..." or the call) in the message.
+// Throws with `origin` (the option or the call) in the message.
 void narrow_to(std::string_view name, const std::string& origin) {
   cpu_targets();
   if (name.empty() || name == "auto" || name == "AUTO") {
@@ -77,24 +76,11 @@ std::vector<SimdTarget> simd_targets() {
 }
 
 std::string simd_target() {
-  init_simd_target();
+  cpu_targets();
   const int64_t usable = hwy::SupportedTargets() & HWY_TARGETS;
   return target_name(usable & -usable);
 }
 
-void force_simd_target(std::string_view name) {
-  init_simd_target();
-  narrow_to(name, fmt::format("SIMD target '{}'", name));
-}
-
-void init_simd_target() {
-  // A throwing initialiser leaves the static unset, so a bad value fails every call, not just the first.
-  static const bool applied = [] {
-    const char* env = std::getenv("MB_SIMD_TARGET");
-    narrow_to(env ? env : "", fmt::format("MB_SIMD_TARGET={}", env ? env : ""));
-    return true;
-  }();
-  (void)applied;
-}
+void force_simd_target(std::string_view name) { narrow_to(name, fmt::format("--simd-target {}", name)); }
 
 }  // namespace mb::onednn

@@ -1,6 +1,7 @@
 // Which SIMD instruction set the hand-written CPU kernels (conv1_pool, blocked_pool, adam_kernel)
 // run on. They are written once against Google Highway and compiled for every x86-64 target it
-// knows; at run time the best one this CPU supports is used, or the one MB_SIMD_TARGET names.
+// knows; at run time the best one this CPU supports is used, or the one --simd-target names
+// (config/engine_options.h). Every target computes the same bits.
 #pragma once
 #include <string>
 #include <string_view>
@@ -23,10 +24,5 @@ std::string simd_target();
 // the best this CPU supports. Throws ConfigError for a name that was not compiled or that this
 // CPU cannot run. Process-wide: call it between steps, never while kernels run on other threads.
 void force_simd_target(std::string_view name);
-
-// Applies the MB_SIMD_TARGET environment variable (a name as above) once; every kernel entry
-// point calls it, the engine's constructor too so that a bad value fails early. Throws
-// ConfigError naming the variable when its value is unusable.
-void init_simd_target();
 
 }  // namespace mb::onednn

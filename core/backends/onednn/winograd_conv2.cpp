@@ -536,7 +536,6 @@ HWY_EXPORT(untransform_weights);
 
 void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool forward, bool backward) {
   using namespace wino;
-  init_simd_target();
   // Rearranged so that the transform runs over contiguous channels: [in][tap][out] for U,
   // [out][tap][in] for U^T (the same per-pair transform, stored the other way round).
   thread_local std::vector<float> taps;
@@ -562,7 +561,6 @@ void winograd_conv2_set_weights(const float* oihw, WinogradConv2Weights& w, bool
 
 void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x, const float* bias, float* y,
                             float* pooled, uint8_t* arg) {
-  init_simd_target();
   // Ranges of whole chunks, so every thread's GEMMs keep their full row blocks.
   const int chunks = (n + wino::kChunk - 1) / wino::kChunk;
   parallel_ranges(chunks, [&](int begin, int end) {
@@ -574,7 +572,6 @@ void winograd_conv2_forward(const WinogradConv2Weights& w, int n, const float* x
 void winograd_conv2_backward(const WinogradConv2Weights& w, int n, const float* x, const Conv2OutputGrad& dy,
                              float* dx, float* dw, float* db) {
   using namespace wino;
-  init_simd_target();
   const std::size_t du_size = kPoints * kPointStride;
   const int chunks = (n + kChunk - 1) / kChunk;
   const int threads = std::max(1, std::min(omp_get_max_threads(), chunks));
