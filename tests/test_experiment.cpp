@@ -7,7 +7,9 @@
 
 #include "experiment/baseline.h"
 #include "experiment/comparison_report.h"
+#include "experiment/diagnosis.h"
 #include "backends/registry.h"
+#include "experiment/plan_executor.h"
 #include "experiment/planner.h"
 #include "experiment/run_store.h"
 #include "experiment/verdict.h"
@@ -60,6 +62,25 @@ std::string id_of(const RunRecord* r) { return r ? r->id : std::string("(none)")
 
 using Mutation = std::function<void(RunConfig&)>;
 
+// A trainer that trains nothing: every planned run ends at once as a completed record with
+// one epoch of the next of `epoch_s` (in plan order) seconds, at the next second of a clock.
+class TimedTrainer : public RunTrainer {
+ public:
+  explicit TimedTrainer(std::vector<double> epoch_s) : epoch_s_(std::move(epoch_s)) {}
+  RunRecord train(const PlannedRun& run, const RunCallbacks&, const std::filesystem::path&) override {
+    RunRecord r = made_run("", int(run.config.devices.size()), fmt::format("2026-01-01T00:00:{:02}Z", next_),
+                           epoch_s_.at(std::size_t(next_)));
+    r.id = fmt::format("run{}", next_++);
+    return r;
+  }
+  void request_stop() override {}
+  void clear_stop() override {}
+
+ private:
+  std::vector<double> epoch_s_;
+  int next_ = 0;
+};
+
 }  // namespace
 
 Q_DECLARE_METATYPE(Mutation)
@@ -88,6 +109,8 @@ class TestExperiment : public QObject {
   void store_reads_a_history_written_by_the_gui();
   void store_round_trip_skips_what_it_cannot_read();
   void comparison_text_without_a_baseline();
+  void a_run_keeps_the_baseline_it_was_compared_with();
+  void diagnosis_names_the_cause();
 };
 
 // Every field of the key: a single-device run that differs in it is not the baseline; fields
@@ -166,17 +189,17 @@ void TestExperiment::pins_win_while_their_run_exists() {
   std::vector<RunRecord> runs{made_run("old", 1, "2026-01-01T00:00:00Z"), made_run("new", 1, "2026-01-01T00:01:00Z"),
                               made_run("multi", 2, "2026-01-01T00:02:00Z")};
   const std::string key = baseline_key(runs[2].config);
-  QCOMPARE(id_of(find_baseline(runs, {{key, "old"}}, runs[2].config)), std::string("old"));
+  QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{key, "old"}}, {}}, runs[2].config)), std::string("old"));
   // Any run can be pinned, as the GUI's "Pin as baseline" allows.
-  QCOMPARE(id_of(find_baseline(runs, {{key, "multi"}}, runs[2].config)), std::string("multi"));
+  QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{key, "multi"}}, {}}, runs[2].config)), std::string("multi"));
   // A balanced run is never the baseline of a lock-step one, not even pinned.
   runs.push_back(made_run("balanced", 2, "2026-01-01T00:03:00Z"));
   runs.back().config.scenario.balance = true;
   QVERIFY(!can_be_baseline(runs.back()));
-  QCOMPARE(id_of(find_baseline(runs, {{key, "balanced"}}, runs[2].config)), std::string("new"));
+  QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{key, "balanced"}}, {}}, runs[2].config)), std::string("new"));
   // A pin whose run is gone, or a pin of another key, changes nothing.
-  QCOMPARE(id_of(find_baseline(runs, {{key, "deleted"}}, runs[2].config)), std::string("new"));
-  QCOMPARE(id_of(find_baseline(runs, {{"mnist|1|x|1|cpu|onednn", "old"}}, runs[2].config)), std::string("new"));
+  QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{key, "deleted"}}, {}}, runs[2].config)), std::string("new"));
+  QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{"mnist|1|x|1|cpu|onednn", "old"}}, {}}, runs[2].config)), std::string("new"));
   // The pins file format: the key's text is stored, so it must stay as it was written.
   QCOMPARE(key, std::string("fashion-mnist|60000|cnn-reference|128|cpu|onednn"));
 }
@@ -191,10 +214,11 @@ void TestExperiment::index_agrees_with_a_single_lookup() {
   lonely.config.train_size = 512;
   runs.push_back(lonely);
   for (const BaselinePins& pins : {BaselinePins{}, BaselinePins{{baseline_key(runs[0].config), "a1"}}}) {
-    const BaselineIndex index = index_baselines(runs, pins);
+    const BaselineBook book{pins, {}};
+    const BaselineIndex index = index_baselines(runs, book);
     QCOMPARE(index.of_run.size(), runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
-      const RunRecord* single = find_baseline(runs, pins, runs[i].config);
+      const RunRecord* single = find_baseline(runs, book, runs[i].config);
       const std::optional<std::size_t> b = index.of_run[i];
       QCOMPARE(id_of(b ? &runs[*b] : nullptr), id_of(single));
       QCOMPARE(index.is_baseline(i), single == &runs[i]);
@@ -438,9 +462,10 @@ void TestExperiment::store_reads_a_history_written_by_the_gui() {
   QVERIFY(loaded.warnings.empty());
   QCOMPARE(loaded.runs.size(), std::size_t(3));
   QCOMPARE(loaded.runs.front().id, std::string("20261201T082916Z-cpu2-3737"));   // oldest first
-  const BaselinePins pins = store.load_pins(&loaded.warnings);
+  const BaselineBook book = store.load_book(&loaded.warnings);   // written before comparisons were kept
   QVERIFY(loaded.warnings.empty());
-  QCOMPARE(pins.size(), std::size_t(1));
+  QCOMPARE(book.pins.size(), std::size_t(1));
+  QVERIFY(book.compared.empty());
   const RunRecord& run = loaded.runs.back();
   QCOMPARE(run.id, std::string("20261201T082924Z-cpu2-5986"));
 
@@ -469,12 +494,12 @@ void TestExperiment::store_reads_a_history_written_by_the_gui() {
   for (const char* line : expected) QVERIFY2(text.find(line) != std::string::npos, text.c_str());
 
   // The same answers from the records alone, and for the older run, which the pin now covers.
-  QCOMPARE(compare_with_baseline(loaded.runs, pins, run).baseline->id, c.baseline->id);
-  const RunComparison older = compare_with_baseline(loaded.runs, pins, loaded.runs.front());
+  QCOMPARE(compare_with_baseline(loaded.runs, book, run).baseline->id, c.baseline->id);
+  const RunComparison older = compare_with_baseline(loaded.runs, book, loaded.runs.front());
   QVERIFY(older.time && older.time->reduction < 0);   // slower than the baseline
   QVERIFY(comparison_text(loaded.runs.front(), older).find(": +7.9 % (speedup 0.93x)") != std::string::npos);
   // The baseline itself is not compared with itself.
-  const RunComparison self = compare_with_baseline(loaded.runs, pins, base);
+  const RunComparison self = compare_with_baseline(loaded.runs, book, base);
   QVERIFY(self.run_is_baseline && !self.time && !self.verdict);
   QVERIFY(comparison_text(base, self).find("this run is the baseline for fashion-mnist") != std::string::npos);
 }
@@ -484,11 +509,11 @@ void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
   QVERIFY(tmp.isValid());
   const RunStore store(fs::path(tmp.path().toStdString()) / "home");
   QVERIFY(store.load_runs().runs.empty());   // no folder yet: an empty history
-  QVERIFY(store.load_pins().empty());
+  QVERIFY(store.load_book() == BaselineBook{});
   const RunRecord a = made_run("a", 1, "2026-01-01T00:01:00Z"), b = made_run("b", 2, "2026-01-01T00:00:00Z");
   store.save(a);
   store.save(b);
-  store.save_pins({{baseline_key(a.config), "a"}});
+  store.save_book({{{baseline_key(a.config), "a"}}, {{"b", "a"}}});
   test::write_bytes(store.runs_dir() / "broken.json", "{\"id\": ");
   test::write_bytes(store.runs_dir() / "notes.txt", "not a record, not a .json file");
   // A run's Chrome trace lies beside its record and is never read as one.
@@ -499,7 +524,7 @@ void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
   QCOMPARE(loaded.runs[0].id, std::string("b"));   // by start time
   QCOMPARE(loaded.warnings.size(), std::size_t(1));
   QVERIFY2(loaded.warnings[0].find("broken.json") != std::string::npos, loaded.warnings[0].c_str());
-  QCOMPARE(store.load_pins(), (BaselinePins{{baseline_key(a.config), "a"}}));
+  QVERIFY(store.load_book() == (BaselineBook{{{baseline_key(a.config), "a"}}, {{"b", "a"}}}));
   store.remove("a");
   QVERIFY(!fs::exists(store.trace_file_for("a")));   // the trace goes with its run
   store.remove("never-existed");   // not an error
@@ -507,8 +532,115 @@ void TestExperiment::store_round_trip_skips_what_it_cannot_read() {
   QVERIFY_THROWS_EXCEPTION(Error, store.file_for("../escape"));
   test::write_bytes(store.root() / "baselines.json", "[1, 2]");
   std::vector<std::string> warnings;
-  QVERIFY(store.load_pins(&warnings).empty());
+  QVERIFY(store.load_book(&warnings) == BaselineBook{});
   QCOMPARE(warnings.size(), std::size_t(1));
+}
+
+// Two Compares of the same configuration: the first run stays measured against the first
+// baseline (3 s -> 2 s: 1.5x), not re-scored against the second, slower one (4 s); new runs
+// are compared with the newest; the user's pin of the first baseline re-scores the second run.
+void TestExperiment::a_run_keeps_the_baseline_it_was_compared_with() {
+  QTemporaryDir tmp;
+  const RunStore store(fs::path(tmp.path().toStdString()));
+  TimedTrainer trainer({3.0, 2.0, 4.0, 2.0});
+  PlanExecutor executor(store, trainer);
+  PlanRequest request;
+  request.kind = PlanKind::Compare;
+  request.config.devices = cpu_replicas(2);
+  for (int i = 0; i < 2; ++i) QVERIFY(executor.run(make_plan(request), {}).ok);
+
+  const std::vector<RunRecord> runs = store.load_runs().runs;   // run0 (B1), run1, run2 (B2), run3
+  QCOMPARE(runs.size(), std::size_t(4));
+  BaselineBook book = store.load_book();
+  QCOMPARE(book.compared, (ComparedWith{{"run1", "run0"}, {"run3", "run2"}}));
+  QCOMPARE(id_of(baseline_of(runs, book, runs[1])), std::string("run0"));
+  QCOMPARE(id_of(baseline_of(runs, book, runs[3])), std::string("run2"));
+  QCOMPARE(id_of(find_baseline(runs, book, runs[1].config)), std::string("run2"));   // a new run's
+  const BaselineIndex index = index_baselines(runs, book);
+  QVERIFY(index.kept[1] && index.kept[3]);
+  QVERIFY(index.is_baseline(2) && !index.is_baseline(0));
+  QCOMPARE(compare_with_baseline(store, runs[1]).time->speedup, 1.5);
+  // Deleted, the baseline it was compared with gives way to its configuration's.
+  std::vector<RunRecord> without_b1(runs.begin() + 1, runs.end());
+  QCOMPARE(id_of(baseline_of(without_b1, book, runs[1])), std::string("run2"));
+  // The user pins the first baseline: every run of the configuration is measured against it.
+  pin_baseline(book, runs, runs[0]);
+  QCOMPARE(id_of(baseline_of(runs, book, runs[3])), std::string("run0"));
+  QCOMPARE(id_of(find_baseline(runs, book, runs[3].config)), std::string("run0"));
+}
+
+// What bounds a run, from its measurements: each cause on numbers that leave no doubt.
+void TestExperiment::diagnosis_names_the_cause() {
+  // A run of `replicas` with 100 steps an epoch (12,800 images at 128) and each replica's epoch
+  // split as given (seconds): compute is forward 1/3 and backward 2/3 of `compute`.
+  auto timed = [](int replicas, double compute, double optimizer, double exchange, double wait, double cpu_share) {
+    RunRecord r = made_run("r", replicas, "2026-01-01T00:00:00Z", compute + optimizer + exchange + wait);
+    r.config.train_size = 12800;
+    r.config.replicas_per_process = replicas;
+    for (int k = 0; k < replicas; ++k) {
+      PhaseTimes t;
+      t[phase::Forward] = compute / 3, t[phase::Backward] = 2 * compute / 3, t[phase::Optimizer] = optimizer;
+      t[phase::AllReduce] = exchange, t[phase::Wait] = wait;
+      t[phase::ComputeCpu] = (compute + optimizer) * (k == 1 ? cpu_share : 1.0);
+      r.epochs[0].replica_times.push_back(t);
+    }
+    return r;
+  };
+  // Compute-bound: 86 % computing, nothing deprived.
+  Diagnosis d = diagnose(timed(2, 1.6, 0.1, 0.1, 0.17, 1.0), nullptr, nullptr);
+  QCOMPARE(int(d.bound), int(Bound::Compute));
+  QVERIFY(d.cpu_measured && d.deprived.empty());
+  // Replica 1 had its core 60 % of its compute time and replica 0 waits for it: deprived, not slower.
+  const RunRecord deprived = timed(2, 1.0, 0.1, 0.1, 0.4, 0.6);
+  d = diagnose(deprived, nullptr, nullptr);
+  QCOMPARE(int(d.bound), int(Bound::Deprived));
+  QCOMPARE(d.deprived.size(), std::size_t(1));
+  QCOMPARE(d.deprived[0].replica, 1);
+  QVERIFY(std::fabs(d.deprived[0].cpu_share - 0.6) < 1e-12);
+  QVERIFY2(diagnosis_text(d, deprived).find("replica 1 had its core 60 %") != std::string::npos,
+           diagnosis_text(d, deprived).c_str());
+  // The same when replica 1 is the simulated straggler: it sleeps on purpose, so plain waiting.
+  RunRecord straggler = deprived;
+  straggler.config.scenario.straggler = {1, 3.0};
+  d = diagnose(straggler, nullptr, nullptr);
+  QCOMPARE(int(d.bound), int(Bound::Waiting));
+  QVERIFY(d.deprived.empty());
+  // Communication-bound.
+  QCOMPARE(int(diagnose(timed(2, 0.5, 0.05, 1.2, 0.05, 1.0), nullptr, nullptr).bound), int(Bound::Communication));
+  // A fixed cost per step, from the run and its baseline at two batch sizes: 20 ms a step at 128
+  // on one replica, 18 ms at 64 on two: 2 ms per 64 samples, 16 ms whatever the share (10 ms of
+  // it the optimizer), 89 % of the run's step.
+  RunRecord base = timed(1, 1.9, 0.1, 0.0, 0.0, 1.0);     // (1.9 + 0.1) / 100 steps = 20 ms
+  const RunRecord run = timed(2, 0.8, 1.0, 0.05, 0.05, 1.0);   // (0.8 + 1.0) / 100 = 18 ms
+  d = diagnose(run, &base, nullptr);
+  QCOMPARE(int(d.bound), int(Bound::FixedCost));
+  QVERIFY(d.split && std::fabs(d.split->fixed_s - 0.016) < 1e-12 && std::fabs(d.split->optimizer_s - 0.010) < 1e-12);
+  QVERIFY(std::fabs(d.split->fixed_share - 16.0 / 18.0) < 1e-12);
+  QCOMPARE(d.split->source, std::string("this run and its baseline"));
+  const std::string fixed = diagnosis_text(d, run);
+  QVERIFY2(fixed.find("89 %") != std::string::npos && fixed.find("optimizer over 121,930 parameters 10.0 ms") != std::string::npos &&
+               fixed.find("the rest 6.0 ms") != std::string::npos,
+           fixed.c_str());
+  // The same from a calibration at the run's concurrency (2 replicas): 10 ms at 32, 12 ms at 64.
+  Calibration cal;
+  cal.cores = 2;
+  cal.gradient_bytes = double(ModelSpec{}.gradient_bytes());
+  cal.compute = {{1, 64, 0.005, {}}, {2, 32, 0.010, {}}, {2, 64, 0.012, {}}};
+  d = diagnose(run, nullptr, &cal);
+  QVERIFY(d.split && std::fabs(d.split->fixed_s - 0.008) < 1e-12);
+  QCOMPARE(d.split->source, std::string("the machine's calibration"));
+  QVERIFY(std::fabs(d.split->fixed_share - 8.0 / 12.0) < 1e-12);
+  // Noise: epochs 30 % apart, a baseline 25 % slower than the one before it.
+  RunRecord noisy = timed(2, 1.6, 0.1, 0.1, 0.17, 1.0);
+  for (double t : {2.0, 2.0, 2.6}) noisy.epochs.push_back(EpochMetrics{int(noisy.epochs.size()) + 1, t, 0, 0, 0, 0, 0.8, 1, {}, {}});
+  RunRecord before = made_run("before", 1, "2025-12-31T00:00:00Z", 2.0);
+  base = made_run("base", 1, "2026-01-01T00:00:00Z", 2.5);
+  d = diagnose(noisy, &base, nullptr, &before);
+  QVERIFY(std::fabs(d.epoch_spread - 0.3) < 1e-9 && d.baseline_drift && std::fabs(*d.baseline_drift - 0.25) < 1e-12);
+  QVERIFY2(noise_text(d).find("vary by 30 %") != std::string::npos && noise_text(d).find("25 % slower") != std::string::npos,
+           noise_text(d).c_str());
+  // One replica: nothing to say.
+  QCOMPARE(int(diagnose(timed(1, 1.0, 0.1, 0, 0, 1.0), nullptr, nullptr).bound), int(Bound::None));
 }
 
 void TestExperiment::comparison_text_without_a_baseline() {

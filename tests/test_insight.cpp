@@ -267,6 +267,7 @@ void TestInsight::breakdown_puts_the_baseline_first() {
   ShownRun primary = shown(run);
   ShownRun b = shown(base, false, true);
   primary.baseline_label = b.label;
+  primary.baseline_id = b.record.id;
   const BarChartContent c = build_breakdown({primary, b}, nullptr);
   QCOMPARE(c.groups.size(), std::size_t(3));
   QCOMPARE(c.groups[0].label, QString("baseline"));
@@ -306,12 +307,12 @@ void TestInsight::card_says_what_bounds_the_run() {
   // the exchange, or the waiting, whichever bounds the step; with the bytes and the link.
   RunRecord r = timed_run("run", 2, 1);
   QVERIFY2(comparison_summary_html({shown(r)}).contains("Compute-bound"), qPrintable(comparison_summary_html({shown(r)})));
-  QVERIFY(comparison_summary_html({shown(r)}).contains("0.5 MB per step"));   // the reference CNN's gradient
+  QVERIFY(comparison_summary_html({shown(r)}).contains("0.5 MB a step"));   // the reference CNN's gradient
   r.config.model = "dense:4096";
   r.config.scenario.link.gbit = 1;
   for (auto& t : r.epochs[0].replica_times) t[phase::AllReduce] = 2.0;
   const QString comm = comparison_summary_html({shown(r)});
-  QVERIFY2(comm.contains("Communication-bound") && comm.contains("26.5 MB per step over the simulated 1 Gbit/s link"),
+  QVERIFY2(comm.contains("Communication-bound") && comm.contains("26.5 MB a step over the simulated 1 Gbit/s link"),
            qPrintable(comm));
   for (auto& t : r.epochs[0].replica_times) t[phase::AllReduce] = 0.01, t[phase::Wait] = 0.3;
   QVERIFY(comparison_summary_html({shown(r)}).contains("Waiting-bound"));

@@ -44,7 +44,7 @@ std::optional<std::size_t> BaselineIndex::for_config(const RunConfig& config) co
   return it->second;
 }
 
-BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselinePins& pins) {
+BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselineBook& book) {
   BaselineIndex index;
   std::vector<std::string> keys;
   keys.reserve(runs.size());
@@ -58,22 +58,48 @@ BaselineIndex index_baselines(std::span<const RunRecord> runs, const BaselinePin
   // unique in a store, where they are the file names).
   std::unordered_map<std::string, std::size_t> position_of_id;
   for (std::size_t i = 0; i < runs.size(); ++i) position_of_id.try_emplace(runs[i].id, i);
-  for (const auto& [key, id] : pins) {
+  for (const auto& [key, id] : book.pins) {
     // A pinned run whose scenario changes the math (balanced shares) is no lock-step run's
     // baseline: the pin is ignored.
     if (auto it = position_of_id.find(id); it != position_of_id.end() && !changes_math(runs[it->second].config.scenario))
       index.by_key[key] = it->second;
   }
   index.of_run.assign(runs.size(), std::nullopt);
+  index.kept.assign(runs.size(), false);
   for (std::size_t i = 0; i < runs.size(); ++i) {
     if (auto it = index.by_key.find(keys[i]); it != index.by_key.end()) index.of_run[i] = it->second;
+    if (index.of_run[i] == i) continue;   // the baseline of its key now
+    // The baseline it was compared with, while it is still there and still one of its key.
+    const auto was = book.compared.find(runs[i].id);
+    if (was == book.compared.end()) continue;
+    const auto at = position_of_id.find(was->second);
+    if (at != position_of_id.end() && at->second != i && can_be_baseline(runs[at->second]) &&
+        keys[at->second] == keys[i]) {
+      index.of_run[i] = at->second;
+      index.kept[i] = true;
+    }
   }
   return index;
 }
 
-const RunRecord* find_baseline(std::span<const RunRecord> runs, const BaselinePins& pins, const RunConfig& config) {
-  const std::optional<std::size_t> i = index_baselines(runs, pins).for_config(config);
+const RunRecord* find_baseline(std::span<const RunRecord> runs, const BaselineBook& book, const RunConfig& config) {
+  const std::optional<std::size_t> i = index_baselines(runs, book).for_config(config);
   return i ? &runs[*i] : nullptr;
+}
+
+const RunRecord* baseline_of(std::span<const RunRecord> runs, const BaselineBook& book, const RunRecord& run) {
+  const BaselineIndex index = index_baselines(runs, book);
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    if (runs[i].id == run.id) return index.of_run[i] ? &runs[*index.of_run[i]] : nullptr;
+  const std::optional<std::size_t> i = index.for_config(run.config);
+  return i ? &runs[*i] : nullptr;
+}
+
+void pin_baseline(BaselineBook& book, std::span<const RunRecord> runs, const RunRecord& baseline) {
+  const std::string key = baseline_key(baseline.config);
+  book.pins[key] = baseline.id;
+  for (const RunRecord& r : runs)
+    if (r.id != baseline.id && baseline_key(r.config) == key) book.compared[r.id] = baseline.id;
 }
 
 }  // namespace mb

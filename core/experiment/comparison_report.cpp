@@ -39,11 +39,12 @@ RunComparison compare_runs(const RunRecord& baseline, const RunRecord& run) {
   if (c.run_is_baseline) return c;
   c.time = compare_epoch_time(baseline, run);
   if (criteria_apply(run)) c.verdict = judge_reference(baseline, run);
+  c.diagnosis = diagnose(run, &baseline, nullptr);
   return c;
 }
 
-RunComparison compare_with_baseline(std::span<const RunRecord> runs, const BaselinePins& pins, const RunRecord& run) {
-  if (const RunRecord* b = find_baseline(runs, pins, run.config)) return compare_runs(*b, run);
+RunComparison compare_with_baseline(std::span<const RunRecord> runs, const BaselineBook& book, const RunRecord& run) {
+  if (const RunRecord* b = baseline_of(runs, book, run)) return compare_runs(*b, run);
   RunComparison c;
   c.key = describe_baseline_key(run.config);
   return c;
@@ -51,9 +52,9 @@ RunComparison compare_with_baseline(std::span<const RunRecord> runs, const Basel
 
 RunComparison compare_with_baseline(const RunStore& store, const RunRecord& run, std::vector<std::string>* warnings) {
   RunStore::Loaded loaded = store.load_runs();
-  const BaselinePins pins = store.load_pins(&loaded.warnings);
+  const BaselineBook book = store.load_book(&loaded.warnings);
   if (warnings) warnings->insert(warnings->end(), loaded.warnings.begin(), loaded.warnings.end());
-  return compare_with_baseline(loaded.runs, pins, run);
+  return compare_with_baseline(loaded.runs, book, run);
 }
 
 std::string comparison_text(const RunRecord& run, const RunComparison& c) {
@@ -90,6 +91,9 @@ std::string comparison_text(const RunRecord& run, const RunComparison& c) {
     out += fmt::format("  validation accuracy above {:.0f} %: {} ({})\n", ReferenceVerdict::kMinValAcc * 100,
                        v.acc_ok ? "yes" : "no", percent(v.val_acc, 2));
   }
+  if (const std::string bound = diagnosis_text(c.diagnosis, run); !bound.empty())
+    out += fmt::format("what bounds it: {}\n", bound);
+  if (const std::string noise = noise_text(c.diagnosis); !noise.empty()) out += noise + "\n";
   if (!run.replicas_in_sync) out += "replicas diverged: the run's parameters differ between devices\n";
   return out;
 }

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "experiment/baseline.h"
+#include "experiment/diagnosis.h"
 #include "experiment/run_store.h"
 #include "experiment/verdict.h"
 #include "records/run_record.h"
@@ -20,14 +21,15 @@ struct RunComparison {
   bool run_is_baseline = false;             // the run is the baseline of its own key
   std::optional<EpochTimeComparison> time;  // with a baseline other than the run
   std::optional<ReferenceVerdict> verdict;  // when criteria_apply(run), with a baseline other than the run
+  Diagnosis diagnosis;                      // what bounds the run (its own measurements and the baseline's)
 };
 
 // `run` against a baseline the caller chose (a plan's own baseline run).
 RunComparison compare_runs(const RunRecord& baseline, const RunRecord& run);
 
-// `run` need not be among `runs` (a record fresh from the trainer); its baseline is looked up
-// by its configuration with find_baseline()'s rules.
-RunComparison compare_with_baseline(std::span<const RunRecord> runs, const BaselinePins& pins, const RunRecord& run);
+// `run` need not be among `runs` (a record fresh from the trainer): its baseline is the one it
+// was compared with when it was saved (baseline_of), else its configuration's.
+RunComparison compare_with_baseline(std::span<const RunRecord> runs, const BaselineBook& book, const RunRecord& run);
 // The same against a store's runs and pins; files that cannot be read are skipped and, when
 // `warnings` is given, named there.
 RunComparison compare_with_baseline(const RunStore& store, const RunRecord& run,

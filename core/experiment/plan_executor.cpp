@@ -143,20 +143,36 @@ RunRecord PlanExecutor::train_one(int index, const PlannedRun& planned, RunTrain
   }
 }
 
-// Names, saves and pins a finished run and puts its trace beside it; returns why it could not
-// be saved (empty: saved).
+// Names and saves a finished run, puts its trace beside it, and writes down its baseline: a
+// completed baseline is pinned for its configuration; any other run keeps the baseline it is
+// compared with now - the plan's own (Compare, Reference), else its configuration's - so a
+// later baseline never re-scores it. Returns why it could not be saved (empty: saved).
 std::string PlanExecutor::keep(const PlannedRun& run, RunRecord& record, const std::filesystem::path& trace) {
   if (namer_) record.name = namer_(record);
   if (!store_) return {};
   std::string error;
   try {
     store_->save(record);
-    // Never a run whose scenario changes the math (balanced shares): it is no lock-step run's
-    // baseline (baseline.h).
-    if (run.role == RunRole::Baseline && record.status == RunStatus::Completed && !changes_math(record.config.scenario)) {
-      BaselinePins pins = store_->load_pins();
-      pins[baseline_key(record.config)] = record.id;
-      store_->save_pins(pins);
+    BaselineBook book = store_->load_book();
+    if (run.role == RunRole::Baseline) {
+      // Never a run whose scenario changes the math (balanced shares): it is no lock-step
+      // run's baseline (baseline.h).
+      if (record.status == RunStatus::Completed && can_be_baseline(record)) {
+        book.pins[baseline_key(record.config)] = record.id;
+        plan_baseline_ = record.id;
+        store_->save_book(book);
+      }
+    } else {
+      std::string baseline = plan_baseline_;
+      if (baseline.empty()) {
+        const RunStore::Loaded stored = store_->load_runs();
+        if (const RunRecord* b = find_baseline(stored.runs, book, record.config); b && b->id != record.id)
+          baseline = b->id;
+      }
+      if (!baseline.empty()) {
+        book.compared[record.id] = baseline;
+        store_->save_book(book);
+      }
     }
   } catch (const std::exception& e) {
     error = e.what();
@@ -172,6 +188,7 @@ std::string PlanExecutor::keep(const PlannedRun& run, RunRecord& record, const s
 
 PlanOutcome PlanExecutor::run(const Plan& plan, const PlanObserver& observer) {
   PlanOutcome out;
+  plan_baseline_.clear();
   out.kind = plan.kind;
   for (const std::string& note : plan.notes) log_line(TrainObserver{.on_log = observer.on_log}, LogLevel::Info, note);
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {

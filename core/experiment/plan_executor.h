@@ -1,7 +1,8 @@
 // Runs a checked plan (experiment/planner.h) back to back, Qt-free, for every front end: each
 // planned run on the trainer it needs (this process, or - a front end's - processes under
 // mpirun), every finished run saved to the store with its Chrome trace beside it, a completed
-// baseline pinned as the baseline of its configuration; the rest of the plan dropped when a
+// baseline pinned as the baseline of its configuration and every other run's baseline written
+// down (the one it is compared with stays its baseline); the rest of the plan dropped when a
 // run is rejected, its baseline fails or the user stops. Reports through an observer, on the
 // thread that calls run() (a training thread for steps and epochs).
 #pragma once
@@ -115,6 +116,7 @@ class PlanExecutor {
   RunTrainer* current_ = nullptr;
   std::atomic<bool> stop_{false};
   std::atomic<bool> async_stop_{false};
+  std::string plan_baseline_;         // the plan's completed baseline run (Compare, Reference), or empty
 };
 
 }  // namespace mb

@@ -95,30 +95,43 @@ void RunStore::remove(const std::string& id) const {
     fs::remove(file, ec);
     if (ec) spdlog::warn("Could not delete {}: {}", file.string(), ec.message());
   }
+  // Its comparison goes with it (a comparison with it as the baseline falls back to the key's).
+  BaselineBook book = load_book();
+  if (book.compared.erase(id) > 0) {
+    try {
+      save_book(book);
+    } catch (const std::exception& e) {
+      spdlog::warn("Could not update the baseline book: {}", e.what());
+    }
+  }
 }
 
-BaselinePins RunStore::load_pins(std::vector<std::string>* warnings) const {
-  BaselinePins pins;
+BaselineBook RunStore::load_book(std::vector<std::string>* warnings) const {
+  BaselineBook book;
   const fs::path file = root_ / "baselines.json";
   std::ifstream in(file);
-  if (!in) return pins;
+  if (!in) return book;
   try {
     const auto j = nlohmann::json::parse(in);
-    for (const auto& [key, id] : j.at("pins").items()) pins[key] = id.get<std::string>();
+    for (const auto& [key, id] : j.at("pins").items()) book.pins[key] = id.get<std::string>();
+    if (j.contains("compared"))
+      for (const auto& [run, id] : j.at("compared").items()) book.compared[run] = id.get<std::string>();
   } catch (const std::exception& e) {
-    if (warnings) warnings->push_back(fmt::format("Ignored baseline pins in {}: {}", file.string(), e.what()));
-    pins.clear();
+    if (warnings) warnings->push_back(fmt::format("Ignored the baseline book in {}: {}", file.string(), e.what()));
+    book = {};
   }
-  return pins;
+  return book;
 }
 
-void RunStore::save_pins(const BaselinePins& pins) const {
+void RunStore::save_book(const BaselineBook& book) const {
   std::error_code ec;
   fs::create_directories(root_, ec);
   MB_CHECK(!ec, Error, "cannot create {}: {}", root_.string(), ec.message());
   nlohmann::json j;
   j["pins"] = nlohmann::json::object();
-  for (const auto& [key, id] : pins) j["pins"][key] = id;
+  for (const auto& [key, id] : book.pins) j["pins"][key] = id;
+  j["compared"] = nlohmann::json::object();
+  for (const auto& [run, id] : book.compared) j["compared"][run] = id;
   write_file_atomic(root_ / "baselines.json", j.dump(2) + "\n");
 }
 

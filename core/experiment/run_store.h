@@ -1,5 +1,6 @@
 // Where runs live between launches: a folder with one run-record JSON file per run (written
-// atomically) in runs/, plus the baseline pins in baselines.json. The GUI's history is one
+// atomically) in runs/, plus the baseline book in baselines.json (the pins, and the baseline
+// each run was compared with). The GUI's history is one
 // (its location: ui/history/store_location.h); any copy of such a folder can be read too.
 #pragma once
 #include <filesystem>
@@ -39,10 +40,11 @@ class RunStore {
   void save(const RunRecord& record) const;        // atomic; throws Error
   void remove(const std::string& id) const;        // the record and its trace; missing files are no error
 
-  // Baseline pins (baseline_key -> run id). A missing file is no pins; an unreadable one is
-  // no pins with a warning.
-  BaselinePins load_pins(std::vector<std::string>* warnings = nullptr) const;
-  void save_pins(const BaselinePins& pins) const;   // atomic; throws Error
+  // The baseline book: pins (baseline_key -> run id) and comparisons (run id -> baseline id).
+  // A missing file is an empty book; an unreadable one is empty with a warning. Files written
+  // before the comparisons were kept hold pins only.
+  BaselineBook load_book(std::vector<std::string>* warnings = nullptr) const;
+  void save_book(const BaselineBook& book) const;   // atomic; throws Error
 
  private:
   std::filesystem::path root_;

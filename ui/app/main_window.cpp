@@ -87,6 +87,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   sweep_ = new SweepPanel(this);
   step_ = new StepPanel(this);
 
+  live_tick_ = new QTimer(this);
+  live_tick_->setInterval(kLiveTickMs);
+  connect(live_tick_, &QTimer::timeout, this, &MainWindow::show_live_step);
+
   build_layout();
   build_menus();
   connect_parts();
@@ -392,8 +396,11 @@ std::vector<std::string> MainWindow::shown_run_ids() const {
 
 void MainWindow::update_shown() {
   std::vector<ShownRun> runs = shown_runs(live_ ? &*live_ : nullptr, shown_run_ids(), *history_);
-  add_predictions(runs, [this](const std::string& model) { return insight_->calibration_to_predict(model); },
-                  insight_->link_gbps());
+  const CalibrationLookup calibration_of = [this](const std::string& model) {
+    return insight_->calibration_to_predict(model);
+  };
+  add_predictions(runs, calibration_of, insight_->link_gbps());
+  add_diagnoses(runs, *history_, calibration_of);
   insight_->set_runs(runs, charts_->options());
   charts_->set_runs(std::move(runs));
 }
@@ -426,16 +433,30 @@ void MainWindow::on_run_started(int index, const RunConfig& config) {
   update_shown();
 }
 
+// Every report is kept (the traces get every point), but drawn only on the live tick.
 void MainWindow::on_step(const StepProgress& p) {
-  progress_->show_step(p);
-  if (p.has_detail) step_->show_step(p);
-  insight_->show_step(p);
-  if (!live_) return;
-  const double x = (p.epoch - 1) + double(p.step) / double(std::max<int64_t>(1, p.steps));
-  live_->loss_trace.append(QPointF(x, p.running_loss));
-  live_->acc_trace.append(QPointF(x, p.running_acc));
-  // Only the traces changed: hand them over and let the chart timer redraw (at most 10 Hz).
-  charts_->set_live_traces(live_->loss_trace, live_->acc_trace);
+  if (p.has_detail) pending_detail_ = p;
+  pending_step_ = p;
+  if (live_) {
+    const double x = (p.epoch - 1) + double(p.step) / double(std::max<int64_t>(1, p.steps));
+    live_->loss_trace.append(QPointF(x, p.running_loss));
+    live_->acc_trace.append(QPointF(x, p.running_acc));
+  }
+  if (!live_tick_->isActive()) live_tick_->start();
+}
+
+void MainWindow::show_live_step() {
+  if (!pending_step_) {
+    live_tick_->stop();   // nothing new since the last tick: idle until the next report
+    return;
+  }
+  progress_->show_step(*pending_step_);
+  insight_->show_step(*pending_step_);
+  if (pending_detail_) step_->show_step(*pending_detail_);
+  // Only the traces changed: hand them over and let the chart timer redraw.
+  if (live_) charts_->set_live_traces(live_->loss_trace, live_->acc_trace);
+  pending_step_.reset();
+  pending_detail_.reset();
 }
 
 void MainWindow::on_epoch(const EpochMetrics& m) {
@@ -446,6 +467,7 @@ void MainWindow::on_epoch(const EpochMetrics& m) {
 }
 
 void MainWindow::on_run_finished(int index, const RunRecord& record, const QString& save_error) {
+  show_live_step();   // the last reports before the run's end
   live_.reset();
   if (plan_kind_ == PlanKind::Sweep) sweep_->run_finished(index, record);
   step_->run_finished();

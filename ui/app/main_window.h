@@ -110,6 +110,7 @@ class MainWindow : public QMainWindow {
   void on_plan_started(PlanKind kind, int runs);
   void on_run_started(int index, const RunConfig& config);
   void on_step(const StepProgress& p);
+  void show_live_step();   // the latest step progress, on the live tick
   void on_epoch(const EpochMetrics& m);
   void on_run_finished(int index, const RunRecord& record, const QString& save_error);
   void on_run_rejected(int index, const QString& message);
@@ -135,6 +136,12 @@ class MainWindow : public QMainWindow {
   PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan
 
   std::optional<ShownRun> live_;
+  // Step progress arrives up to 20 times a second; the window shows the latest on a slower tick
+  // (kLiveTickMs): on a 2-core machine every millisecond the window draws is taken from a
+  // replica, and lock-step makes every replica wait for the one that lost it.
+  static constexpr int kLiveTickMs = 250;
+  QTimer* live_tick_ = nullptr;
+  std::optional<StepProgress> pending_step_, pending_detail_;
   std::vector<std::string> plan_ids_;      // records of the plan in progress / last plan
   std::vector<std::string> load_warnings_;
   bool scripted_ = false;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "charts/shown_run.h"
+#include "insight/prediction.h"
 
 namespace mb {
 
@@ -14,5 +15,10 @@ class HistoryModel;
 // show. Baselines come last, so the first run is the one the headlines talk about.
 std::vector<ShownRun> shown_runs(const ShownRun* live, const std::vector<std::string>& ids,
                                  const HistoryModel& history);
+
+// Fills ShownRun::diagnosis of every run that is no baseline (experiment/diagnosis.h): with its
+// baseline, this machine's calibration of its model (when there is one) and the baseline of
+// its settings before that one (a drifting baseline is flagged).
+void add_diagnoses(std::vector<ShownRun>& runs, const HistoryModel& history, const CalibrationLookup& calibration_of);
 
 }  // namespace mb

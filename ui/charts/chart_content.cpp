@@ -234,12 +234,9 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
         QString line = QObject::tr("%1: val %2 after epoch %3")
                            .arg(primary->label, format_percent(primary->record.epochs.back().val_acc, 1))
                            .arg(primary->record.epochs.back().epoch);
-        for (const ShownRun* r : runs) {
-          if (r->baseline && r != primary && !r->record.epochs.empty()) {
-            line += QObject::tr(" (baseline %1)").arg(format_percent(r->record.epochs.back().val_acc, 1));
-            break;
-          }
-        }
+        // The primary run's own baseline: the one the card and the time chart name too.
+        if (const ShownRun* b = baseline_of(all_runs, *primary); b && !b->record.epochs.empty())
+          line += QObject::tr(" (baseline %1)").arg(format_percent(b->record.epochs.back().val_acc, 1));
         c.title += chart_headline(line);
       } else {
         c.title += chart_headline(QObject::tr("train and validation, per epoch"));

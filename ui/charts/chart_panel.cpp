@@ -116,7 +116,13 @@ void ChartPanel::set_options(const ChartOptions& options) {
   dirty_ = true;
 }
 
+// Hidden behind another tab, the charts wait: drawing them would only take CPU from the replicas.
 void ChartPanel::refresh_if_dirty() {
+  if (dirty_ && isVisible()) refresh_now();
+}
+
+void ChartPanel::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
   if (dirty_) refresh_now();
 }
 

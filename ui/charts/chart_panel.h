@@ -40,6 +40,9 @@ class ChartPanel : public QWidget {
   void options_changed();
   void export_requested();   // the "Export PNG…" button beside the chart options
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
   void refresh_if_dirty();
 

@@ -12,6 +12,13 @@ const ShownRun* primary_run(const std::vector<ShownRun>& runs) {
   return runs.empty() ? nullptr : &runs.front();
 }
 
+const ShownRun* baseline_of(const std::vector<ShownRun>& runs, const ShownRun& run) {
+  if (run.baseline_id.empty()) return nullptr;
+  for (const auto& r : runs)
+    if (r.record.id == run.baseline_id && &r != &run) return &r;
+  return nullptr;
+}
+
 QColor run_colour(int index) {
   // Okabe-Ito without black/yellow (poor on white), then Tableau extras.
   static const QColor colours[] = {QColor("#0072B2"), QColor("#D55E00"), QColor("#009E73"), QColor("#CC79A7"),

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "charts/running_trace.h"
+#include "experiment/diagnosis.h"
 #include "experiment/verdict.h"
 #include "records/run_record.h"
 
@@ -31,7 +32,9 @@ struct ShownRun {
   bool live = false;
   RunningTrace loss_trace, acc_trace;
   std::optional<EpochTimeComparison> vs_baseline;   // for non-baseline runs with a baseline
+  std::string baseline_id;                           // which shown run that baseline is (its record id)
   QString baseline_label;
+  std::optional<Diagnosis> diagnosis;                // what bounds it (several replicas, a breakdown)
   std::optional<PredictedEpoch> predicted;           // with a calibration that applies to the run
   QString no_prediction;                             // else why not, when there is a calibration
 };
@@ -39,6 +42,9 @@ struct ShownRun {
 // The run the headlines and the comparison card talk about: the first run that is not a
 // baseline, else the first run; nullptr when there are none.
 const ShownRun* primary_run(const std::vector<ShownRun>& runs);
+// The baseline `run` is compared with, among `runs` (by record id): the one every header, the
+// card and the breakdown name for it; nullptr when it has none or it is not shown.
+const ShownRun* baseline_of(const std::vector<ShownRun>& runs, const ShownRun& run);
 
 // Distinct, colour-blind-friendly colours for runs; greys for baselines.
 QColor run_colour(int index);

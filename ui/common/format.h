@@ -31,7 +31,8 @@ std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs);
 bool has_user_name(const RunRecord& record);
 QString format_seconds(double s);                    // "0.84 s", "12.3 s", "2 min 05 s"
 QString format_percent(double fraction, int decimals = 1);   // 0.8742 -> "87.4 %"
-QString format_reduction(double reduction, int decimals = 0);   // 0.42 -> "−42 %", -0.1 -> "+10 %"
+QString format_reduction(double reduction, int decimals = 1);   // 0.42 -> "−42.0 %", -0.1 -> "+10.0 %": one
+// decimal everywhere, so a headline never rounds a −39.6 % to the −40 % the classic task asks for
 QString format_speedup(double speedup);              // "1.74×"
 QString format_deviation(double fraction);           // 0.06 -> "+6 %", -0.04 -> "−4 %" (measured vs expected)
 QString format_rate(double images_per_s);            // "3,412 img/s"

@@ -13,6 +13,15 @@
 #include "experiment/verdict.h"
 
 namespace mb {
+namespace {
+
+// A baseline as the Speedup column names it: its start time ("17:53"), or its id's tail.
+QString baseline_time(const RunRecord& b) {
+  const QString date = format_date(b.config.start_time);   // "2026-12-03 17:53"
+  return date.size() > 11 ? date.mid(11) : QString::fromStdString(b.id).right(4);
+}
+
+}  // namespace
 
 HistoryModel::HistoryModel(RunStore store, QObject* parent) : QAbstractTableModel(parent), store_(std::move(store)) {}
 
@@ -20,7 +29,7 @@ std::vector<std::string> HistoryModel::reload() {
   beginResetModel();
   auto loaded = store_.load_runs();
   runs_ = std::move(loaded.runs);
-  pins_ = store_.load_pins(&loaded.warnings);
+  book_ = store_.load_book(&loaded.warnings);
   reindex();
   endResetModel();
   for (const auto& w : loaded.warnings) spdlog::warn("{}", w);
@@ -49,11 +58,16 @@ int HistoryModel::row_of(const std::string& id) const {
   return -1;
 }
 
-void HistoryModel::reindex() { baselines_ = index_baselines(runs_, pins_); }
+void HistoryModel::reindex() { baselines_ = index_baselines(runs_, book_); }
 
 const RunRecord* HistoryModel::baseline_for(const RunConfig& config) const {
   const std::optional<std::size_t> row = baselines_.for_config(config);
   return row ? &runs_[*row] : nullptr;
+}
+
+const RunRecord* HistoryModel::baseline_of(const RunRecord& r) const {
+  if (const int row = row_of(r.id); row >= 0) return baseline_of_row(row);
+  return baseline_for(r.config);
 }
 
 bool HistoryModel::is_baseline(const RunRecord& r) const {
@@ -82,8 +96,8 @@ bool HistoryModel::add(const RunRecord& record, QString* error) {
 }
 
 void HistoryModel::add_saved(const RunRecord& record) {
-  // Whoever saved it may have pinned it as a baseline too.
-  pins_ = store_.load_pins();
+  // Whoever saved it wrote down its baseline, or pinned it as one.
+  book_ = store_.load_book();
   if (const int row = row_of(record.id); row >= 0) {   // re-saved run: replace in place
     runs_[std::size_t(row)] = record;
     reindex();
@@ -136,16 +150,17 @@ bool HistoryModel::rename(const std::string& id, const QString& name, QString* e
 bool HistoryModel::pin_baseline(const std::string& id, QString* error) {
   const RunRecord* r = find(id);
   if (!r) return false;
-  auto pins = pins_;
-  pins[baseline_key(r->config)] = id;
+  // The user's pin re-scores every run of its configuration (baseline.h).
+  BaselineBook book = book_;
+  mb::pin_baseline(book, runs_, *r);
   try {
-    store_.save_pins(pins);
+    store_.save_book(book);
   } catch (const std::exception& e) {
     if (error) *error = QString::fromStdString(e.what());
     spdlog::error("Could not save baseline pin: {}", e.what());
     return false;
   }
-  pins_ = std::move(pins);
+  book_ = std::move(book);
   reindex();
   spdlog::info("Pinned {} as baseline for {}", id, describe_baseline_key(r->config));
   emit dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1));
@@ -246,7 +261,9 @@ QVariant HistoryModel::display(int row, int col) const {
       if (!b) return QStringLiteral("–");
       auto cmp = compare_epoch_time(*b, r);
       if (!cmp) return QStringLiteral("–");
-      return QStringLiteral("%1 (%2)").arg(format_speedup(cmp->speedup), format_reduction(cmp->reduction));
+      // Which baseline: its start time, the history's Date column (the tooltip names it).
+      return QStringLiteral("%1 (%2) vs %3")
+          .arg(format_speedup(cmp->speedup), format_reduction(cmp->reduction), baseline_time(*b));
     }
     case Status: return QString::fromUtf8(to_string(r.status));
     default:
@@ -299,7 +316,9 @@ QString HistoryModel::tooltip(int row) const {
              .arg(c.train_size)
              .arg(c.val_size);
   if (const RunRecord* b = baseline_of_row(row); b && b->id != r.id)
-    tip += tr("<br>baseline: %1").arg(run_label(*b).toHtmlEscaped());
+    tip += tr("<br>measured against %1 of %2 (%3)%4")
+               .arg(run_label(*b).toHtmlEscaped(), format_date(b->config.start_time), QString::fromStdString(b->id),
+                    baselines_.kept[std::size_t(row)] ? tr(", the baseline it was compared with") : QString());
   if (has_trace(r.id)) tip += tr("<br>kept its Chrome trace (Export trace…)");
   if (!r.replicas_in_sync) tip += tr("<br><font color='#c62828'>replicas diverged</font>");
   if (!r.error.empty()) tip += tr("<br><font color='#c62828'>%1</font>").arg(QString::fromStdString(r.error).toHtmlEscaped());

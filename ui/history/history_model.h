@@ -26,21 +26,25 @@ class HistoryModel : public QAbstractTableModel {
 
   const RunStore& store() const { return store_; }
   const std::vector<RunRecord>& runs() const { return runs_; }
-  const BaselinePins& pins() const { return pins_; }
+  const BaselineBook& book() const { return book_; }
   const RunRecord* find(const std::string& id) const;
   int row_of(const std::string& id) const;
   // Whether the run kept a Chrome trace beside its record (RunStore::trace_file_for).
   bool has_trace(const std::string& id) const;
 
-  // The baseline for a run/configuration (experiment/baseline.h), or nullptr. A map lookup:
-  // the baselines are worked out once per change of the runs or pins (index_baselines()).
+  // The baseline a new run of a configuration is compared with (experiment/baseline.h), or
+  // nullptr; the baseline a stored run is measured against (the one it was compared with,
+  // kept; a run not in the history: its configuration's); whether a run is its
+  // configuration's baseline now. Map lookups: the baselines are worked out once per change
+  // of the runs or the book (index_baselines()).
   const RunRecord* baseline_for(const RunConfig& config) const;
+  const RunRecord* baseline_of(const RunRecord& record) const;
   bool is_baseline(const RunRecord& record) const;
 
   // Saves and appends a finished run; false (with *error) when the file could not be written
   // (the run still appears, so the user can export it).
   bool add(const RunRecord& record, QString* error = nullptr);
-  // Appends a run someone else saved (the plan executor), with the store's pins as they are now.
+  // Appends a run someone else saved (the plan executor), with the store's baseline book as it is now.
   void add_saved(const RunRecord& record);
   void remove(const std::vector<std::string>& ids);
   bool rename(const std::string& id, const QString& name, QString* error = nullptr);
@@ -60,7 +64,7 @@ class HistoryModel : public QAbstractTableModel {
   QVariant display(int row, int column) const;
   QVariant sort_value(int row, int column) const;
   QString tooltip(int row) const;
-  // Recomputes baselines_. Called after every change to runs_ or pins_, before the views are
+  // Recomputes baselines_. Called after every change to runs_ or book_, before the views are
   // told (a sorting proxy asks for data while rows are inserted).
   void reindex();
   const RunRecord* baseline_of_row(int row) const;
@@ -68,7 +72,7 @@ class HistoryModel : public QAbstractTableModel {
 
   RunStore store_;
   std::vector<RunRecord> runs_;
-  BaselinePins pins_;
+  BaselineBook book_;
   BaselineIndex baselines_;   // positions are rows
 };
 

@@ -318,10 +318,8 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
   }
   const bool partial = primary->live && live && live->epoch > (r.epochs.empty() ? 0 : r.epochs.back().epoch) &&
                        timed(live->times, n);
-  const ShownRun* base = nullptr;
-  for (const auto& s : runs) {
-    if (s.baseline && &s != primary && s.label == primary->baseline_label && !is_gpu_run(s.record.config)) base = &s;
-  }
+  const ShownRun* base = baseline_of(runs, *primary);   // the one the card and the headers name
+  if (base && is_gpu_run(base->record.config)) base = nullptr;
   std::vector<PhaseTimes> base_mean;
   if (base) {
     int k = 0;
