@@ -7,6 +7,9 @@
 #include <QGroupBox>
 #include <QComboBox>
 #include <QDir>
+#include <QFileDialog>
+#include <QStatusBar>
+#include <QTimer>
 #include <QFile>
 #include <QImage>
 #include <QLabel>
@@ -35,6 +38,7 @@
 #include "charts/chart_content.h"
 #include "charts/chart_panel.h"
 #include "charts/comparison_card.h"
+#include "common/export_file.h"
 #include "common/format.h"
 #include "experiment/baseline.h"
 #include "experiment/plans.h"
@@ -143,6 +147,8 @@ class TestWorkbench : public QObject {
   void device_list_offers_gpus_and_explains_their_absence();
   void rename_delete_and_pin_persist();
   void settings_are_remembered();
+  void presets_restore_and_compare_shows_the_training_tab();
+  void exports_confirm_and_remember_their_folder();
   void scripted_mode_exit_codes();
 
  private:
@@ -789,6 +795,61 @@ void TestWorkbench::settings_are_remembered() {
   QVERIFY(!window_->chart_panel()->options().show_train);
   QCOMPARE(window_->size(), QSize(1250, 780));
   window_->chart_panel()->findChild<QCheckBox*>("show_train")->setChecked(true);
+}
+
+// The Reference experiment's preset shows in the fields while it runs and the user's own come
+// back after it; a comparison brings the Training tab to the front; a what-if model and the
+// scenario are not remembered (a class never inherits yesterday's demonstration).
+void TestWorkbench::presets_restore_and_compare_shows_the_training_tab() {
+  fill(2, 2);
+  auto* epochs = window_->findChild<QSpinBox*>("epochs");
+  auto* limit = window_->findChild<QSpinBox*>("limit_train");
+  limit->setValue(300);
+  window_->view_tabs()->setCurrentIndex(2);   // the Sweep tab, as after a sweep
+  QSignalSpy done(window_.get(), &MainWindow::plan_done);
+  QTest::mouseClick(window_->findChild<QPushButton*>("reference_button"), Qt::LeftButton);
+  QCOMPARE(window_->view_tabs()->currentWidget(), static_cast<QWidget*>(window_->chart_panel()));
+  QCOMPARE(epochs->value(), 5);        // the preset, shown while it runs
+  QVERIFY(done.wait(kRunTimeoutMs));
+  QCOMPARE(epochs->value(), 2);        // and the user's fields after it
+  QCOMPARE(limit->value(), 300);
+  // What the next launch remembers is the user's setup, never the preset's, a what-if model or
+  // the scenario.
+  TrainConfig what_if = window_->setup_panel()->config();
+  what_if.model = ModelSpec{4096};
+  what_if.scenario.straggler = {1, 3.0};
+  window_->setup_panel()->set_config(what_if);
+  window_->close();
+  window_.reset();
+  window_ = std::make_unique<MainWindow>();
+  const TrainConfig again = window_->setup_panel()->config();
+  QCOMPARE(again.epochs, 2);
+  QVERIFY(again.model.is_reference() && again.scenario == Scenario{});
+}
+
+// Every export says where it wrote the file in the status bar, and the next save dialog opens
+// in that folder, across launches.
+void TestWorkbench::exports_confirm_and_remember_their_folder() {
+  QTemporaryDir out;
+  const QString file = out.filePath("charts.png");
+  QTimer::singleShot(0, [&] {
+    auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+    if (!dialog) return;
+    dialog->selectFile(file);
+    QMetaObject::invokeMethod(dialog, "accept");   // a slot: protected to call, public to invoke
+  });
+  QCOMPARE(ask_export_file(window_.get(), "Export", "mirrorbench-charts.png", "PNG images (*.png)"), file);
+  QString opened;
+  QTimer::singleShot(0, [&] {
+    auto* dialog = qobject_cast<QFileDialog*>(QApplication::activeModalWidget());
+    if (!dialog) return;
+    opened = dialog->directory().absolutePath();
+    dialog->reject();
+  });
+  QCOMPARE(ask_export_file(window_.get(), "Export", "mirrorbench-runs.csv", "CSV (*.csv)"), QString());
+  QCOMPARE(opened, QDir(out.path()).absolutePath());
+  confirm_export(window_.get(), file);
+  QVERIFY2(window_->statusBar()->currentMessage().contains(file), qPrintable(window_->statusBar()->currentMessage()));
 }
 
 void TestWorkbench::scripted_mode_exit_codes() {

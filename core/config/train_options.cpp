@@ -200,11 +200,12 @@ const TrainOption kOptions[] = {
        r.simulated = is_simulated(c.devices);
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.devices = r.devices; }},
-    // The model changes the math and the all-reduce's size: every process must agree on it.
+    // The model changes the math and the all-reduce's size: every process must agree on it. A
+    // what-if model is not remembered: the next class must not silently train dense 4096.
     {.key = "model", .flag = "--model", .value_name = "M",
      .help = "reference (the reference CNN, dense 64) or dense:N, a what-if model whose dense layer has N units "
              "(18,826 + 1,611 N parameters; N in 1..16384; presets 1024, 4096, 8192)",
-     .kind = OptionKind::Custom, .agree = true, .remembered = true, .record_keys = "model", .example = "dense:4096",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "model", .example = "dense:4096",
      .format = format_model, .parse = parse_model,
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model.name(); },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.model = model_from_text(r.model); }},

@@ -27,6 +27,7 @@
 #include "backends/devices.h"
 #include "backends/registry.h"
 #include "charts/chart_panel.h"
+#include "common/export_file.h"
 #include "common/format.h"
 #include "common/wheel_guard.h"
 #include "experiment/comparison_report.h"
@@ -316,10 +317,15 @@ bool MainWindow::start_plan(PlanKind kind) {
   if (kind == PlanKind::Sweep) return start_sweep(sweep_->options(setup_->config()), processes, hostfile);
   TrainConfig config = setup_->config();
   if (kind == PlanKind::Reference) {
+    // The fields show what the preset means while it runs, and come back as they were after
+    // it (a practice setup of 2 epochs and 4,096 images must not become 5 and all).
+    preset_restore_ = config;
     config = reference_request(config, processes, setup_->all_devices());
-    setup_->set_config(config);   // show the user what the preset means
+    setup_->set_config(config);
   }
-  return start_plan(kind, config, processes, hostfile);
+  const bool started = start_plan(kind, config, processes, hostfile);
+  if (!started) restore_preset_fields();
+  return started;
 }
 
 bool MainWindow::start_plan(PlanKind kind, const TrainConfig& config, int processes, const std::string& hostfile) {
@@ -357,7 +363,7 @@ bool MainWindow::start(const PlanRequest& request) {
     sweep_->start(shown);
   }
   if (!scripted_) {
-    settings_.set_last_config(setup_->config());
+    settings_.set_last_config(preset_restore_ ? *preset_restore_ : setup_->config());
     settings_.set_last_launch(setup_->processes(), setup_->hostfile());
     if (request.kind == PlanKind::Sweep) settings_.set_sweep(sweep_->settings());
   }
@@ -366,9 +372,19 @@ bool MainWindow::start(const PlanRequest& request) {
                  to_string(request.sweep.axis), plan.runs.size(), format_devices(request.config.devices), request.config.epochs,
                  100 * request.sweep.target_val_acc);
     view_tabs_->setCurrentWidget(sweep_);
+  } else if (request.kind == PlanKind::Compare || request.kind == PlanKind::Reference ||
+             view_tabs_->currentWidget() == sweep_) {
+    view_tabs_->setCurrentWidget(charts_);   // a comparison is read on the training charts and the card
   }
   controller_->start(std::move(plan));
   return true;
+}
+
+// The fields a preset replaced while its plan ran, as the user had them.
+void MainWindow::restore_preset_fields() {
+  if (!preset_restore_) return;
+  setup_->set_config(*preset_restore_);
+  preset_restore_.reset();
 }
 
 // Why a plan did not start: under the fields, in the status line and (scripted mode has no
@@ -493,6 +509,7 @@ void MainWindow::on_run_rejected(int, const QString& message) {
 
 void MainWindow::on_plan_finished(PlanKind kind, bool ok, bool stopped) {
   setup_->set_busy(false);
+  restore_preset_fields();
   if (kind == PlanKind::Sweep) sweep_->finished(stopped);
   sweep_->set_busy(false);
   insight_->set_machine_busy(false);
@@ -622,23 +639,24 @@ void MainWindow::export_sweep_dialog(int format) {
   }
   static const char* const names[] = {"mirrorbench-sweep.png", "mirrorbench-sweep.csv", "mirrorbench-sweep.json"};
   const QString filters[] = {tr("PNG images (*.png)"), tr("CSV (*.csv)"), tr("JSON (*.json)")};
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export sweep"), QString::fromLatin1(names[format]),
-                                                    filters[format]);
+  const QString file = ask_export_file(this, tr("Export sweep"), QString::fromLatin1(names[format]), filters[format]);
   if (file.isEmpty()) return;
   QString error;
   const bool ok = format == 0   ? export_sweep_png(file, settings_.export_size(), &error)
                   : format == 1 ? export_sweep_csv(file, &error)
                                 : export_sweep_json(file, &error);
   if (!ok) QMessageBox::warning(this, tr("Export sweep"), error);
+  else confirm_export(this, file);
 }
 
 void MainWindow::export_step_dialog() {
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export one step as PNG"),
-                                                    QStringLiteral("mirrorbench-step.png"), tr("PNG images (*.png)"));
+  const QString file =
+      ask_export_file(this, tr("Export one step as PNG"), QStringLiteral("mirrorbench-step.png"), tr("PNG images (*.png)"));
   if (file.isEmpty()) return;
   QString error;
   if (!export_step_png(file, QSize(StepPanel::kDefaultExportWidth, StepPanel::kDefaultExportHeight), &error))
     QMessageBox::warning(this, tr("Export one step"), error);
+  else confirm_export(this, file);
 }
 
 void MainWindow::export_png_dialog(bool insight_page) {
@@ -650,12 +668,13 @@ void MainWindow::export_png_dialog(bool insight_page) {
   if (dialog.insight())
     name = dialog.insight_chart() ? QStringLiteral("mirrorbench-%1.png").arg(insight_chart_name(*dialog.insight_chart()))
                                   : QStringLiteral("mirrorbench-where-the-time-goes.png");
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export PNG"), name, tr("PNG images (*.png)"));
+  const QString file = ask_export_file(this, tr("Export PNG"), name, tr("PNG images (*.png)"));
   if (file.isEmpty()) return;
   QString error;
   const bool ok = dialog.insight() ? export_insight_png(file, dialog.size(), dialog.insight_chart(), &error)
                                    : export_png(file, dialog.size(), dialog.chart(), &error);
   if (!ok) QMessageBox::warning(this, tr("Export PNG"), error);
+  else confirm_export(this, file);
 }
 
 bool MainWindow::export_insight_png(const QString& file, QSize size, std::optional<InsightChart> chart, QString* error) {
@@ -674,20 +693,21 @@ bool MainWindow::export_trace(const std::string& run_id, const QString& file, QS
 void MainWindow::export_trace_dialog() {
   const auto ids = history_view_->selected_ids();
   if (ids.size() != 1 || !history_->has_trace(ids.front())) return;
-  const QString file = QFileDialog::getSaveFileName(this, tr("Export Chrome trace"),
-                                                    QStringLiteral("mirrorbench-%1.trace.json").arg(QString::fromStdString(ids.front())),
-                                                    tr("Chrome trace (*.json)"));
+  const QString file = ask_export_file(this, tr("Export Chrome trace"),
+                                      QStringLiteral("mirrorbench-%1.trace.json").arg(QString::fromStdString(ids.front())),
+                                      tr("Chrome trace (*.json)"));
   if (file.isEmpty()) return;
   QString error;
   if (!export_trace(ids.front(), file, &error)) QMessageBox::warning(this, tr("Export trace"), error);
+  else confirm_export(this, file);
 }
 
 void MainWindow::export_csv_dialog() {
-  const QString file =
-      QFileDialog::getSaveFileName(this, tr("Export runs as CSV"), QStringLiteral("mirrorbench-runs.csv"), tr("CSV (*.csv)"));
+  const QString file = ask_export_file(this, tr("Export runs as CSV"), QStringLiteral("mirrorbench-runs.csv"), tr("CSV (*.csv)"));
   if (file.isEmpty()) return;
   QString error;
   if (!export_csv(file, &error)) QMessageBox::warning(this, tr("Export CSV"), error);
+  else confirm_export(this, file);
 }
 
 }  // namespace mb

@@ -91,6 +91,7 @@ class MainWindow : public QMainWindow {
  private:
   bool start(const PlanRequest& request);
   void refuse(const QString& why);
+  void restore_preset_fields();
   void build_layout();
   void build_menus();
   void connect_parts();
@@ -136,6 +137,7 @@ class MainWindow : public QMainWindow {
   PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan
 
   std::optional<ShownRun> live_;
+  std::optional<TrainConfig> preset_restore_;   // the fields before a preset (Reference) replaced them
   // Step progress arrives up to 20 times a second; the window shows the latest on a slower tick
   // (kLiveTickMs): on a 2-core machine every millisecond the window draws is taken from a
   // replica, and lock-step makes every replica wait for the one that lost it.

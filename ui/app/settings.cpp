@@ -9,19 +9,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include "common/settings_file.h"
 #include "config/train_options.h"
 #include "util/error.h"
 
 namespace mb {
 
-Settings::Settings() {
-  if (const char* home = std::getenv("MIRRORBENCH_HOME"); home && *home) {
-    const auto file = std::filesystem::path(home) / "settings.ini";
-    s_ = std::make_unique<QSettings>(QString::fromStdString(file.string()), QSettings::IniFormat);
-  } else {
-    s_ = std::make_unique<QSettings>(QStringLiteral("mirrorbench"), QStringLiteral("mirrorbench"));
-  }
-}
+Settings::Settings() : s_(open_settings()) {}
 
 Settings::~Settings() = default;
 

@@ -17,8 +17,8 @@ namespace mb {
 
 class Settings {
  public:
-  // An INI file in $MIRRORBENCH_HOME when set (tests never touch the user's settings),
-  // else the platform's native settings for "mirrorbench".
+  // Where common/settings_file.h says: an INI file in $MIRRORBENCH_HOME when set (tests never
+  // touch the user's settings), else the platform's native settings for "mirrorbench".
   Settings();
   ~Settings();
 

@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "charts/chart_render.h"
+#include "common/export_file.h"
 #include "common/format.h"
 #include "history/history_model.h"
 #include "insight/bar_chart_view.h"
@@ -367,11 +368,12 @@ void InsightPanel::export_dialog(bool predictions, bool json) {
   const QString name = predictions ? (json ? QStringLiteral("mirrorbench-predictions.json") : QStringLiteral("mirrorbench-predictions.csv"))
                                    : QStringLiteral("mirrorbench-breakdown.csv");
   const QString filter = json ? tr("JSON (*.json)") : tr("CSV (*.csv)");
-  const QString file = QFileDialog::getSaveFileName(this, predictions ? tr("Export predictions") : tr("Export breakdown"), name, filter);
+  const QString file = ask_export_file(this, predictions ? tr("Export predictions") : tr("Export breakdown"), name, filter);
   if (file.isEmpty()) return;
   QString error;
   const bool ok = predictions ? export_predictions(file, &error) : export_breakdown_csv(file, &error);
   if (!ok) QMessageBox::warning(this, tr("Export"), error);
+  else confirm_export(this, file);
 }
 
 }  // namespace mb
