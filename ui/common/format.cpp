@@ -110,8 +110,6 @@ std::vector<QString> short_labels(const std::vector<const RunRecord*>& runs, con
   const bool beside_others = std::find(baseline.begin(), baseline.end(), false) != baseline.end();
   std::vector<QString> labels;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    const int with = i < compared_with.size() ? compared_with[i] : -1;
-    std::vector<std::string> w;
     if (has_user_name(*runs[i])) {
       labels.push_back(QString::fromStdString(runs[i]->name));
       continue;
@@ -120,8 +118,10 @@ std::vector<QString> short_labels(const std::vector<const RunRecord*>& runs, con
       labels.push_back(QObject::tr("baseline"));   // several: make_distinct adds what tells them apart
       continue;
     }
+    const int with = i < compared_with.size() ? compared_with[i] : -1;
+    std::vector<std::string> w;
     if (with >= 0 && std::size_t(with) < runs.size()) {
-      // Its baseline never has a what-if of the scenario: those are among the differences.
+      // A baseline never runs a scenario's what-if: the run's are among the differences.
       for (const RunDifference& d : run_differences(runs[std::size_t(with)]->config, runs[i]->config))
         if (!d.second.empty()) w.push_back(d.second);
     } else {
