@@ -1,6 +1,7 @@
 // Tests of core/experiment, the decisions the GUI and the CLI share: which run is a run's
 // baseline (pins, most recent completed, every field of the key), the classic task's verdict
-// at its thresholds, the plans, and the run store with a history written by the GUI.
+// at its thresholds, the plans, the run store with a history written by the GUI, and what
+// differs between two runs (every option the record keeps, in words).
 #include <QtTest>
 
 #include <functional>
@@ -9,8 +10,10 @@
 #include "experiment/comparison_report.h"
 #include "experiment/diagnosis.h"
 #include "backends/registry.h"
+#include "config/train_options.h"
 #include "experiment/plan_executor.h"
 #include "experiment/planner.h"
+#include "experiment/run_differences.h"
 #include "experiment/run_store.h"
 #include "experiment/verdict.h"
 #include "records/run_record.h"
@@ -111,6 +114,12 @@ class TestExperiment : public QObject {
   void comparison_text_without_a_baseline();
   void a_run_keeps_the_baseline_it_was_compared_with();
   void diagnosis_names_the_cause();
+  void run_differences_name_the_setting_data();
+  void run_differences_name_the_setting();
+  void run_differences_read_alike_values_apart();
+  void run_differences_leave_out_what_no_user_chose();
+  void every_option_the_record_keeps_is_compared();
+  void distinguishing_words_name_each_run();
 };
 
 // Every field of the key: a single-device run that differs in it is not the baseline; fields
@@ -656,6 +665,142 @@ void TestExperiment::comparison_text_without_a_baseline() {
                                             made_run("other", 1, "2026-01-01T00:01:00Z", 1.0));
   QVERIFY(single.time && !single.verdict);
   QCOMPARE(single.time->reduction, 0.5);
+}
+
+void TestExperiment::run_differences_name_the_setting_data() {
+  QTest::addColumn<Mutation>("change");
+  QTest::addColumn<QString>("setting");
+  QTest::addColumn<QString>("before");
+  QTest::addColumn<QString>("after");
+  auto row = [](const char* name, Mutation m, const char* setting, const char* before, const char* after) {
+    QTest::newRow(name) << m << QString(setting) << QString::fromUtf8(before) << QString::fromUtf8(after);
+  };
+  row("replicas", [](RunConfig& c) { c.devices = cpu_replicas(2), c.replicas = 2; }, "replicas", "1 replica", "2 replicas");
+  row("processes", [](RunConfig& c) { c.processes = 2; }, "processes", "1 process", "2 processes");
+  row("gpus", [](RunConfig& c) { c.devices = parse_devices("cuda:0"); }, "devices", "CPU", "cuda:0");
+  row("model", [](RunConfig& c) { c.model = "cnn-dense4096"; }, "model", "cnn-reference", "cnn-dense4096");
+  row("batch", [](RunConfig& c) { c.global_batch = 256; }, "batch", "batch 128", "batch 256");
+  row("learning rate", [](RunConfig& c) { c.learning_rate = 0.002; }, "learning_rate", "lr 0.001", "lr 0.002");
+  row("epochs", [](RunConfig& c) { c.epochs = 3; }, "epochs", "1 epoch", "3 epochs");
+  row("data", [](RunConfig& c) { c.dataset = "mnist"; }, "data", "fashion-mnist", "mnist");
+  row("training images", [](RunConfig& c) { c.train_size = 4096; }, "train_size", "60,000 images", "4,096 images");
+  row("validation images", [](RunConfig& c) { c.val_size = 1000; }, "val_size", "10,000 val images", "1,000 val images");
+  row("backend", [](RunConfig& c) { c.backend = Backend::Reference; }, "backend", "onednn", "reference");
+  row("precision", [](RunConfig& c) { c.precision = Precision::Tf32; }, "precision", "fp32", "tf32");
+  row("straggler", [](RunConfig& c) { c.scenario.straggler = {1, 3}; }, "slow_replica", "", "simulated straggler r1 \u00d73");
+  row("link", [](RunConfig& c) { c.scenario.link = {1, 50}; }, "simulated_link", "", "simulated link 1 Gbit/s");
+  row("balanced", [](RunConfig& c) { c.scenario.balance = true; }, "balance", "", "balanced shares");
+  row("engine", [](RunConfig& c) { c.engine.cpu_conv2 = Conv2Kernel::Onednn; }, "cpu_conv2", "cpu_conv2 own", "cpu_conv2 onednn");
+  row("teaching pace", [](RunConfig& c) { c.step_delay_s = 1; }, "pace", "", "teaching pace 1 s");
+  row("no breakdown", [](RunConfig& c) { c.time_phases = false; }, "time_phases", "", "no breakdown");
+  row("seed", [](RunConfig& c) { c.seed = 7; }, "seed", "seed 1", "seed 7");
+}
+
+// One setting changed: one difference, named, with each run's words.
+void TestExperiment::run_differences_name_the_setting() {
+  QFETCH(Mutation, change);
+  QFETCH(QString, setting);
+  QFETCH(QString, before);
+  QFETCH(QString, after);
+  const RunRecord a = made_run("a", 1, "2026-01-01T00:00:00Z");
+  RunRecord b = a;
+  change(b.config);
+  const std::vector<RunDifference> d = run_differences(a.config, b.config);
+  QCOMPARE(d.size(), std::size_t(1));
+  QCOMPARE(QString::fromStdString(d[0].setting), setting);
+  QCOMPARE(QString::fromStdString(d[0].first), before);
+  QCOMPARE(QString::fromStdString(d[0].second), after);
+  // The other way round, the words swap.
+  const std::vector<RunDifference> back = run_differences(b.config, a.config);
+  QCOMPARE(back.size(), std::size_t(1));
+  QCOMPARE(back[0].first, d[0].second);
+}
+
+// Two values that read alike in words (a link's tag has no latency; two data folders of the
+// same data set) are told apart by their detail.
+void TestExperiment::run_differences_read_alike_values_apart() {
+  RunConfig a = made_run("a", 2, "2026-01-01T00:00:00Z").config, b = a;
+  a.scenario.link = {10, 25};
+  b.scenario.link = {10, 50};
+  std::vector<RunDifference> d = run_differences(a, b);
+  QCOMPARE(d.size(), std::size_t(1));
+  QCOMPARE(d[0], (RunDifference{"simulated_link", "simulated_link 10:25", "simulated_link 10:50"}));
+  b = a;
+  a.data_dir = "/data/fashion-mnist";
+  b.data_dir = "/home/me/fashion-mnist-copy";
+  d = run_differences(a, b);
+  QCOMPARE(d.size(), std::size_t(1));
+  QCOMPARE(d[0], (RunDifference{"data", "data fashion-mnist", "data fashion-mnist-copy"}));
+  // Scaling the learning rate with one replica changes nothing; with two it does.
+  b = a;
+  a.replicas = b.replicas = 1;
+  b.scale_lr = true;
+  QVERIFY(run_differences(a, b).empty());
+  a.replicas = b.replicas = 2;
+  b.learning_rate = 0.002;
+  d = run_differences(a, b);
+  QCOMPARE(d.size(), std::size_t(1));
+  QCOMPARE(d[0], (RunDifference{"learning_rate", "lr 0.001", "lr 0.002 scaled"}));
+}
+
+// Ids, times, versions and the machine's facts are not settings: the same settings are no
+// difference at all.
+void TestExperiment::run_differences_leave_out_what_no_user_chose() {
+  const RunRecord a = made_run("a", 2, "2026-01-01T00:00:00Z");
+  RunConfig b = made_run("b", 2, "2026-02-02T10:00:00Z").config;
+  b.version = "other";
+  b.cpu_model = "Other CPU";
+  b.hosts = {"elsewhere"};
+  b.kernels = "Highway avx2";
+  b.communicator = "mpi+threads";
+  QVERIFY(run_differences(a.config, a.config).empty());
+  QVERIFY(run_differences(a.config, b).empty());
+}
+
+// Every option the record keeps (the option table's rows, the scenario's and the engines' as
+// they come): changed to its example value, the two runs differ, and say so. A new row that
+// run_differences missed fails here.
+void TestExperiment::every_option_the_record_keeps_is_compared() {
+  for (const TrainOption& o : train_options()) {
+    if (o.record_keys.empty() || o.example.empty() || !o.resolve) continue;
+    TrainConfig base;
+    base.devices = cpu_replicas(2);   // balanced shares and their replay need two replicas
+    TrainConfig changed = base;
+    set_option(o, changed, o.example);
+    auto resolve = [](const TrainConfig& c) {
+      RunShape shape;
+      shape.replicas = int(c.devices.size());
+      shape.dataset = "fashion-mnist";
+      shape.data_dir = "/data";
+      shape.train_available = 60000;
+      shape.val_available = 10000;
+      return resolve_options(c, shape);
+    };
+    const RunConfig a = resolve(base), b = resolve(changed);
+    if (a == b) continue;   // what it sets comes from the machine or the data (--data)
+    const std::vector<RunDifference> d = run_differences(a, b);
+    QVERIFY2(!d.empty(), std::string(o.key).c_str());
+    if (o.is_scenario() || o.is_engine()) {
+      const bool named = std::any_of(d.begin(), d.end(), [&](const RunDifference& x) { return x.setting == o.key; });
+      QVERIFY2(named, std::string(o.key).c_str());
+    }
+  }
+}
+
+void TestExperiment::distinguishing_words_name_each_run() {
+  RunConfig base = made_run("base", 1, "2026-01-01T00:00:00Z").config;
+  RunConfig two = made_run("two", 2, "2026-01-01T00:00:00Z").config;
+  RunConfig tf32 = two;
+  tf32.precision = Precision::Tf32;
+  const std::vector<const RunConfig*> runs = {&base, &two, &tf32};
+  using Words = std::vector<std::vector<std::string>>;
+  QCOMPARE(distinguishing_words(runs), (Words{{"1 replica", "fp32"}, {"2 replicas", "fp32"}, {"2 replicas", "tf32"}}));
+  // A what-if the runs share is no difference, unless asked for.
+  for (RunConfig* c : {&base, &two, &tf32}) c->model = "cnn-dense4096";
+  QCOMPARE(distinguishing_words(runs)[1], (std::vector<std::string>{"2 replicas", "fp32"}));
+  QCOMPARE(distinguishing_words(runs, true)[1], (std::vector<std::string>{"2 replicas", "cnn-dense4096", "fp32"}));
+  // Runs alike get no words.
+  QCOMPARE(distinguishing_words(std::vector<const RunConfig*>{&two, &two}), (Words{{}, {}}));
 }
 
 QTEST_GUILESS_MAIN(TestExperiment)

@@ -658,7 +658,7 @@ void TestInsight::straggler_reaches_the_config_and_every_label() {
   // Every label of a straggler's run says so.
   const RunRecord r = timed_run("slow", 2, 2, 1);
   QVERIFY(default_run_name(r.config).contains("simulated straggler r1 \u00d73"));
-  QVERIFY(compact_labels({&r}).front().contains("simulated straggler"));
+  QVERIFY(short_labels({&r}, {false}, {-1}).front().contains("simulated straggler"));
   QTemporaryDir tmp;
   HistoryModel history{RunStore(fs::path(tmp.path().toStdString()))};
   QVERIFY(history.add(r));

@@ -3,6 +3,7 @@
 // charts on a synthetic history with known answers (time to the target, the best named, the
 // core's verdict word for word), the exports against the core's CSV/JSON, a real sweep from
 // the window and one in scripted mode writing its files.
+#include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
 #include <QChart>
@@ -29,6 +30,7 @@
 #include "app/main_window.h"
 #include "record_fixtures.h"
 #include "app/script_options.h"
+#include "charts/laid_out_text.h"
 #include "common/format.h"
 #include "experiment/sweep.h"
 #include "history/history_model.h"
@@ -146,6 +148,8 @@ class TestSweepView : public QObject {
   void the_run_in_progress_shows_live();
   void charts_hold_the_table_values();
   void refilled_chart_draws_like_a_fresh_one();
+  void every_label_reads_whole_data();
+  void every_label_reads_whole();
   void stopped_sweep_keeps_what_finished();
   void exports_are_the_cores_files();
   void sweep_from_the_window_trains_every_configuration();
@@ -326,6 +330,52 @@ void TestSweepView::refilled_chart_draws_like_a_fresh_one() {
     images[fills > 1] = view.grab().toImage();
   }
   QCOMPARE(images[1], images[0]);
+}
+
+void TestSweepView::every_label_reads_whole_data() {
+  QTest::addColumn<QSize>("size");   // the Sweep tab
+  QTest::addColumn<int>("angle");    // the batch sizes' labels: lying, or upright when too narrow for them
+  QTest::newRow("1366x768") << QSize(830, 520) << -90;
+  QTest::newRow("1920x1080") << QSize(1300, 780) << 0;
+}
+
+// The default sweep, 64 to 1024: the issue saw "1…" for 1024, "lower is bet…" and "lr scaled
+// with the bat…". Every label of the three charts whole on the tab and in the PNG.
+void TestSweepView::every_label_reads_whole() {
+  QFETCH(QSize, size);
+  QFETCH(int, angle);
+  Synthetic s;
+  s.options.base.devices = parse_devices("cpu:2");
+  s.options.base.epochs = 1;
+  s.options.batches = {64, 128, 256, 512, 1024};
+  s.points = sweep_points(s.options);
+  for (std::size_t i = 0; i < s.points.size(); ++i)
+    s.records.push_back(history(s.points[i], "run-" + std::to_string(i), {{1.0 + 0.1 * double(i), 0.8}}));
+  SweepPanel panel;
+  panel.resize(size);
+  play(panel, s, int(s.records.size()));
+  panel.finished(false);
+  panel.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&panel));
+  for (int i = 0; i < 5; ++i) QTest::qWait(10);   // the charts fit their axes to their size
+  for (SweepChart kind : sweep_charts(SweepAxis::Batch)) {
+    QChart* chart = panel.chart(kind);
+    const std::vector<LaidOutText> texts = laid_out_texts(chart);
+    QStringList cut, all;
+    for (const LaidOutText& t : texts) (t.cut ? cut : all) << t.text;
+    QVERIFY2(cut.isEmpty(), qPrintable(sweep_chart_name(kind) + ": " + cut.join("; ")));
+    QVERIFY2(all.contains("1024"), qPrintable(all.join("; ")));
+    QVERIFY(all.contains("lr scaled"));
+    auto* x = qobject_cast<QBarCategoryAxis*>(chart->axes(Qt::Horizontal).front());
+    QVERIFY(x);
+    QCOMPARE(x->labelsAngle(), angle);
+  }
+  TextRecorder recorder;
+  QCOMPARE(panel.render(QSize(1600, 1000)).size(), QSize(1600, 1000));
+  QVERIFY(!recorder.texts().empty());
+  QStringList cut;
+  for (const LaidOutText& t : recorder.cut()) cut << t.text;
+  QVERIFY2(cut.isEmpty(), qPrintable(cut.join("; ")));
 }
 
 void TestSweepView::charts_hold_the_table_values() {

@@ -22,6 +22,7 @@
 #include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -40,6 +41,10 @@
 #include "charts/comparison_card.h"
 #include "common/export_file.h"
 #include "common/format.h"
+#include "charts/laid_out_text.h"
+#include "insight/bar_chart_render.h"
+#include "insight/bar_chart_view.h"
+#include "insight/insight_panel.h"
 #include "experiment/baseline.h"
 #include "experiment/plans.h"
 #include "experiment/verdict.h"
@@ -129,6 +134,7 @@ class TestWorkbench : public QObject {
   void run_fills_charts_and_history();
   void stop_mid_run_saves_stopped_record();
   void compare_runs_baseline_then_devices();
+  void a_compare_keeps_every_chart_text_whole();
   void straggler_demo_runs_lock_step_then_balanced();
   void selecting_runs_overlays_them();
   void export_png_has_requested_size_data();
@@ -245,10 +251,10 @@ void TestWorkbench::run_fills_charts_and_history() {
       QCOMPARE(points[i].y(), c.value(r.epochs[std::size_t(i)]));
     }
   }
-  // Axes are titled with units.
+  // Axes are titled with units (the chart's title says what is measured).
   const auto axes = charts->chart(ChartKind::EpochTime)->axes(Qt::Vertical);
   QVERIFY(!axes.isEmpty());
-  QVERIFY(axes.front()->titleText().contains("(s)"));
+  QCOMPARE(axes.front()->titleText(), QString("s"));
 }
 
 void TestWorkbench::stop_mid_run_saves_stopped_record() {
@@ -312,6 +318,41 @@ void TestWorkbench::compare_runs_baseline_then_devices() {
                          "validation images)"),
            qPrintable(card));
   QVERIFY(!card.contains("\u2718"));
+}
+
+// A real Compare in the window at 1366x768: every text of the training charts and of Where
+// the time goes is whole (charts/laid_out_text.h), and so is every text of the exported PNG.
+void TestWorkbench::a_compare_keeps_every_chart_text_whole() {
+  if (window_->setup_panel()->findChild<QSpinBox*>("cpu_replicas")->maximum() < 2)
+    QSKIP("Compare needs two CPU replicas and this machine offers one core");
+  fill(2, 2);
+  QCOMPARE(click_and_wait("compare_button").status, RunStatus::Completed);
+  window_->resize(1366, 768);
+  QStringList cut;
+  for (int tab = 0; tab < 2; ++tab) {   // Training, Where the time goes
+    window_->view_tabs()->setCurrentIndex(tab);
+    window_->chart_panel()->refresh_now();
+    window_->insight_panel()->refresh_now();
+    for (int i = 0; i < 5; ++i) QTest::qWait(20);   // laid out, the axes fitted to their size
+    QWidget* page = window_->view_tabs()->currentWidget();
+    for (QChartView* view : page->findChildren<QChartView*>()) {
+      QVERIFY(view->isVisible());
+      for (const LaidOutText& t : laid_out_texts(view->chart()))
+        if (t.cut) cut << view->objectName() + ": " + t.text;
+    }
+    for (BarChartView* view : page->findChildren<BarChartView*>())
+      for (const LaidOutText& t : laid_out_texts(view->content(), QRectF(view->rect())))
+        if (t.cut) cut << view->objectName() + ": " + t.text;
+  }
+  QVERIFY2(cut.isEmpty(), qPrintable(cut.join("; ")));
+
+  QTemporaryDir out;
+  TextRecorder recorder;
+  QString error;
+  QVERIFY2(window_->export_png(out.filePath("charts.png"), QSize(1600, 1000), std::nullopt, &error), qPrintable(error));
+  QVERIFY(!recorder.texts().empty());
+  for (const LaidOutText& t : recorder.cut()) cut << t.where + ": " + t.text;
+  QVERIFY2(cut.isEmpty(), qPrintable(cut.join("; ")));
 }
 
 // The straggler demonstration in one click: the same run lock-step, then with balanced shares;

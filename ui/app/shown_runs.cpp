@@ -40,8 +40,15 @@ std::vector<ShownRun> shown_runs(const ShownRun* live, const std::vector<std::st
   };
 
   std::vector<const RunRecord*> pointers;
-  for (const auto& r : records) pointers.push_back(&r);
-  const std::vector<QString> labels = compact_labels(pointers);
+  std::vector<bool> baselines;
+  std::vector<int> compared_with(records.size(), -1);
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    pointers.push_back(&records[i]);
+    baselines.push_back(is_a_baseline(i));
+    for (std::size_t k = 0; k < records.size(); ++k)
+      if (!baseline_of[i].empty() && records[k].id == baseline_of[i]) compared_with[i] = int(k);
+  }
+  const std::vector<QString> labels = short_labels(pointers, baselines, compared_with);
 
   std::vector<ShownRun> shown;
   int colour = 0, grey = 0;
@@ -50,7 +57,7 @@ std::vector<ShownRun> shown_runs(const ShownRun* live, const std::vector<std::st
     s.record = records[i];
     s.live = is_live[i];
     s.label = labels[i];
-    s.baseline = is_a_baseline(i);
+    s.baseline = baselines[i];
     s.colour = s.baseline ? baseline_colour(grey++) : run_colour(colour++);
     if (s.live) {
       s.loss_trace = live->loss_trace;

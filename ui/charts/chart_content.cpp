@@ -21,6 +21,15 @@ double nice_step(double span, int ticks) {
   return 10 * p;
 }
 
+double coarser_step(double step, bool whole) {
+  const double p = std::pow(10.0, std::floor(std::log10(step) + 1e-9));
+  for (double m : {1.0, 2.0, 2.5, 5.0, 10.0}) {
+    if (whole && m == 2.5) continue;
+    if (m * p > step * (1 + 1e-9)) return m * p;
+  }
+  return 10 * p;
+}
+
 // 0.25 -> 2, 0.5 -> 1, 5 -> 0.
 int decimals_for(double step) {
   int d = 0;
@@ -37,16 +46,20 @@ const ShownRun* primary_run(const std::vector<const ShownRun*>& runs) {
   return runs.empty() ? nullptr : runs.front();
 }
 
+// A run's pen: validation solid and heavy, training lighter. A baseline is dashed, thinner, and
+// drawn over the runs (build_chart): with the same seed its curves often coincide with the
+// run's, and under them it would vanish; on top, the run shows between its dashes.
 QPen run_pen(const ShownRun& run, bool secondary) {
   QColor c = run.colour;
   if (secondary) c = c.lighter(run.baseline ? 125 : 140);
   QPen pen(c);
-  pen.setWidthF(secondary ? 1.6 : 2.6);
+  pen.setWidthF(run.baseline ? (secondary ? 1.3 : 1.8) : secondary ? 1.6 : 2.6);
   pen.setCapStyle(Qt::RoundCap);
   if (run.baseline) pen.setStyle(secondary ? Qt::DashDotLine : Qt::DashLine);
-  else if (secondary) pen.setStyle(Qt::SolidLine);
   return pen;
 }
+
+double marker_size(const ShownRun& run, bool secondary) { return run.baseline ? 5.0 : secondary ? 5.0 : 8.0; }
 
 int planned_epochs(const std::vector<const ShownRun*>& runs) {
   int n = 1;
@@ -63,7 +76,8 @@ double epoch_tick_interval(int epochs) {
 }
 
 // Fits the y axis to the series: a zero-based or padded range whose ends are whole ticks.
-void fit_y(ChartContent& c, bool from_zero, double floor_at = -1e300, double ceil_at = 1e300) {
+void fit_y(ChartContent& c, bool from_zero, double floor_at = -std::numeric_limits<double>::infinity(),
+           double ceil_at = std::numeric_limits<double>::infinity()) {
   double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const auto& s : c.series) {
     for (const auto& p : s.points) {
@@ -84,17 +98,20 @@ void fit_y(ChartContent& c, bool from_zero, double floor_at = -1e300, double cei
   c.y_max = std::min(ceil_at, std::ceil(hi / step - 1e-9) * step);
   if (c.y_max <= c.y_min) c.y_max = c.y_min + step;
   c.y_tick_interval = step;
-  c.y_format = QStringLiteral("%.%1f").arg(decimals_for(step));
+  c.y_floor = from_zero ? 0.0 : floor_at;
+  c.y_ceil = ceil_at;
 }
 
+// One series of a run: `key` of every epoch, named `name` in its tooltips; `extra` adds a line
+// to each tooltip (the time chart's comparison with the baseline).
 void add_epoch_series(ChartContent& c, const ShownRun& run, const char* key, const QString& name, bool secondary,
-                      double scale, const QString& unit, int decimals) {
+                      double scale, const QString& unit, int decimals, const QString& extra = {}) {
   SeriesSpec s;
   s.id = QString::fromStdString(run.record.id) + "/" + key;
   s.name = name;
   s.pen = run_pen(run, secondary);
   s.markers = true;
-  s.marker_size = run.baseline ? 5.5 : secondary ? 5.0 : 8.0;
+  s.marker_size = marker_size(run, secondary);
   for (const auto& m : run.record.epochs) {
     double v = 0;
     const std::string k = key;
@@ -115,20 +132,26 @@ void add_epoch_series(ChartContent& c, const ShownRun& run, const char* key, con
       tip += QStringLiteral("<br>train %1 · val %2").arg(format_percent(m.train_acc, 2), format_percent(m.val_acc, 2));
     if (k == "val_loss" || k == "train_loss")
       tip += QStringLiteral("<br>train %1 · val %2").arg(m.train_loss, 0, 'f', 4).arg(m.val_loss, 0, 'f', 4);
+    if (!extra.isEmpty()) tip += QStringLiteral("<br>") + extra.toHtmlEscaped();
     s.tips.append(tip);
   }
   c.series.push_back(std::move(s));
 }
 
-void add_trace(ChartContent& c, const ShownRun& run, const RunningTrace& running, const char* key, double scale) {
+// The dotted line of the epoch in progress (running loss and accuracy).
+QPen trace_pen(QColor colour) {
+  colour.setAlpha(150);
+  return QPen(colour, 1.2, Qt::DotLine);
+}
+
+void add_trace(ChartContent& c, const ShownRun& run, const QString& name, const RunningTrace& running, const char* key,
+               double scale) {
   const QList<QPointF>& trace = running.points();
   if (!run.live || trace.isEmpty()) return;
   SeriesSpec s;
   s.id = QString::fromStdString(run.record.id) + "/" + key;
-  s.name = run.label + QObject::tr(" (running)");
-  QColor colour = run.colour;
-  colour.setAlpha(150);
-  s.pen = QPen(colour, 1.2, Qt::DotLine);
+  s.name = QObject::tr("%1 · training, epoch in progress").arg(name);
+  s.pen = trace_pen(run.colour);
   s.markers = false;
   s.in_legend = false;
   if (scale == 1.0) {
@@ -140,9 +163,45 @@ void add_trace(ChartContent& c, const ShownRun& run, const RunningTrace& running
   c.series.push_back(std::move(s));
 }
 
+// The legend: one entry per run, drawn as its main series (short name; full name as the tooltip
+// and in exports), then, where each run draws several series in its colour, a key to the line
+// styles in grey, so the runs need not be listed once per series ("cp… cp… cp…").
+std::vector<LegendItem> run_legend(const std::vector<const ShownRun*>& runs, const std::vector<QString>& full,
+                                   bool train_shown, bool trace_shown) {
+  std::vector<LegendItem> legend;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    legend.push_back({runs[i]->label, full[i], LegendItem::Sample::Line, run_pen(*runs[i], false),
+                      marker_size(*runs[i], false)});
+  if (!train_shown) return legend;
+  ShownRun key;   // the key draws in a run's styles, in grey
+  key.colour = QColor(0x6a, 0x6a, 0x6a);
+  legend.push_back({QObject::tr("validation"), {}, LegendItem::Sample::Line, run_pen(key, false), marker_size(key, false)});
+  legend.push_back({QObject::tr("training"), {}, LegendItem::Sample::Line, run_pen(key, true), marker_size(key, true)});
+  if (trace_shown)
+    legend.push_back({QObject::tr("training, epoch in progress"), {}, LegendItem::Sample::Line, trace_pen(key.colour), 0});
+  return legend;
+}
+
+bool trace_shown(const std::vector<const ShownRun*>& runs) {
+  return std::any_of(runs.begin(), runs.end(), [](const ShownRun* r) {
+    return r->live && (!r->acc_trace.points().isEmpty() || !r->loss_trace.points().isEmpty());
+  });
+}
+
 }  // namespace
 
 void fit_y_axis(ChartContent& content, bool from_zero) { fit_y(content, from_zero); }
+
+std::vector<LegendItem> series_legend(const ChartContent& c) {
+  std::vector<LegendItem> legend;
+  for (const SeriesSpec& s : c.series) {
+    if (!s.in_legend) continue;
+    QPen pen = s.pen;
+    if (!s.line) pen.setStyle(Qt::NoPen);   // points only: the dot alone
+    legend.push_back({s.name, {}, LegendItem::Sample::Line, pen, s.markers || !s.line ? s.marker_size : 0});
+  }
+  return legend;
+}
 
 QString chart_name(ChartKind kind) {
   switch (kind) {
@@ -154,17 +213,23 @@ QString chart_name(ChartKind kind) {
 }
 
 ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, const ChartOptions& options) {
-  // Baselines are drawn first, underneath, so the run being compared stays visible where
-  // the curves coincide (same seed: they often do).
+  // Baselines are drawn last, over the runs (run_pen says why).
   // "Show baseline" hides baselines next to other runs, never a baseline shown on its own.
   const bool others = std::any_of(all_runs.begin(), all_runs.end(), [](const ShownRun& r) { return !r.baseline; });
   std::vector<const ShownRun*> runs;   // pointers: the records and traces are not copied
   for (const auto& r : all_runs) {
-    if (r.baseline && (options.show_baseline || !others)) runs.push_back(&r);
-  }
-  for (const auto& r : all_runs) {
     if (!r.baseline) runs.push_back(&r);
   }
+  for (const auto& r : all_runs) {
+    if (r.baseline && (options.show_baseline || !others)) runs.push_back(&r);
+  }
+  std::vector<const RunRecord*> records;
+  std::vector<bool> baselines;
+  for (const ShownRun* r : runs) {
+    records.push_back(&r->record);
+    baselines.push_back(r->baseline);
+  }
+  const std::vector<QString> full = full_labels(records, baselines);   // tooltips, exports
   ChartContent c;
   c.kind = kind;
   c.x_title = QObject::tr("Epoch");
@@ -174,15 +239,15 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
 
   switch (kind) {
     case ChartKind::EpochTime: {
-      c.y_title = QObject::tr("Time (s)");
+      c.y_title = QObject::tr("s");
       c.x_min = 0.5;
       c.x_max = epochs + 0.5;
       c.x_tick_anchor = 1;
-      for (const ShownRun* p : runs) {
-        const ShownRun& run = *p;
-        QString name = run.baseline ? QObject::tr("%1 (baseline)").arg(run.label) : run.label;
-        if (run.vs_baseline) name += QStringLiteral(" · %1").arg(format_reduction(run.vs_baseline->reduction));
-        add_epoch_series(c, run, "time", name, false, 1.0, QStringLiteral("s"), 2);
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        const ShownRun& run = *runs[i];
+        const QString vs = run.vs_baseline ? QObject::tr("%1 vs baseline").arg(format_reduction(run.vs_baseline->reduction))
+                                           : QString();
+        add_epoch_series(c, run, "time", full[i], false, 1.0, QStringLiteral("s"), 2, vs);
       }
       fit_y(c, true);
       c.title = QObject::tr("<b>Time per epoch</b>");
@@ -209,25 +274,23 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       break;
     }
     case ChartKind::Accuracy: {
-      c.y_title = QObject::tr("Accuracy (%)");
+      c.y_title = QObject::tr("%");
       c.x_min = 0;   // epoch 0 = before training; the running trace of epoch 1 starts there
       c.x_max = epochs + 0.3;
-      for (const ShownRun* p : runs) {
-        const ShownRun& run = *p;
-        const QString tag = run.baseline ? QObject::tr(" (baseline)") : QString();
-        add_epoch_series(c, run, "val_acc", run.label + QObject::tr(" val") + tag, false, 100.0, "%", 2);
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        const ShownRun& run = *runs[i];
+        add_epoch_series(c, run, "val_acc", QObject::tr("%1 · validation").arg(full[i]), false, 100.0, "%", 2);
         if (options.show_train) {
-          add_epoch_series(c, run, "train_acc", run.label + QObject::tr(" train") + tag, true, 100.0, "%", 2);
-          add_trace(c, run, run.acc_trace, "train_acc_running", 100.0);
+          add_epoch_series(c, run, "train_acc", QObject::tr("%1 · training").arg(full[i]), true, 100.0, "%", 2);
+          add_trace(c, run, full[i], run.acc_trace, "train_acc_running", 100.0);
         }
       }
       if (options.zoom_accuracy) {
         fit_y(c, false, 0.0, 100.0);
       } else {
-        c.y_min = 0;
-        c.y_max = 100;
+        c.y_min = c.y_floor = 0;
+        c.y_max = c.y_ceil = 100;
         c.y_tick_interval = 20;
-        c.y_format = "%.0f";
       }
       c.title = QObject::tr("<b>Accuracy</b>");
       if (primary && !primary->record.epochs.empty()) {
@@ -244,20 +307,19 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       break;
     }
     case ChartKind::Loss: {
-      c.y_title = QObject::tr("Cross-entropy");
+      c.y_title.clear();   // unitless; the title says what it is (a vertical "cross-entropy" did not fit)
       c.x_min = 0;
       c.x_max = epochs + 0.3;
-      for (const ShownRun* p : runs) {
-        const ShownRun& run = *p;
-        const QString tag = run.baseline ? QObject::tr(" (baseline)") : QString();
-        add_epoch_series(c, run, "val_loss", run.label + QObject::tr(" val") + tag, false, 1.0, QString(), 4);
+      for (std::size_t i = 0; i < runs.size(); ++i) {
+        const ShownRun& run = *runs[i];
+        add_epoch_series(c, run, "val_loss", QObject::tr("%1 · validation").arg(full[i]), false, 1.0, QString(), 4);
         if (options.show_train) {
-          add_epoch_series(c, run, "train_loss", run.label + QObject::tr(" train") + tag, true, 1.0, QString(), 4);
-          add_trace(c, run, run.loss_trace, "train_loss_running", 1.0);
+          add_epoch_series(c, run, "train_loss", QObject::tr("%1 · training").arg(full[i]), true, 1.0, QString(), 4);
+          add_trace(c, run, full[i], run.loss_trace, "train_loss_running", 1.0);
         }
       }
       fit_y(c, true);
-      c.title = QObject::tr("<b>Loss</b>");
+      c.title = QObject::tr("<b>Loss</b> (cross-entropy)");
       if (primary && !primary->record.epochs.empty()) {
         const auto& m = primary->record.epochs.back();
         c.title += chart_headline(
@@ -268,6 +330,7 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
       break;
     }
   }
+  c.legend = run_legend(runs, full, kind != ChartKind::EpochTime && options.show_train, trace_shown(runs));
   return c;
 }
 

@@ -26,6 +26,10 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
     auto* view = new QChartView(chart, this);
     view->setObjectName(QStringLiteral("chart_") + chart_name(kind));
     view->setRenderHint(QPainter::Antialiasing);
+    // Qt Charts repaints a line series within its line's bounds, not its markers': a marker
+    // that moved with the axis left stray fragments of itself behind (seen under Xvfb after
+    // a reference experiment). The whole chart is repainted instead, at most 10 times a second.
+    view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);
     view->setMinimumSize(320, 240);
     views_[int(kind)] = view;
   }

@@ -5,9 +5,11 @@
 #include <QLocale>
 #include <QObject>
 
+#include <algorithm>
 #include <cmath>
 
 #include "config/train_options.h"
+#include "experiment/run_differences.h"
 
 namespace mb {
 
@@ -58,51 +60,85 @@ bool has_user_name(const RunRecord& r) {
          r.name != processes;
 }
 
-std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs) {
-  auto batch_of = [](const RunConfig& c) {
-    return c.per_replica_batch_mode && c.replicas > 1 ? QStringLiteral("%1/replica").arg(c.per_replica_batch)
-                                                      : QStringLiteral("batch %1").arg(c.global_batch);
+namespace {
+
+QString words_text(const std::vector<std::string>& words) {
+  QStringList parts;
+  for (const std::string& w : words) parts << QString::fromStdString(w);
+  return parts.join(QStringLiteral(" · "));
+}
+
+// Runs whose labels read alike get, in turn, what tells those runs apart, their start time and
+// the end of their id, until every label is its run's alone.
+void make_distinct(std::vector<QString>& labels, const std::vector<const RunRecord*>& runs) {
+  auto start_time = [](const RunRecord& r) {
+    const QDateTime t = QDateTime::fromString(QString::fromStdString(r.config.start_time), Qt::ISODate);
+    return t.isValid() ? t.toLocalTime().toString(QStringLiteral("HH:mm:ss")) : QString();
   };
-  bool same_batch = true;
-  for (const RunRecord* r : runs) same_batch = same_batch && batch_of(r->config) == batch_of(runs.front()->config);
-  std::vector<QString> labels;
-  for (const RunRecord* r : runs) {
-    if (has_user_name(*r)) {
-      labels.push_back(QString::fromStdString(r->name));
-      continue;
-    }
-    QString l = devices_text(r->config);
-    if (r->config.simulated) l += QObject::tr(" (sim.)");
-    l += what_if_tags(r->config);
-    if (!same_batch) l += QStringLiteral(" · ") + batch_of(r->config);
-    labels.push_back(l);
-  }
-  // Runs that still share a label get the first setting in which they differ, then the time.
-  using Attr = QString (*)(const RunRecord&);
-  const Attr attrs[] = {
-      [](const RunRecord& r) { return QStringLiteral("lr %1").arg(r.config.learning_rate); },
-      [](const RunRecord& r) { return QStringLiteral("seed %1").arg(qulonglong(r.config.seed)); },
-      [](const RunRecord& r) { return QStringLiteral("%1 img").arg(r.config.train_size); },
-      [](const RunRecord& r) { return QString::fromUtf8(to_string(r.config.backend)); },
-      [](const RunRecord& r) {
-        const QDateTime t = QDateTime::fromString(QString::fromStdString(r.config.start_time), Qt::ISODate);
-        return t.isValid() ? t.toLocalTime().toString(QStringLiteral("HH:mm:ss")) : QString();
-      },
-      [](const RunRecord& r) { return QString::fromStdString(r.id).right(4); },
-  };
-  for (Attr attr : attrs) {
+  for (int pass = 0; pass < 3; ++pass) {
     std::vector<QString> next = labels;
     for (std::size_t i = 0; i < labels.size(); ++i) {
-      bool clash = false, differs = false;
-      for (std::size_t j = 0; j < labels.size(); ++j) {
-        if (i == j || labels[i] != labels[j]) continue;
-        clash = true;
-        differs = differs || attr(*runs[i]) != attr(*runs[j]);
+      std::vector<std::size_t> alike;
+      for (std::size_t j = 0; j < labels.size(); ++j)
+        if (labels[j] == labels[i]) alike.push_back(j);
+      if (alike.size() < 2) continue;
+      QString extra;
+      if (pass == 0) {
+        std::vector<const RunConfig*> configs;
+        for (std::size_t j : alike) configs.push_back(&runs[j]->config);
+        const auto words = distinguishing_words(configs);
+        extra = words_text(words[std::size_t(std::find(alike.begin(), alike.end(), i) - alike.begin())]);
+      } else if (pass == 1) {
+        extra = start_time(*runs[i]);
+      } else {
+        extra = QString::fromStdString(runs[i]->id).right(4);
       }
-      if (clash && differs) next[i] = labels[i] + QStringLiteral(" · ") + attr(*runs[i]);
+      if (!extra.isEmpty()) next[i] = labels[i] + QStringLiteral(" · ") + extra;
     }
     labels = std::move(next);
   }
+}
+
+}  // namespace
+
+std::vector<QString> short_labels(const std::vector<const RunRecord*>& runs, const std::vector<bool>& baseline,
+                                  const std::vector<int>& compared_with) {
+  std::vector<const RunConfig*> configs;
+  for (const RunRecord* r : runs) configs.push_back(&r->config);
+  const auto differences = distinguishing_words(configs);
+  const auto words = distinguishing_words(configs, true);   // and the what-ifs
+  const bool beside_others = std::find(baseline.begin(), baseline.end(), false) != baseline.end();
+  std::vector<QString> labels;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (has_user_name(*runs[i])) {
+      labels.push_back(QString::fromStdString(runs[i]->name));
+      continue;
+    }
+    if (baseline[i] && beside_others) {
+      labels.push_back(QObject::tr("baseline"));   // several: make_distinct adds what tells them apart
+      continue;
+    }
+    const int with = i < compared_with.size() ? compared_with[i] : -1;
+    std::vector<std::string> w;
+    if (with >= 0 && std::size_t(with) < runs.size()) {
+      // A baseline never runs a scenario's what-if: the run's are among the differences.
+      for (const RunDifference& d : run_differences(runs[std::size_t(with)]->config, runs[i]->config))
+        if (!d.second.empty()) w.push_back(d.second);
+    } else {
+      w = words[i];
+      if (differences[i].empty()) w.insert(w.begin(), replicas_words(runs[i]->config));
+    }
+    labels.push_back(w.empty() ? QString::fromStdString(replicas_words(runs[i]->config)) : words_text(w));
+  }
+  make_distinct(labels, runs);
+  return labels;
+}
+
+std::vector<QString> full_labels(const std::vector<const RunRecord*>& runs, const std::vector<bool>& baseline) {
+  std::vector<QString> labels;
+  for (std::size_t i = 0; i < runs.size(); ++i)
+    labels.push_back(baseline[i] ? QObject::tr("%1 (baseline)").arg(run_label(*runs[i])) : run_label(*runs[i]));
+  make_distinct(labels, runs);
   return labels;
 }
 

@@ -24,10 +24,18 @@ QStringList scenario_sentences(const RunConfig& config);
 QString straggler_text(const RunConfig& config);
 QString default_run_name(const RunConfig& config);   // "cpu:2 · batch 128"
 QString run_label(const RunRecord& record);          // the user's name, else the default
-// Short legend labels for runs shown together: the user's name if they gave one, else the
-// devices, plus the batch only when the runs differ in it, plus the start time when two
-// labels would still be equal. `live` marks a run in progress (no name or time yet).
-std::vector<QString> compact_labels(const std::vector<const RunRecord*>& runs);
+// The names of runs shown together (`baseline[i]`: run i is shown as a baseline;
+// `compared_with[i]`: the index of the run it is compared with, its baseline, or -1). Short, for
+// the legends and headlines (ShownRun::label): a run compared with its baseline by what differs
+// from it (experiment/run_differences.h: "2 replicas", "2 replicas · tf32"), other runs by what
+// tells them apart from each other, their what-ifs always said ("simulated straggler r1 ×3"),
+// their replicas when nothing else tells them apart; "baseline" for a baseline shown beside other
+// runs; the user's name where they gave one. Full, for tooltips and exports: run_label, with
+// " (baseline)". Names that would still read alike get what tells those runs apart, then the
+// start time, then the end of the id.
+std::vector<QString> short_labels(const std::vector<const RunRecord*>& runs, const std::vector<bool>& baseline,
+                                  const std::vector<int>& compared_with);
+std::vector<QString> full_labels(const std::vector<const RunRecord*>& runs, const std::vector<bool>& baseline);
 bool has_user_name(const RunRecord& record);
 QString format_seconds(double s);                    // "0.84 s", "12.3 s", "2 min 05 s"
 QString format_percent(double fraction, int decimals = 1);   // 0.8742 -> "87.4 %"

@@ -1,9 +1,12 @@
 // The export page (see export_page.h).
 #include "export/export_page.h"
 
+#include <QFontMetricsF>
 #include <QTextDocument>
 
 #include <algorithm>
+
+#include "charts/laid_out_text.h"
 
 namespace mb {
 
@@ -15,8 +18,13 @@ QImage white_image(QSize pixels) {
   return image;
 }
 
+// Scaled up to fill the pixels, never down, unless the pixels are smaller than half the layout
+// in a direction: then laid out at that half and scaled down, so that a small export keeps its
+// text whole (smaller) rather than cut into a chart too small to hold it.
 double layout_scale(QSize pixels, QSize logical) {
-  return std::max(1.0, std::min(double(pixels.width()) / logical.width(), double(pixels.height()) / logical.height()));
+  const double up = std::min(double(pixels.width()) / logical.width(), double(pixels.height()) / logical.height());
+  const double down = std::min(2.0 * pixels.width() / logical.width(), 2.0 * pixels.height() / logical.height());
+  return std::max(1.0, up) * std::min(1.0, down);
 }
 
 }  // namespace
@@ -30,15 +38,20 @@ ExportPage::ExportPage(QSize pixels, QSize logical) : image_(white_image(pixels)
 }
 
 std::array<QRectF, 4> ExportPage::title_and_grid(const QString& title, double inset) {
-  const double title_h = 36, w = area_.width();
+  const double w = area_.width();
   QFont title_font = painter_.font();
   title_font.setPixelSize(19);
   title_font.setBold(true);
+  // A long title (two runs' full names) takes a second line rather than run off the page.
+  const QFontMetricsF fm(title_font);
+  const QRectF need = fm.boundingRect(QRectF(0, 0, w - 24, 1e6), Qt::TextWordWrap, title);
+  const double title_h = std::max(36.0, need.height() + 12);
   painter_.save();
   painter_.setFont(title_font);
   painter_.setPen(QColor(0x22, 0x22, 0x22));
-  painter_.drawText(QRectF(12, 0, w - 24, title_h), Qt::AlignVCenter | Qt::AlignLeft, title);
+  painter_.drawText(QRectF(12, 0, w - 24, title_h), Qt::AlignVCenter | Qt::AlignLeft | Qt::TextWordWrap, title);
   painter_.restore();
+  report_laid_out({{title, QStringLiteral("page title"), need.width() > w - 24 + 0.5}});
   const double cell_w = w / 2, cell_h = (area_.height() - title_h) / 2;
   std::array<QRectF, 4> cells;
   for (int i = 0; i < 4; ++i)

@@ -13,8 +13,9 @@ namespace mb {
 
 class ExportPage {
  public:
-  // Content is laid out at `logical` and scaled up (never down) to `pixels`, so text and
-  // lines keep their proportions on a 4K slide instead of turning into specks.
+  // Content is laid out at `logical` and scaled up to `pixels`, so text and lines keep their
+  // proportions on a 4K slide instead of turning into specks; pixels below half of `logical`
+  // in a direction get that half, scaled down (a chart too small for its text would cut it).
   ExportPage(QSize pixels, QSize logical);
   ExportPage(const ExportPage&) = delete;
   ExportPage& operator=(const ExportPage&) = delete;

@@ -35,9 +35,11 @@ QImage render_charts_image(const std::vector<ShownRun>& runs, const ChartOptions
   for (ChartKind kind : kAllCharts) contents.push_back(build_chart(kind, runs, options));
   QString title = QObject::tr("mirrorbench");
   if (!runs.empty()) {
-    const RunConfig& c = runs.front().record.config;
-    title += QStringLiteral(" · %1 · %2").arg(QString::fromStdString(c.dataset), runs.front().label);
-    if (!runs.front().baseline_label.isEmpty()) title += QObject::tr(" vs %1").arg(runs.front().baseline_label);
+    // The runs' full names: a slide has no legend's tooltips to say what "2 replicas" ran.
+    const ShownRun& first = runs.front();
+    const RunConfig& c = first.record.config;
+    title += QStringLiteral(" · %1 · %2").arg(QString::fromStdString(c.dataset), run_label(first.record));
+    if (const ShownRun* b = baseline_of(runs, first)) title += QObject::tr(" vs %1").arg(run_label(b->record));
     title += QStringLiteral(" · %1").arg(format_date(c.start_time).left(10));
   }
   return render_overview_image(contents, comparison_summary_html(runs), title, size);

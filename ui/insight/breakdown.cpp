@@ -294,7 +294,7 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
   BarChartContent c;
   c.id = QStringLiteral("breakdown");
   c.title = QObject::tr("Where each replica's time goes");
-  c.value_title = QObject::tr("Time (s)");
+  c.value_title = QObject::tr("s");
   c.legend = {{QObject::tr("compute"), compute_colour()}};
   for (int k : stacked_categories()) c.legend.push_back({word(time_categories()[std::size_t(k)].legend), category_colour(k)});
   const ShownRun* primary = primary_run(runs);

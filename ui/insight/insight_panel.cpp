@@ -11,7 +11,6 @@
 #include <QMenu>
 #include <QMessageBox>
 #include <QPushButton>
-#include <QToolButton>
 #include <QVBoxLayout>
 
 #include <fstream>
@@ -48,10 +47,11 @@ InsightPanel::InsightPanel(const HistoryModel* history, QWidget* parent) : QWidg
   link_->setSpecialValueText(tr("this machine only"));
   link_->setToolTip(tr("Predict replicas beyond this machine's cores on more machines joined by a link of this speed "
                        "(a ring all-reduce between them); this machine only: they would share its cores"));
-  export_ = new QToolButton(this);
+  // A push button with a menu: its width holds the menu's arrow beside the text (a tool
+  // button's instant popup drew the arrow over "Export", which read as cut at the edge).
+  export_ = new QPushButton(tr("Export"), this);
   export_->setObjectName("insight_export_button");
-  export_->setText(tr("Export"));
-  export_->setPopupMode(QToolButton::InstantPopup);
+  export_->setToolTip(tr("Save the charts as PNG, the breakdown as CSV or the predictions as CSV or JSON"));
   auto* menu = new QMenu(export_);
   menu->addAction(tr("Charts as PNG…"), this, &InsightPanel::export_png_requested);
   menu->addAction(tr("Breakdown as CSV…"), this, [this] { export_dialog(false, false); });
@@ -73,6 +73,7 @@ InsightPanel::InsightPanel(const HistoryModel* history, QWidget* parent) : QWidg
     auto* view = new QChartView(chart, this);
     view->setObjectName(name);
     view->setRenderHint(QPainter::Antialiasing);
+    view->setViewportUpdateMode(QGraphicsView::FullViewportUpdate);   // as the training charts (chart_panel.cpp)
     view->setMinimumSize(300, 200);
     return view;
   };
@@ -332,8 +333,9 @@ void InsightPanel::showEvent(QShowEvent* event) {
 QImage InsightPanel::render_image(QSize size, std::optional<InsightChart> chart) const {
   QString title = tr("mirrorbench · where the time goes");
   if (const ShownRun* primary = primary_run(runs_)) {
-    title += QStringLiteral(" · %1").arg(primary->label);
-    if (!primary->baseline_label.isEmpty()) title += tr(" vs %1").arg(primary->baseline_label);
+    // The runs' full names, as the training charts' export writes them.
+    title += QStringLiteral(" · %1").arg(run_label(primary->record));
+    if (const ShownRun* b = baseline_of(runs_, *primary)) title += tr(" vs %1").arg(run_label(b->record));
     title += QStringLiteral(" · %1").arg(format_date(primary->record.config.start_time).left(10));
   }
   return render_insight_image(contents(), chart, title, size);

@@ -25,7 +25,6 @@ class QChartView;
 class QDoubleSpinBox;
 class QLabel;
 class QPushButton;
-class QToolButton;
 
 namespace mb {
 
@@ -111,7 +110,7 @@ class InsightPanel : public QWidget {
   QPushButton* calibrate_;
   QLabel* calibration_status_;
   QDoubleSpinBox* link_;
-  QToolButton* export_;
+  QPushButton* export_;
   QChartView* epoch_time_view_;
   BarChartView* breakdown_view_;
   BarChartView* timeline_view_;

@@ -222,7 +222,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
                                     std::span<const RunRecord> history, const ShownRun* on_display) {
   ChartContent c;
   c.x_title = QObject::tr("Replicas");
-  c.y_title = QObject::tr("Time (s)");
+  c.y_title = QObject::tr("s");
   c.x_min = 0.5;
   c.x_max = scope.max_replicas + 0.5;
   c.x_tick_anchor = 1;
@@ -315,6 +315,7 @@ ChartContent build_prediction_chart(const MachineCalibration* calibration, const
     c.series.push_back(std::move(s));
   }
   fit_y_axis(c, true);
+  c.legend = series_legend(c);
 
   c.title = QObject::tr("<b>Predicted epoch time</b>");
   const QString settings = QObject::tr("%1 training images, batch %2").arg(images(scope.train_size)).arg(scope.batch);

@@ -1,6 +1,7 @@
 // Sweep bar charts (see sweep_charts.h).
 #include "sweep/sweep_charts.h"
 
+#include "charts/chart_content.h"
 #include "charts/chart_headline.h"
 #include "charts/chart_render.h"
 
@@ -45,34 +46,28 @@ QColor replicas_colour(int replicas) {
 
 namespace {
 
-// A round axis top above the largest bar, so the ticks read 0, 0.5, 1.0 ... not 0.37.
-double nice_top(double v) {
-  if (!(v > 0)) return 1;
-  const double step = std::pow(10.0, std::floor(std::log10(v)));
-  for (double m : {1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0})
-    if (m * step >= v * 1.08) return m * step;
-  return 10 * step;
-}
-
+// The titles: what is measured, then in grey how to read it (on its own line, never cut, unlike
+// a y axis' title); the y axis carries the unit alone.
 void set_titles(SweepBars& b, SweepChart kind, const QString& target) {
+  auto title = [](const QString& what, const QString& how) {
+    return what + chart_headline(how, QStringLiteral("#777777"), 8.5);
+  };
   switch (kind) {
     case SweepChart::EpochTime:
-      b.title = QObject::tr("Time per epoch (s)");
-      b.y_title = QObject::tr("lower is better");
+      b.title = title(QObject::tr("Time per epoch"), QObject::tr("lower is better"));
+      b.y_title = QObject::tr("s");
       break;
     case SweepChart::Accuracy:
-      b.title = QObject::tr("Validation accuracy (%)");
-      b.y_title = QObject::tr("last epoch");
+      b.title = title(QObject::tr("Validation accuracy"), QObject::tr("last epoch; higher is better"));
+      b.y_title = QObject::tr("%");
       break;
     case SweepChart::TimeToTarget:
-      b.title = QObject::tr("Time to %1 (s)").arg(target) +
-                chart_headline(QObject::tr("no bar: not reached"), QStringLiteral("#777777"), 8.5);
-      b.y_title = QObject::tr("lower is better");
+      b.title = title(QObject::tr("Time to %1").arg(target), QObject::tr("lower is better; no bar: not reached"));
+      b.y_title = QObject::tr("s");
       break;
     case SweepChart::SpeedUp:
-      b.title = QObject::tr("Speed-up (×)") +
-                chart_headline(QObject::tr("over one replica; below 1: slower"), QStringLiteral("#777777"), 8.5);
-      b.y_title = QObject::tr("higher is better");
+      b.title = title(QObject::tr("Speed-up over one replica"), QObject::tr("higher is better; below 1: slower"));
+      b.y_title = QObject::tr("×");
       break;
   }
 }
@@ -118,7 +113,10 @@ void batch_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress) {
   std::map<std::pair<int64_t, bool>, SweepProgress::Row> by_point;
   for (const auto& row : progress.rows()) by_point[{row.point.global_batch, row.point.scale_lr}] = row;
   b.x_title = QObject::tr("global batch");
-  b.sets = {{QObject::tr("lr fixed"), kFixedLrColour, {}, {}}, {QObject::tr("lr scaled with the batch"), kScaledLrColour, {}, {}}};
+  const int64_t reference = progress.options().reference_batch;
+  b.sets = {{QObject::tr("lr fixed"), QObject::tr("learning rate as set, whatever the batch"), kFixedLrColour, {}, {}},
+            {QObject::tr("lr scaled"),
+             QObject::tr("learning rate scaled with the batch (lr × batch / %1)").arg(reference), kScaledLrColour, {}, {}}};
   for (std::size_t i = 0; i < batches.size(); ++i) {
     b.categories << QString::number(batches[i]);
     const auto fixed = by_point.find({batches[i], false});
@@ -159,10 +157,11 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
   std::sort(counts.begin(), counts.end());
   if (kind == SweepChart::SpeedUp) counts.erase(std::remove(counts.begin(), counts.end(), 1), counts.end());
   b.categories = categories;
-  b.x_title = axis == SweepAxis::Model ? QObject::tr("dense width (64: the reference)") : QObject::tr("link, Gbit/s");
+  b.x_title = axis == SweepAxis::Model ? QObject::tr("dense width") : QObject::tr("link, Gbit/s");
   const SweepProgress::Row none;
   for (const int n : counts) {
-    SweepBarSet set{n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n), replicas_colour(n), {}, {}};
+    const QString name = n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n);
+    SweepBarSet set{name, name, replicas_colour(n), {}, {}};
     for (int c = 0; c < int(categories.size()); ++c) {
       const SweepProgress::Row* found = &none;
       for (const auto& row : rows)
@@ -193,11 +192,15 @@ SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress) {
   double top = 0;
   for (const SweepBarSet& set : b.sets)
     for (double v : set.values) top = std::max(top, v);
-  b.y_max = kind == SweepChart::Accuracy ? 100 : kind == SweepChart::SpeedUp ? nice_top(std::max(top, 1.0)) : nice_top(top);
+  // Room above the tallest bar; the axis rounds it up to a whole tick (fill_sweep_chart).
+  b.y_max = kind == SweepChart::Accuracy ? 100 : kind == SweepChart::SpeedUp ? std::max(top, 1.0) * 1.08
+            : top > 0                    ? top * 1.08
+                                         : 1;
+  if (kind == SweepChart::Accuracy) b.y_ceil = 100;
   return b;
 }
 
-void fill_sweep_chart(QChart* chart, const SweepBars& b) {
+void fill_sweep_chart(QChart* chart, const SweepBars& b, LegendNames names) {
   // The axes stay from one fill to the next: Qt Charts (6.4) leaves a removed axis's labels
   // in the scene, drawn over the new ones.
   chart->removeAllSeries();
@@ -216,18 +219,18 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
   if (new_axes) chart->setTheme(QChart::ChartThemeLight);   // once: a theme restyles what is there
   chart->setAnimationOptions(QChart::NoAnimation);
   chart->setBackgroundRoundness(0);
-  chart->setMargins(QMargins(4, 2, 4, 2));
+  if (!ChartLegend::of(chart)) chart->setMargins(QMargins(4, 2, 4, 2));   // the legend keeps them after
   chart->setTitle(b.title);
   QFont title_font = chart->titleFont();
   title_font.setPointSizeF(11);
   title_font.setBold(true);
   chart->setTitleFont(title_font);
-  chart->legend()->setAlignment(Qt::AlignBottom);
   QFont legend_font = chart->legend()->font();
   legend_font.setPointSizeF(9);
   chart->legend()->setFont(legend_font);
 
   auto* series = new QBarSeries;
+  std::vector<LegendItem> legend;
   for (int k = 0; k < int(b.sets.size()); ++k) {
     const SweepBarSet& from = b.sets[std::size_t(k)];
     auto* set = new QBarSet(from.label);
@@ -237,7 +240,13 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
     for (double v : from.values) set->append(v);
     if (k == b.best_set && b.best_category >= 0) set->selectBar(b.best_category);
     series->append(set);
+    legend.push_back({from.label, from.full, LegendItem::Sample::Box, QPen(from.colour), 0});
   }
+  const bool best_drawn = b.best_set >= 0 && b.best_category >= 0 && b.best_set < int(b.sets.size()) &&
+                          b.best_category < int(b.sets[std::size_t(b.best_set)].values.size()) &&
+                          b.sets[std::size_t(b.best_set)].values[std::size_t(b.best_category)] > 0;
+  if (best_drawn)
+    legend.push_back({QObject::tr("best"), QObject::tr("the best configuration"), LegendItem::Sample::Box, QPen(kBestColour), 0});
   series->setBarWidth(0.8);
   chart->addSeries(series);
   QObject::connect(series, &QBarSeries::hovered, series, [b, series](bool state, int index, QBarSet* set) {
@@ -254,11 +263,6 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
   x->append(b.categories);
   // No categories yet: no title either (Qt Charts draws it loose above the plot).
   x->setTitleText(b.categories.isEmpty() ? QString() : b.x_title);
-  y->setRange(0, b.y_max);
-  // A chart squeezed below the table (a 768-pixel screen) has room for three labels, not six.
-  const double height = chart->size().height();
-  y->setTickCount(height > 0 && height < 300 ? 3 : 6);
-  y->setLabelFormat(b.y_max >= 20 ? "%.0f" : b.y_max >= 2 ? "%.1f" : "%.2f");
   y->setTitleText(b.y_title);
   for (QAbstractAxis* a : std::initializer_list<QAbstractAxis*>{x, y}) {
     QFont f = a->titleFont();
@@ -276,10 +280,13 @@ void fill_sweep_chart(QChart* chart, const SweepBars& b) {
   }
   series->attachAxis(x);
   series->attachAxis(y);
+  // From zero to a whole tick above the tallest bar, as many ticks as the chart's height holds.
+  set_axis(chart, y, {.lo = 0, .hi = b.y_max, .step = nice_step(b.y_max, 5), .floor = 0, .ceil = b.y_ceil});
+  ChartLegend::set(chart, std::move(legend), names);
 }
 
 void render_sweep_chart(const SweepBars& bars, QPainter& painter, const QRectF& target) {
-  render_chart_offscreen([&](QChart* chart) { fill_sweep_chart(chart, bars); }, painter, target);
+  render_chart_offscreen([&](QChart* chart) { fill_sweep_chart(chart, bars, LegendNames::Full); }, painter, target);
 }
 
 }  // namespace mb

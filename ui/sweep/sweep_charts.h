@@ -10,9 +10,10 @@
 #include <QStringList>
 
 #include <array>
-
+#include <limits>
 #include <vector>
 
+#include "charts/chart_legend.h"
 #include "sweep/sweep_progress.h"
 
 class QChart;
@@ -27,7 +28,8 @@ std::array<SweepChart, kSweepChartViews> sweep_charts(SweepAxis axis);
 QString sweep_chart_name(SweepChart kind);   // "sweep-epoch-time", ... (object names, files)
 
 struct SweepBarSet {
-  QString label;                      // "lr fixed", "2 replicas"
+  QString label;                      // "lr fixed", "2 replicas": the legend
+  QString full;                       // what it means: the legend's tooltip, an export's legend
   QColor colour;
   std::vector<double> values;         // per category; 0: no bar (not run yet, not reached)
   std::vector<QString> tips;
@@ -38,7 +40,8 @@ struct SweepBars {
   QStringList categories;             // the batch sizes, models or links
   std::vector<SweepBarSet> sets;
   int best_set = -1, best_category = -1;   // the best configuration's bar
-  double y_max = 1;
+  double y_max = 1;                   // the axis reaches at least this (a whole tick above it)
+  double y_ceil = std::numeric_limits<double>::infinity();   // and never beyond this (100 %)
 };
 SweepBars sweep_bars(SweepChart kind, const SweepProgress& progress);
 
@@ -50,9 +53,10 @@ QColor replicas_colour(int replicas);
 // A link as a chart's category (Gbit/s): "1", "own" (this machine's exchange).
 std::string short_link_name(const SimulatedLink& link);
 
-// Makes `chart` show the bars (its series and axes are rebuilt).
-void fill_sweep_chart(QChart* chart, const SweepBars& bars);
-// Draws the bars as a chart of exactly target.size() into `painter` (export).
+// Makes `chart` show the bars (its series and axes are rebuilt); the legend (ours, charts/
+// chart_legend.h) with `names`.
+void fill_sweep_chart(QChart* chart, const SweepBars& bars, LegendNames names = LegendNames::Short);
+// Draws the bars as a chart of exactly target.size() into `painter` (export: full names).
 void render_sweep_chart(const SweepBars& bars, QPainter& painter, const QRectF& target);
 
 }  // namespace mb

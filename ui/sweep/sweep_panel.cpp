@@ -13,7 +13,6 @@
 #include <QRegularExpression>
 #include <QSplitter>
 #include <QTableView>
-#include <QTimer>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -199,7 +198,6 @@ QSplitter* SweepPanel::make_table_and_charts() {
     view->setRenderHint(QPainter::Antialiasing);
     view->setMinimumSize(220, 180);
     views_[i] = view;
-    view->installEventFilter(this);
     chart_row->addWidget(view, 1);
   }
 
@@ -338,13 +336,6 @@ void SweepPanel::refill_charts() {
     views_[i]->setObjectName(QStringLiteral("chart_") + sweep_chart_name(kinds[std::size_t(i)]));
     fill_sweep_chart(views_[i]->chart(), sweep_bars(kinds[std::size_t(i)], progress_));
   }
-}
-
-bool SweepPanel::eventFilter(QObject* watched, QEvent* event) {
-  if (event->type() == QEvent::Resize)
-    for (QChartView* view : views_)
-      if (watched == view) QTimer::singleShot(0, this, [this] { refill_charts(); });
-  return QWidget::eventFilter(watched, event);
 }
 
 QChart* SweepPanel::chart(SweepChart kind) const {

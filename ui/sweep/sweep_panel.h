@@ -74,9 +74,6 @@ class SweepPanel : public QWidget {
   void export_csv_requested();
   void export_json_requested();
 
- protected:
-  bool eventFilter(QObject* watched, QEvent* event) override;   // a resized chart refills (its ticks)
-
  private:
   void refresh();
   void refill_charts();
