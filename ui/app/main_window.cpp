@@ -111,15 +111,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 // tabs and the progress line, with the runs and the log under them.
 void MainWindow::build_layout() {
   // The setup fields scroll vertically when the screen is short (never sideways: the column
-  // is as wide as they need); the buttons stay below them, always in view.
+  // is as wide as they need); the buttons stay below them, always in view. The scroll bar's
+  // room is always kept (as CSS's scrollbar-gutter: stable), so a hint that makes the fields
+  // taller than the column never narrows them and moves every field below it.
   auto* setup_scroll = new QScrollArea(this);
   setup_scroll->setObjectName("setup_scroll");
   setup_scroll->setWidget(setup_);
   setup_scroll->setWidgetResizable(true);
   setup_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  setup_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
   setup_scroll->setFrameShape(QFrame::NoFrame);
   scroll_past_unfocused_fields(setup_);   // the wheel scrolls the column, not the field under it
   auto* setup_column = new QWidget(this);
+  setup_column->setObjectName("setup_column");
   auto* setup_layout = new QVBoxLayout(setup_column);
   setup_layout->setContentsMargins(0, 0, 0, 0);
   setup_layout->setSpacing(0);
