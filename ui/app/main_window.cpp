@@ -108,7 +108,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 // The setup column (fields that scroll, action buttons always in view) beside the views'
-// tabs and the progress line, with the runs and the log under them.
+// tabs, with the runs and the log under them, and the progress line as the status bar.
 void MainWindow::build_layout() {
   // The setup fields scroll vertically when the screen is short (never sideways: the column
   // is as wide as they need); the buttons stay below them, always in view. The scroll bar's
@@ -146,7 +146,6 @@ void MainWindow::build_layout() {
   view_tabs_->setTabToolTip(2, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
   view_tabs_->setTabToolTip(3, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
   chart_layout->addWidget(view_tabs_, 1);
-  chart_layout->addWidget(progress_);
 
   tabs_ = new QTabWidget(this);
   tabs_->addTab(history_view_, tr("Runs"));
@@ -162,6 +161,15 @@ void MainWindow::build_layout() {
   main_split_->addWidget(right_split_);
   main_split_->setStretchFactor(1, 1);
   setCentralWidget(main_split_);
+
+  // The status bar is there from the start, so it never appears (and grows the window) with
+  // the first message. The progress line fills it as a permanent widget, which QStatusBar
+  // does not hide for a message: the line shows the message itself, in place of its details.
+  auto* status = new QStatusBar(this);
+  status->setObjectName("status_bar");
+  status->addPermanentWidget(progress_, 1);
+  connect(status, &QStatusBar::messageChanged, progress_, &ProgressPanel::show_status);
+  setStatusBar(status);
 }
 
 // What each part's signals do: the setup's buttons start plans, the controller's run events

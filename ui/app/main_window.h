@@ -1,6 +1,7 @@
 // The workbench window: run setup on the left; on the right the live charts with the
-// comparison card, the Sweep tab and the classroom view of one step, above the progress line;
-// run history and log below. Scripted mode (app/script_runner.h) drives this same window.
+// comparison card, the Sweep tab and the classroom view of one step; run history and log
+// below them; the progress line as the status bar. Scripted mode (app/script_runner.h) drives
+// this same window.
 #pragma once
 #include <QMainWindow>
 
