@@ -132,9 +132,6 @@ void MainWindow::build_layout() {
   setup_column->setMinimumWidth(setup_->minimumSizeHint().width() +
                                 setup_scroll->verticalScrollBar()->sizeHint().width());
 
-  auto* chart_area = new QWidget(this);
-  auto* chart_layout = new QVBoxLayout(chart_area);
-  chart_layout->setContentsMargins(0, 0, 0, 0);
   view_tabs_ = new QTabWidget(this);
   view_tabs_->setObjectName("view_tabs");
   view_tabs_->setDocumentMode(true);
@@ -145,18 +142,29 @@ void MainWindow::build_layout() {
   view_tabs_->setTabToolTip(1, tr("Compute, communication and waiting per replica; the last steps; the scaling predictor"));
   view_tabs_->setTabToolTip(2, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
   view_tabs_->setTabToolTip(3, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
-  chart_layout->addWidget(view_tabs_, 1);
+  // The views keep their full size by default; dragged shorter to give the runs more rows,
+  // they scroll instead of being squeezed (and never sideways: as wide as the column).
+  auto* chart_area = new QScrollArea(this);
+  chart_area->setObjectName("view_scroll");
+  chart_area->setWidget(view_tabs_);
+  chart_area->setWidgetResizable(true);
+  chart_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  chart_area->setFrameShape(QFrame::NoFrame);
+  chart_area->setMinimumWidth(view_tabs_->minimumSizeHint().width());
 
-  tabs_ = new QTabWidget(this);
-  tabs_->addTab(history_view_, tr("Runs"));
-  tabs_->addTab(log_, tr("Log"));
+  history_view_->add_page(log_, tr("Log"));   // the Runs tab and the Log tab under the views
 
+  // Window height that grows or shrinks goes to the views; the runs keep theirs (at least
+  // HistoryView::kMinimumRows rows: the table's minimum height).
   right_split_ = new QSplitter(Qt::Vertical, this);
+  right_split_->setObjectName("right_split");
   right_split_->addWidget(chart_area);
-  right_split_->addWidget(tabs_);
-  right_split_->setStretchFactor(0, 3);
-  right_split_->setStretchFactor(1, 1);
+  right_split_->addWidget(history_view_);
+  right_split_->setStretchFactor(0, 1);
+  right_split_->setStretchFactor(1, 0);
+  right_split_->setCollapsible(0, false);
   main_split_ = new QSplitter(Qt::Horizontal, this);
+  main_split_->setObjectName("main_split");
   main_split_->addWidget(setup_column);
   main_split_->addWidget(right_split_);
   main_split_->setStretchFactor(1, 1);
@@ -294,7 +302,12 @@ void MainWindow::restore_settings() {
     const int left = main_split_->widget(0)->minimumWidth();
     main_split_->setSizes({left, std::max(1, width() - left)});
   }
-  if (right_state.isEmpty() || !right_split_->restoreState(right_state)) right_split_->setSizes({640, 220});
+  if (right_state.isEmpty() || !right_split_->restoreState(right_state)) {
+    // The runs at their minimum (HistoryView::kMinimumRows rows), the views the rest; they
+    // also take whatever the window grows by (the runs' stretch is 0).
+    const int runs = right_split_->widget(1)->minimumSizeHint().height();
+    right_split_->setSizes({std::max(1, height() - runs), runs});
+  }
 }
 
 void MainWindow::fit_to_screen() {

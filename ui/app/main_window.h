@@ -132,7 +132,6 @@ class MainWindow : public QMainWindow {
   LogPanel* log_;
   QSplitter* main_split_;
   QSplitter* right_split_;
-  QTabWidget* tabs_;
   SweepPanel* sweep_;
   StepPanel* step_;
   PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan
