@@ -310,15 +310,21 @@ void MainWindow::restore_settings() {
   }
 }
 
+// The default geometry: the whole available area of the screen the window opens on (a laptop,
+// a projector, a large monitor alike), centred.
 void MainWindow::fit_to_screen() {
   const QScreen* where = screen() ? screen() : QGuiApplication::primaryScreen();
-  const QRect available = where ? where->availableGeometry() : QRect(0, 0, 1440, 900);
+  if (!where) return;   // no screen to fit (Qt's default size stays)
+  const QRect available = where->availableGeometry();
   // The frame (title bar, borders) comes on top of the size given: leave room for it, as much
-  // as it takes once shown (showEvent fits again) and before that what window managers use.
-  const QSize frame = frameGeometry().size() - geometry().size();
-  const QSize room = available.size() - QSize(std::max(8, frame.width()), std::max(32, frame.height()));
-  resize(QSize(1440, 900).boundedTo(room));
-  move(available.topLeft());
+  // as it takes where it is known (showEvent fits again once shown), else what window managers
+  // commonly take (an X11 manager reports its frame only after the window is mapped).
+  QSize frame = frameGeometry().size() - geometry().size();
+  if (frame == QSize(0, 0)) frame = QSize(8, 32);
+  resize(available.size() - frame);
+  QRect placed(QPoint(0, 0), size() + frame);   // where the frame goes, the window in it
+  placed.moveCenter(available.center());
+  move(placed.topLeft());
 }
 
 void MainWindow::save_settings() {

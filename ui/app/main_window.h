@@ -96,7 +96,7 @@ class MainWindow : public QMainWindow {
   void build_layout();
   void build_menus();
   void connect_parts();
-  void fit_to_screen();   // the default size: 1440x900, or the screen's available area if smaller
+  void fit_to_screen();   // the default geometry: the available area of its screen, centred
   void restore_settings();
   void save_settings();
   void update_shown();
