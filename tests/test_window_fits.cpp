@@ -376,14 +376,21 @@ void TestWindowFits::the_runs_table_shows_four_rows_and_its_last_columns() {
   QVERIFY2(table->rowViewportPosition(kRowsInView - 1) + table->rowHeight(kRowsInView - 1) <= table->viewport()->height(),
            qPrintable(QString("only %1 rows in view").arg(visible)));
   QVERIFY2(!table->horizontalScrollBar()->isVisible(), "the runs table scrolls sideways");
+  // Inside the viewport, every cell whole (the comparison names its baseline).
+  const int margin = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
   for (int c : {int(HistoryModel::Speedup), int(HistoryModel::Status)}) {
+    const QString name = table->model()->headerData(c, Qt::Horizontal).toString();
     const int left = table->columnViewportPosition(c), right = left + table->columnWidth(c);
     QVERIFY2(left >= 0 && right <= table->viewport()->width(),
-             qPrintable(QString("column '%1' lies at %2..%3 of %4 px")
-                            .arg(table->model()->headerData(c, Qt::Horizontal).toString())
-                            .arg(left)
-                            .arg(right)
-                            .arg(table->viewport()->width())));
+             qPrintable(QString("column '%1' lies at %2..%3 of %4 px").arg(name).arg(left).arg(right).arg(table->viewport()->width())));
+    for (int r = 0; r < table->model()->rowCount(); ++r) {
+      const QModelIndex cell = table->model()->index(r, c);
+      const QVariant font = cell.data(Qt::FontRole);
+      const QFontMetrics fm(font.isValid() ? font.value<QFont>() : table->font());
+      const QString text = cell.data().toString();
+      QVERIFY2(fm.horizontalAdvance(text) + margin <= table->columnWidth(c),
+               qPrintable(QString("column '%1' cuts '%2' (%3 px wide)").arg(name, text).arg(table->columnWidth(c))));
+    }
   }
   // The charts keep their full size for it: nothing in the views scrolls.
   QVERIFY2(w.view_tabs()->height() >= w.view_tabs()->minimumSizeHint().height(),

@@ -22,8 +22,9 @@ namespace mb {
 
 namespace {
 
-// The widest a column but the name grows to fit its contents, in characters.
-constexpr int kWidestColumnChars = 24;
+// The widest the devices column grows to fit its contents, in characters: its text grows with
+// a run's what-if tags ("cpu:2 · what-if cnn-dense4096 · simulated link 1 Gbit/s").
+constexpr int kWidestDevicesChars = 16;
 
 }  // namespace
 
@@ -137,17 +138,16 @@ void HistoryView::add_page(QWidget* page, const QString& title) { tabs_->addTab(
 
 // The name takes the width the other columns leave (the row's tooltip has it whole), so the
 // last columns, the comparison and the status, stay in view on a laptop screen; every other
-// column is as wide as its contents, up to kWidestColumnChars (a long devices text elides,
-// its row's tooltip says it whole). The header forgets a column's mode when the model resets.
+// column is as wide as its contents, the devices up to kWidestDevicesChars (a longer text
+// elides, its row's tooltip says it whole). The header forgets a column's mode when the
+// model resets.
 void HistoryView::fit_columns() {
   QHeaderView* columns = table_->horizontalHeader();
   columns->setSectionResizeMode(QHeaderView::Interactive);
   columns->setSectionResizeMode(HistoryModel::Name, QHeaderView::Stretch);
   table_->resizeColumnsToContents();
-  const int widest = table_->fontMetrics().averageCharWidth() * kWidestColumnChars;
-  for (int c = 0; c < HistoryModel::ColumnCount; ++c) {
-    if (c != HistoryModel::Name && table_->columnWidth(c) > widest) table_->setColumnWidth(c, widest);
-  }
+  const int widest = table_->fontMetrics().averageCharWidth() * kWidestDevicesChars;
+  if (table_->columnWidth(HistoryModel::Devices) > widest) table_->setColumnWidth(HistoryModel::Devices, widest);
 }
 
 void HistoryView::update_actions() {
