@@ -145,7 +145,10 @@ void HistoryView::fit_columns() {
   QHeaderView* columns = table_->horizontalHeader();
   columns->setSectionResizeMode(QHeaderView::Interactive);
   columns->setSectionResizeMode(HistoryModel::Name, QHeaderView::Stretch);
-  table_->resizeColumnsToContents();
+  // Column by column: sizing the stretched name to its contents too would keep it at that
+  // width until the table is resized.
+  for (int c = 0; c < HistoryModel::ColumnCount; ++c)
+    if (c != HistoryModel::Name) table_->resizeColumnToContents(c);
   const int widest = table_->fontMetrics().averageCharWidth() * kWidestDevicesChars;
   if (table_->columnWidth(HistoryModel::Devices) > widest) table_->setColumnWidth(HistoryModel::Devices, widest);
 }
