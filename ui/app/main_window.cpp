@@ -108,18 +108,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
 }
 
 // The setup column (fields that scroll, action buttons always in view) beside the views'
-// tabs and the progress line, with the runs and the log under them.
+// tabs, with the runs and the log under them, and the progress line as the status bar.
 void MainWindow::build_layout() {
   // The setup fields scroll vertically when the screen is short (never sideways: the column
-  // is as wide as they need); the buttons stay below them, always in view.
+  // is as wide as they need); the buttons stay below them, always in view. The scroll bar's
+  // room is always kept (as CSS's scrollbar-gutter: stable), so a hint that makes the fields
+  // taller than the column never narrows them and moves every field below it.
   auto* setup_scroll = new QScrollArea(this);
   setup_scroll->setObjectName("setup_scroll");
   setup_scroll->setWidget(setup_);
   setup_scroll->setWidgetResizable(true);
   setup_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  setup_scroll->setVerticalScrollBarPolicy(Qt::ScrollBarAlwaysOn);
   setup_scroll->setFrameShape(QFrame::NoFrame);
   scroll_past_unfocused_fields(setup_);   // the wheel scrolls the column, not the field under it
   auto* setup_column = new QWidget(this);
+  setup_column->setObjectName("setup_column");
   auto* setup_layout = new QVBoxLayout(setup_column);
   setup_layout->setContentsMargins(0, 0, 0, 0);
   setup_layout->setSpacing(0);
@@ -128,9 +132,6 @@ void MainWindow::build_layout() {
   setup_column->setMinimumWidth(setup_->minimumSizeHint().width() +
                                 setup_scroll->verticalScrollBar()->sizeHint().width());
 
-  auto* chart_area = new QWidget(this);
-  auto* chart_layout = new QVBoxLayout(chart_area);
-  chart_layout->setContentsMargins(0, 0, 0, 0);
   view_tabs_ = new QTabWidget(this);
   view_tabs_->setObjectName("view_tabs");
   view_tabs_->setDocumentMode(true);
@@ -141,23 +142,42 @@ void MainWindow::build_layout() {
   view_tabs_->setTabToolTip(1, tr("Compute, communication and waiting per replica; the last steps; the scaling predictor"));
   view_tabs_->setTabToolTip(2, tr("The batch-size sweep: time per epoch, accuracy and time to a target accuracy"));
   view_tabs_->setTabToolTip(3, tr("One training step drawn for a class: the batch, the replicas, the all-reduce, the update"));
-  chart_layout->addWidget(view_tabs_, 1);
-  chart_layout->addWidget(progress_);
+  // The views keep their full size by default; dragged shorter to give the runs more rows,
+  // they scroll instead of being squeezed (and never sideways: as wide as the column).
+  auto* chart_area = new QScrollArea(this);
+  chart_area->setObjectName("view_scroll");
+  chart_area->setWidget(view_tabs_);
+  chart_area->setWidgetResizable(true);
+  chart_area->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  chart_area->setFrameShape(QFrame::NoFrame);
+  chart_area->setMinimumWidth(view_tabs_->minimumSizeHint().width());
 
-  tabs_ = new QTabWidget(this);
-  tabs_->addTab(history_view_, tr("Runs"));
-  tabs_->addTab(log_, tr("Log"));
+  history_view_->add_page(log_, tr("Log"));   // the Runs tab and the Log tab under the views
 
+  // Window height that grows or shrinks goes to the views; the runs keep theirs (at least
+  // HistoryView::kMinimumRows rows: the table's minimum height).
   right_split_ = new QSplitter(Qt::Vertical, this);
+  right_split_->setObjectName("right_split");
   right_split_->addWidget(chart_area);
-  right_split_->addWidget(tabs_);
-  right_split_->setStretchFactor(0, 3);
-  right_split_->setStretchFactor(1, 1);
+  right_split_->addWidget(history_view_);
+  right_split_->setStretchFactor(0, 1);
+  right_split_->setStretchFactor(1, 0);
+  right_split_->setCollapsible(0, false);
   main_split_ = new QSplitter(Qt::Horizontal, this);
+  main_split_->setObjectName("main_split");
   main_split_->addWidget(setup_column);
   main_split_->addWidget(right_split_);
   main_split_->setStretchFactor(1, 1);
   setCentralWidget(main_split_);
+
+  // The status bar is there from the start, so it never appears (and grows the window) with
+  // the first message. The progress line fills it as a permanent widget, which QStatusBar
+  // does not hide for a message: the line shows the message itself, in place of its details.
+  auto* status = new QStatusBar(this);
+  status->setObjectName("status_bar");
+  status->addPermanentWidget(progress_, 1);
+  connect(status, &QStatusBar::messageChanged, progress_, &ProgressPanel::show_status);
+  setStatusBar(status);
 }
 
 // What each part's signals do: the setup's buttons start plans, the controller's run events
@@ -282,18 +302,29 @@ void MainWindow::restore_settings() {
     const int left = main_split_->widget(0)->minimumWidth();
     main_split_->setSizes({left, std::max(1, width() - left)});
   }
-  if (right_state.isEmpty() || !right_split_->restoreState(right_state)) right_split_->setSizes({640, 220});
+  if (right_state.isEmpty() || !right_split_->restoreState(right_state)) {
+    // The runs at their minimum (HistoryView::kMinimumRows rows), the views the rest; they
+    // also take whatever the window grows by (the runs' stretch is 0).
+    const int runs = right_split_->widget(1)->minimumSizeHint().height();
+    right_split_->setSizes({std::max(1, height() - runs), runs});
+  }
 }
 
+// The default geometry: the whole available area of the screen the window opens on (a laptop,
+// a projector, a large monitor alike), centred.
 void MainWindow::fit_to_screen() {
   const QScreen* where = screen() ? screen() : QGuiApplication::primaryScreen();
-  const QRect available = where ? where->availableGeometry() : QRect(0, 0, 1440, 900);
+  if (!where) return;   // no screen to fit (Qt's default size stays)
+  const QRect available = where->availableGeometry();
   // The frame (title bar, borders) comes on top of the size given: leave room for it, as much
-  // as it takes once shown (showEvent fits again) and before that what window managers use.
-  const QSize frame = frameGeometry().size() - geometry().size();
-  const QSize room = available.size() - QSize(std::max(8, frame.width()), std::max(32, frame.height()));
-  resize(QSize(1440, 900).boundedTo(room));
-  move(available.topLeft());
+  // as it takes where it is known (showEvent fits again once shown), else what window managers
+  // commonly take (an X11 manager reports its frame only after the window is mapped).
+  QSize frame = frameGeometry().size() - geometry().size();
+  if (frame == QSize(0, 0)) frame = QSize(8, 32);
+  resize(available.size() - frame);
+  QRect placed(QPoint(0, 0), size() + frame);   // where the frame goes, the window in it
+  placed.moveCenter(available.center());
+  move(placed.topLeft());
 }
 
 void MainWindow::save_settings() {

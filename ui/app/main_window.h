@@ -1,6 +1,7 @@
 // The workbench window: run setup on the left; on the right the live charts with the
-// comparison card, the Sweep tab and the classroom view of one step, above the progress line;
-// run history and log below. Scripted mode (app/script_runner.h) drives this same window.
+// comparison card, the Sweep tab and the classroom view of one step; run history and log
+// below them; the progress line as the status bar. Scripted mode (app/script_runner.h) drives
+// this same window.
 #pragma once
 #include <QMainWindow>
 
@@ -95,7 +96,7 @@ class MainWindow : public QMainWindow {
   void build_layout();
   void build_menus();
   void connect_parts();
-  void fit_to_screen();   // the default size: 1440x900, or the screen's available area if smaller
+  void fit_to_screen();   // the default geometry: the available area of its screen, centred
   void restore_settings();
   void save_settings();
   void update_shown();
@@ -131,7 +132,6 @@ class MainWindow : public QMainWindow {
   LogPanel* log_;
   QSplitter* main_split_;
   QSplitter* right_split_;
-  QTabWidget* tabs_;
   SweepPanel* sweep_;
   StepPanel* step_;
   PlanKind plan_kind_ = PlanKind::Single;   // of the plan in progress / last plan

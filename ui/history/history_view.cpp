@@ -9,6 +9,7 @@
 #include <QMessageBox>
 #include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QTabWidget>
 #include <QTableView>
 #include <QVBoxLayout>
 
@@ -18,6 +19,14 @@
 #include "history/history_model.h"
 
 namespace mb {
+
+namespace {
+
+// The widest the devices column grows to fit its contents, in characters: its text grows with
+// a run's what-if tags ("cpu:2 · what-if cnn-dense4096 · simulated link 1 Gbit/s").
+constexpr int kWidestDevicesChars = 16;
+
+}  // namespace
 
 HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent), model_(model) {
   proxy_ = new QSortFilterProxyModel(this);
@@ -33,11 +42,17 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
   table_->setSortingEnabled(true);
   table_->sortByColumn(HistoryModel::Date, Qt::DescendingOrder);
   table_->setAlternatingRowColors(true);
-  table_->verticalHeader()->setVisible(false);
-  table_->horizontalHeader()->setStretchLastSection(true);
-  table_->horizontalHeader()->setSectionResizeMode(QHeaderView::Interactive);
   table_->setContextMenuPolicy(Qt::CustomContextMenu);
   table_->setWordWrap(false);
+  // Rows of one line of text and half a line of air (the style's default is twice the line),
+  // and room for kMinimumRows of them whatever the splitter above is dragged to.
+  QHeaderView* rows = table_->verticalHeader();
+  rows->setVisible(false);
+  rows->setMinimumSectionSize(table_->fontMetrics().height());
+  rows->setDefaultSectionSize(table_->fontMetrics().lineSpacing() * 3 / 2);
+  table_->setMinimumHeight(table_->horizontalHeader()->sizeHint().height() + kMinimumRows * rows->defaultSectionSize() +
+                           2 * table_->frameWidth());
+  table_->horizontalHeader()->setStretchLastSection(false);
 
   pin_button_ = new QPushButton(tr("Pin as baseline"), this);
   pin_button_->setObjectName("pin_baseline_button");
@@ -52,12 +67,13 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
   trace_button_->setToolTip(tr("The selected run's Chrome trace: every replica's sampled steps, phase by phase "
                                "(open it in chrome://tracing or ui.perfetto.dev)"));
 
-  auto* hint = new QLabel(tr("Select two or more runs (Ctrl/Shift-click) to overlay them."), this);
+  actions_ = new QWidget(this);
+  actions_->setObjectName("history_actions");
+  auto* hint = new QLabel(tr("Ctrl/Shift-click runs to overlay them"), actions_);
   hint->setStyleSheet("color: palette(mid);");
-  // The hint gives way (clipped) before the buttons do: the window stays narrow enough.
-  hint->setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
-  hint->setToolTip(hint->text());
-  auto* buttons = new QHBoxLayout;
+  hint->setToolTip(tr("Select two or more runs (Ctrl/Shift-click) to overlay them on the charts"));
+  auto* buttons = new QHBoxLayout(actions_);
+  buttons->setContentsMargins(0, 0, 0, 0);
   buttons->addWidget(hint, 1);
   buttons->addWidget(pin_button_);
   buttons->addWidget(rename_button_);
@@ -65,20 +81,24 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
   buttons->addWidget(csv_button_);
   buttons->addWidget(trace_button_);
 
+  tabs_ = new QTabWidget(this);
+  tabs_->setObjectName("history_tabs");
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(table_, tr("Runs"));
+  tabs_->setCornerWidget(actions_, Qt::TopRightCorner);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addLayout(buttons);
-  layout->addWidget(table_);
+  layout->addWidget(tabs_);
 
   connect(table_->selectionModel(), &QItemSelectionModel::selectionChanged, this, [this] {
     update_actions();
     emit selection_changed();
   });
   connect(model_, &HistoryModel::modelReset, this, [this] {
-    table_->resizeColumnsToContents();
+    fit_columns();
     update_actions();
   });
-  connect(model_, &HistoryModel::rowsInserted, this, [this] { table_->resizeColumnsToContents(); });
+  connect(model_, &HistoryModel::rowsInserted, this, &HistoryView::fit_columns);
   connect(model_, &HistoryModel::runs_changed, this, &HistoryView::update_actions);
   connect(pin_button_, &QPushButton::clicked, this, &HistoryView::pin_selected);
   connect(rename_button_, &QPushButton::clicked, this, &HistoryView::rename_selected);
@@ -86,6 +106,8 @@ HistoryView::HistoryView(HistoryModel* model, QWidget* parent) : QWidget(parent)
   connect(csv_button_, &QPushButton::clicked, this, &HistoryView::export_csv_requested);
   connect(trace_button_, &QPushButton::clicked, this, &HistoryView::export_trace_requested);
   connect(table_, &QTableView::customContextMenuRequested, this, &HistoryView::show_context_menu);
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { actions_->setVisible(tabs_->currentWidget() == table_); });
+  fit_columns();
   update_actions();
 }
 
@@ -110,6 +132,25 @@ void HistoryView::select_ids(const std::vector<std::string>& ids) {
   }
   table_->selectionModel()->select(selection, QItemSelectionModel::ClearAndSelect);
   if (!selection.isEmpty()) table_->scrollTo(selection.indexes().first());
+}
+
+void HistoryView::add_page(QWidget* page, const QString& title) { tabs_->addTab(page, title); }
+
+// The name takes the width the other columns leave (the row's tooltip has it whole), so the
+// last columns, the comparison and the status, stay in view on a laptop screen; every other
+// column is as wide as its contents, the devices up to kWidestDevicesChars (a longer text
+// elides, its row's tooltip says it whole). The header forgets a column's mode when the
+// model resets.
+void HistoryView::fit_columns() {
+  QHeaderView* columns = table_->horizontalHeader();
+  columns->setSectionResizeMode(QHeaderView::Interactive);
+  columns->setSectionResizeMode(HistoryModel::Name, QHeaderView::Stretch);
+  // Column by column: sizing the stretched name to its contents too would keep it at that
+  // width until the table is resized.
+  for (int c = 0; c < HistoryModel::ColumnCount; ++c)
+    if (c != HistoryModel::Name) table_->resizeColumnToContents(c);
+  const int widest = table_->fontMetrics().averageCharWidth() * kWidestDevicesChars;
+  if (table_->columnWidth(HistoryModel::Devices) > widest) table_->setColumnWidth(HistoryModel::Devices, widest);
 }
 
 void HistoryView::update_actions() {

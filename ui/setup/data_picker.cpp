@@ -55,7 +55,8 @@ void DataPicker::add_dir(const QString& dir, bool select) {
   int index = combo_->findData(clean);
   if (clean == QString::fromStdString(default_data_dir().string())) index = 0;
   if (index < 0) {
-    combo_->addItem(QStringLiteral("%1 (%2)").arg(QFileInfo(clean).fileName(), clean), clean);
+    // The folder's name: its path is the item's tooltip and the note under the combo.
+    combo_->addItem(QFileInfo(clean).fileName(), clean);
     index = combo_->count() - 1;
     combo_->setItemData(index, clean, Qt::ToolTipRole);
   }
@@ -106,8 +107,11 @@ QString DataPicker::problem() const {
 void DataPicker::update_status() {
   // A problem is explained by the panel under all the fields; here only the good case.
   const bool ok = problem().isEmpty();
-  status_->setText(ok ? tr("Folder: %1").arg(dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir())
-                      : QString());
+  QString folder = dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir();
+  // A path has no spaces to wrap at: let it break after each "/" (a zero-width space), so a
+  // long one wraps within the column instead of widening it.
+  folder.replace(QLatin1Char('/'), QStringLiteral("/\u200b"));
+  status_->setText(ok ? tr("Folder: %1").arg(folder) : QString());
   status_->setVisible(ok);
 }
 

@@ -6,7 +6,6 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QFileInfo>
-#include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
@@ -142,7 +141,8 @@ void RunSetupPanel::make_number_fields(QWidget* group) {
   scale_lr_ = new QCheckBox(tr("scale with replicas"), group);
   scale_lr_->setObjectName("scale_lr");
   scale_lr_->setToolTip(tr("Linear scaling rule: learning rate × number of replicas"));
-  lr_note_ = note_label(group);
+  lr_note_ = note_label(group);   // always shown, ticked or not: the fields below never move
+  lr_note_->setObjectName("lr_note");
   seed_ = new QSpinBox(group);
   seed_->setObjectName("seed");
   seed_->setRange(0, std::numeric_limits<int>::max());
@@ -184,6 +184,9 @@ void RunSetupPanel::make_engine_fields(QWidget* group) {
   pace_->setToolTip(tr("Slows a Run so that every step lasts about a second and the “One step” tab shows each "
                        "one: for following a short run in class. Its times are not the machine's speed, so it is "
                        "never used as a baseline; Compare, Reference experiment and Sweep always run at full speed."));
+  // How long a paced run would take, under its switch, ticked or not: ticking it moves nothing.
+  pace_note_ = note_label(group);
+  pace_note_->setObjectName("pace_note");
   // Its words come from the option table (its help is the CLI's); the core's check says where it applies.
   const TrainOption& balance = train_option("balance");
   balance_ = new QCheckBox(tr("Balanced shares (CPU replicas)"), group);
@@ -205,21 +208,39 @@ QWidget* RunSetupPanel::build_training_group() {
   mode_row->addWidget(batch_global_);
   mode_row->addWidget(batch_per_replica_);
   mode_row->addStretch(1);
-  auto* form = new QFormLayout(group);
-  form->addRow(tr("Batch:"), batch_row);
-  form->addRow(QString(), mode_row);
-  form->addRow(QString(), batch_note_);
-  form->addRow(tr("Epochs:"), epochs_);
-  form->addRow(tr("Learning rate:"), lr_);
-  form->addRow(QString(), scale_lr_);
-  form->addRow(QString(), lr_note_);
-  form->addRow(tr("Seed:"), seed_);
-  form->addRow(tr("Training images:"), limit_train_);
-  form->addRow(tr("Validation images:"), limit_val_);
-  form->addRow(tr("CPU kernels:"), backend_);
-  form->addRow(tr("Precision:"), precision_);
-  form->addRow(QString(), pace_);
-  form->addRow(QString(), balance_);
+  // A form's two columns in a grid, where the notes and switches span both, as wide as the
+  // group: in the narrow field column a note would wrap. Not a QFormLayout: it sized a wrapped
+  // note by QLabel's own size hint (a gap around it), and when a spanning note wrapped it kept
+  // a stale height for it after an unrelated change (squeezing three lines into two).
+  auto* grid = new QGridLayout(group);
+  grid->setColumnStretch(1, 1);
+  int row = 0;
+  const auto add_label = [&](const QString& text, QWidget* buddy) {
+    auto* label = new QLabel(text, group);
+    label->setBuddy(buddy);
+    grid->addWidget(label, row, 0);
+  };
+  const auto add_field = [&](const QString& text, QWidget* field) {
+    add_label(text, field);
+    grid->addWidget(field, row++, 1);
+  };
+  const auto add_span = [&](QWidget* w) { grid->addWidget(w, row++, 0, 1, 2); };
+  add_label(tr("Batch:"), batch_preset_);
+  grid->addLayout(batch_row, row++, 1);
+  grid->addLayout(mode_row, row++, 1);
+  add_span(batch_note_);
+  add_field(tr("Epochs:"), epochs_);
+  add_field(tr("Learning rate:"), lr_);
+  grid->addWidget(scale_lr_, row++, 1);
+  add_span(lr_note_);
+  add_field(tr("Seed:"), seed_);
+  add_field(tr("Training images:"), limit_train_);
+  add_field(tr("Validation images:"), limit_val_);
+  add_field(tr("CPU kernels:"), backend_);
+  add_field(tr("Precision:"), precision_);
+  add_span(pace_);
+  add_span(pace_note_);
+  add_span(balance_);
 
   connect(batch_preset_, &QComboBox::currentIndexChanged, this, [this] {
     const int preset = batch_preset_->currentData().toInt();
@@ -367,22 +388,27 @@ QString RunSetupPanel::process_note() const {
 }
 
 QStringList RunSetupPanel::advice() const {
+  QStringList a = general_advice();
+  if (pace_->isChecked()) a << pace_note();
+  return a;
+}
+
+QStringList RunSetupPanel::general_advice() const {
   QStringList a = devices_->advice();
   for (const RunProblem& x : core_problems())
     if (!x.is_error()) a << QString::fromStdString(x.message);
-  if (pace_->isChecked()) {
-    // At a second a step, the length of the run is its step count: say it before it starts.
-    const int64_t global = mb::global_batch(config(), processes());
-    if (limit_train_->value() == 0) {
-      a << tr("Teaching pace with the whole data set: hundreds of steps per epoch, one a second. Set Training "
-              "images to about 2,048 for a short demonstration.");
-    } else {
-      const int64_t steps = (limit_train_->value() + global - 1) / std::max<int64_t>(1, global) * epochs_->value();
-      const int64_t s = int64_t(double(steps) * pace_s_ + 0.5);
-      a << tr("Teaching pace: %1 steps, about %2 min %3 s.").arg(steps).arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
-    }
-  }
   return a;
+}
+
+// At a second a step, the length of a paced run is its step count: say it before it starts.
+QString RunSetupPanel::pace_note() const {
+  if (limit_train_->value() == 0)
+    return tr("At this pace the whole data set is hundreds of steps an epoch: set Training images to about 2,048 "
+              "for a short demonstration.");
+  const int64_t global = mb::global_batch(config(), processes());
+  const int64_t steps = (limit_train_->value() + global - 1) / std::max<int64_t>(1, global) * epochs_->value();
+  const int64_t s = int64_t(double(steps) * pace_s_ + 0.5);
+  return tr("At this pace: %1 steps, about %2 min %3 s.").arg(steps).arg(s / 60).arg(s % 60, 2, 10, QChar('0'));
 }
 
 void RunSetupPanel::on_changed() {
@@ -418,10 +444,13 @@ void RunSetupPanel::update_state() {
                                     : tr("%1–%2 images per replica on %3 replicas").arg(b / n).arg(b / n + 1).arg(n));
   else
     batch_note_->setText(tr("All %1 images on one device").arg(b));
-  lr_note_->setText(scale_lr_->isChecked() && n > 1
-                        ? tr("Effective rate %1 (%2 × %3 replicas)").arg(lr_->value() * n).arg(lr_->value()).arg(n)
-                        : QString());
-  lr_note_->setVisible(!lr_note_->text().isEmpty());
+  if (!scale_lr_->isChecked())
+    lr_note_->setText(tr("Effective rate %1, whatever the replicas").arg(lr_->value()));
+  else if (n > 1)
+    lr_note_->setText(tr("Effective rate %1 (%2 × %3 replicas)").arg(lr_->value() * n).arg(lr_->value()).arg(n));
+  else
+    lr_note_->setText(tr("Effective rate %1 (one replica)").arg(lr_->value()));
+  pace_note_->setText(pace_note());
 
   processes_->set_note(process_note());
   straggler_->set_replicas(n);
@@ -433,7 +462,7 @@ void RunSetupPanel::update_state() {
   // load it): the problem above already says so, in the user's terms; show it once.
   if (!trainer_error_.isEmpty() && data_->problem().isEmpty())
     lines << QStringLiteral("<span style='color:#c62828'>%1</span>").arg(trainer_error_.toHtmlEscaped());
-  for (const QString& a : advice()) lines << QStringLiteral("<span style='color:#8a5a00'>%1</span>").arg(a.toHtmlEscaped());
+  for (const QString& a : general_advice()) lines << QStringLiteral("<span style='color:#8a5a00'>%1</span>").arg(a.toHtmlEscaped());
   message_->setText(lines.join("<br>"));
   message_->setVisible(!lines.isEmpty());
 

@@ -55,7 +55,9 @@ class RunSetupPanel : public QWidget {
   DeviceList all_devices() const;          // every usable device: for the reference experiment
   const DeviceInventory& inventory() const;
   QStringList problems() const;            // why Run is disabled (empty: runnable)
-  QStringList advice() const;              // things worth knowing that do not block a run
+  // Things worth knowing that do not block a run: general_advice() under the fields, and the
+  // teaching pace's length (when ticked) under its switch.
+  QStringList advice() const;
 
   // While busy the fields are read-only and only Stop is enabled.
   void set_busy(bool busy);
@@ -94,6 +96,8 @@ class RunSetupPanel : public QWidget {
   QStringList launch_problems() const;     // what this front end lacks to start the processes
   std::vector<RunProblem> core_problems() const;
   QString process_note() const;
+  QStringList general_advice() const;
+  QString pace_note() const;               // how long a Run at teaching pace would take
 
   bool busy_ = false;
   QString trainer_error_;
@@ -118,6 +122,7 @@ class RunSetupPanel : public QWidget {
   QComboBox* backend_;
   QComboBox* precision_;
   QCheckBox* pace_;                        // teaching pace: TrainConfig::step_delay_s
+  QLabel* pace_note_;
   QCheckBox* balance_;                     // balanced shares: TrainConfig::balance
   double pace_s_ = 1.0;                    // the pace while ticked (a script may set another)
   QString sweep_problem_;

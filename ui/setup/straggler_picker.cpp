@@ -30,7 +30,7 @@ StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated stra
   factor_->setRange(1.0, 100.0);
   factor_->setDecimals(1);
   factor_->setSingleStep(0.5);
-  factor_->setValue(2.0);
+  factor_->setValue(3.0);   // the README's demonstration: replica 1, 3x slower
   factor_->setSuffix(QStringLiteral("\u00d7"));
   note_ = note_label(this);
   note_->setText(tr("Its compute takes that many times as long; every run with it is labelled “simulated straggler” "
@@ -51,11 +51,11 @@ StragglerPicker::StragglerPicker(QWidget* parent) : QGroupBox(tr("Simulated stra
   v->addLayout(row);
   v->addWidget(note_);
   v->addWidget(demo_, 0, Qt::AlignLeft);
-  note_->setVisible(false);
+  // The note stays whether the group is ticked or not (greyed with the fields when not), so
+  // ticking it moves nothing below.
   connect(demo_, &QPushButton::clicked, this, &StragglerPicker::lock_step_vs_balanced_clicked);
 
   connect(this, &QGroupBox::toggled, this, [this](bool on) {
-    note_->setVisible(on);
     demo_->setEnabled(demo_allowed_ && on);
     emit changed();
   });
@@ -72,7 +72,6 @@ void StragglerPicker::set(const Straggler& straggler) {
   const double slow_factor = straggler.factor;
   const QSignalBlocker b1(this), b2(replica_), b3(factor_);
   setChecked(slow_replica >= 0);
-  note_->setVisible(slow_replica >= 0);
   if (slow_replica >= 0) {
     replica_->setMaximum(std::max(replica_->maximum(), slow_replica));
     replica_->setValue(slow_replica);

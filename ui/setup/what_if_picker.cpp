@@ -18,6 +18,20 @@ QString link_key(const SimulatedLink& l) {
   return l.gbit > 0 ? QStringLiteral("%1:%2").arg(l.gbit, 0, 'g', 10).arg(l.latency_us, 0, 'g', 10) : QString();
 }
 
+// A model's name in the combo, short enough for the setup column; its size is in the item's
+// tooltip and the group's note.
+QString model_item(const ModelSpec& m) {
+  return m.is_reference() ? WhatIfPicker::tr("reference CNN (dense %1)").arg(m.hidden)
+                          : WhatIfPicker::tr("what-if: dense %1").arg(m.hidden);
+}
+
+// Neither combo's longest item sets the column's width: each is as wide as the column lets
+// it be (a dozen characters at the least), and its items are short enough to show whole there.
+void fit_to_column(QComboBox* combo) {
+  combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+  combo->setMinimumContentsLength(12);
+}
+
 }  // namespace
 
 WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrations)"), parent) {
@@ -26,7 +40,11 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
                 "larger; a slower link makes each byte cost more. Both runs are labelled and never baselines."));
   model_ = new QComboBox(this);
   model_->setObjectName("what_if_model");
-  for (const ModelPreset& p : model_presets()) model_->addItem(QString::fromUtf8(p.label.data(), qsizetype(p.label.size())), p.model.hidden);
+  for (const ModelPreset& p : model_presets()) {
+    model_->addItem(model_item(p.model), p.model.hidden);
+    model_->setItemData(model_->count() - 1, QString::fromUtf8(p.label.data(), qsizetype(p.label.size())), Qt::ToolTipRole);
+  }
+  fit_to_column(model_);
   model_->setToolTip(tr("The reference CNN (dense 64) or a what-if model whose dense layer is wider: 18,826 + 1,611 × "
                         "width parameters, up to width %1. The Reference experiment always trains the reference CNN.")
                          .arg(kMaxHidden));
@@ -34,10 +52,12 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   link_->setObjectName("what_if_link");
   link_->addItem(tr("off: this machine's own exchange"), QString());
   for (const LinkPreset& p : link_presets()) {
-    link_->addItem(tr("simulated %1: %2 Gbit/s, %3 µs").arg(QString::fromUtf8(p.label)).arg(p.link.gbit).arg(p.link.latency_us),
-                   link_key(p.link));
-    link_->setItemData(link_->count() - 1, QString::fromUtf8(p.source), Qt::ToolTipRole);
+    link_->addItem(tr("simulated %1").arg(QString::fromUtf8(p.label)), link_key(p.link));
+    link_->setItemData(link_->count() - 1,
+                       tr("%1 Gbit/s, %2 µs (%3)").arg(p.link.gbit).arg(p.link.latency_us).arg(QString::fromUtf8(p.source)),
+                       Qt::ToolTipRole);
   }
+  fit_to_column(link_);
   link_->setToolTip(tr("CPU replicas only: each gradient all-reduce lasts at least what a ring over such links would "
                        "take (2(n−1)/n · bytes / bandwidth + 2(n−1) · latency), counted as communication. A link faster "
                        "than this machine's own exchange changes nothing here."));
@@ -71,8 +91,7 @@ void WhatIfPicker::set(const ModelSpec& model, const SimulatedLink& link) {
   const QSignalBlocker b1(model_), b2(link_);
   int m = model_->findData(model.hidden);
   if (m < 0) {   // a width from the command line or the settings that no preset has
-    model_->addItem(tr("what-if: dense %1 (%2 M parameters)").arg(model.hidden).arg(double(model.param_count()) * 1e-6, 0, 'f', 1),
-                    model.hidden);
+    model_->addItem(model_item(model), model.hidden);
     m = model_->count() - 1;
   }
   model_->setCurrentIndex(m);
@@ -92,7 +111,11 @@ void WhatIfPicker::update_note() {
                      .arg(QLocale().toString(qlonglong(m.param_count())))
                      .arg(m.gradient_bytes() * 1e-6, 0, 'f', 2);
   if (!m.is_reference()) text += tr(" A what-if model: its runs are compared with its own baselines only.");
-  if (link().gbit > 0) text += tr(" Simulated link: its times are a demonstration, not this machine's.") + link_note();
+  if (const SimulatedLink l = link(); l.gbit > 0)
+    text += tr(" Simulated link of %1 Gbit/s and %2 µs: its times are a demonstration, not this machine's.")
+                .arg(l.gbit)
+                .arg(l.latency_us) +
+            link_note();
   note_->setText(text);
 }
 

@@ -8,6 +8,7 @@
 #include <QLabel>
 #include <QPainter>
 #include <QPushButton>
+#include <QScreen>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -130,7 +131,16 @@ void StepPanel::set_presenting(bool on) {
       const QSignalBlocker block(present_);
       present_->setChecked(false);
     });
+    // On the screen the workbench is on (the projector's, when it was moved there), covering
+    // it before the full-screen state is asked for: without a window manager to honour that
+    // state (a bare X server, a kiosk) the window is otherwise left at its default size.
+    if (QScreen* where = screen()) {
+      window->setScreen(where);
+      window->setGeometry(where->geometry());
+    }
     window->showFullScreen();
+    window->raise();
+    window->activateWindow();   // Esc reaches it
   } else {
     presentation_->close();
   }
