@@ -3,6 +3,7 @@
 // charts on a synthetic history with known answers (time to the target, the best named, the
 // core's verdict word for word), the exports against the core's CSV/JSON, a real sweep from
 // the window and one in scripted mode writing its files.
+#include <QLabel>
 #include <QBarCategoryAxis>
 #include <QBarSeries>
 #include <QBarSet>
@@ -269,6 +270,9 @@ void TestSweepView::table_and_verdict_are_the_cores() {
   QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
   QVERIFY2(panel.headline().contains("batch 256, lr scaled to 0.002"), qPrintable(panel.headline()));
   QVERIFY(panel.progress().status_text().contains("All 5"));
+  // Good news in green: a configuration reached the target.
+  QVERIFY(core.reached);
+  QVERIFY(panel.findChild<QLabel*>("sweep_verdict")->styleSheet().contains("#1b5e20"));
 
   // Nobody reaches the target: the most accurate is named instead, as the core says.
   Synthetic none = s;
@@ -279,6 +283,10 @@ void TestSweepView::table_and_verdict_are_the_cores() {
   const SweepSummary core_missed = summarize_sweep(none.points, none.records, 0.99);
   QCOMPARE(missed.headline(), QString::fromStdString(core_missed.verdict));
   QVERIFY(missed.headline().contains("no configuration reached"));
+  // ... and a target nobody reached is not headlined in green (issue 31).
+  QVERIFY(!core_missed.reached);
+  QVERIFY2(missed.findChild<QLabel*>("sweep_verdict")->styleSheet().contains("#b71c1c"),
+           qPrintable(missed.findChild<QLabel*>("sweep_verdict")->styleSheet()));
   for (int r = 0; r < 5; ++r) QCOMPARE(missed.table_model()->text(r, SweepTableModel::TimeToTarget), QString("not reached"));
 }
 
@@ -580,6 +588,7 @@ void TestSweepView::model_and_link_sweeps_show_speedups() {
   const SweepSummary core = summarize_sweep(points, records, o.target_val_acc, SweepAxis::Model);
   QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
   QVERIFY(panel.headline().contains("slower than one"));
+  QVERIFY(core.reached);   // the reference model's 1.6x: more replicas helped one model
   QVERIFY(!panel.table_view()->isColumnHidden(SweepTableModel::SpeedUp));
   QVERIFY(panel.table_view()->isColumnHidden(SweepTableModel::Scaling));
   QCOMPARE(panel.table_model()->text(3, SweepTableModel::SpeedUp), QString("0.80×"));

@@ -314,10 +314,12 @@ SweepSummary summarize_sweep(const std::vector<SweepPoint>& points, const std::v
   if (axis == SweepAxis::Batch) {
     out.best = best_batch(out.results);
     out.verdict = batch_verdict(out.results[std::size_t(out.best)], target);
+    out.reached = out.results[std::size_t(out.best)].time_to_target_s.has_value();
     return out;
   }
   add_speedups(out.results);
   out.verdict = replicas_verdict(axis, out.results, &out.best);
+  out.reached = out.best >= 0 && out.results[std::size_t(out.best)].speedup.value_or(0) > 1;
   return out;
 }
 

@@ -79,6 +79,10 @@ struct SweepSummary {
   std::vector<SweepResult> results;        // in plan order
   int best = -1;                           // index into results, -1 when there are none
   std::string verdict;                     // one sentence naming the best configuration and why
+  // Whether the verdict is good news, for the colour a headline gives it: a batch reached the
+  // target, or more replicas were faster than one (speed-up above 1); false when none did or
+  // nothing has finished.
+  bool reached = false;
 };
 
 SweepResult summarize_run(const SweepPoint& point, const RunRecord& record, double target_val_acc);

@@ -38,7 +38,7 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   summary_->setTextFormat(Qt::RichText);
   summary_->setWordWrap(true);
   summary_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
-  summary_->setMargin(10);
+  summary_->setMargin(6);
   summary_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   auto* card = new QScrollArea(this);
   card->setWidget(summary_);
@@ -68,6 +68,8 @@ ChartPanel::ChartPanel(QWidget* parent) : QWidget(parent) {
   options->addStretch(1);
   auto* hint = new QLabel(tr("Hover a line for exact values."), this);
   hint->setStyleSheet("color: palette(mid);");
+  hint->setToolTip(tr("Solid lines are runs, dashed grey their baselines, lighter lines the training curves, dotted "
+                      "lines the running values of the epoch in progress"));
   options->addWidget(hint);
   auto* export_button = new QPushButton(tr("Export PNG…"), this);
   export_button->setObjectName("export_png_button");

@@ -145,7 +145,8 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
     row(QObject::tr("Scaling predictor"), QStringLiteral("<span style='color:#555'>%1</span>").arg(primary->no_prediction.toHtmlEscaped()));
   }
   html += "</table>";
-  html += QStringLiteral("<p style='margin:4px 0 0 0; color:#555'>%1 · %2 · %3 · lr %4%5</p>")
+  // The legends key the lines; what remains to say is what the epoch time counts.
+  html += QObject::tr("<p style='margin:4px 0 0 0; color:#555'>%1 · %2 · %3 · lr %4%5 · epoch times exclude validation</p>")
               .arg(QString::fromStdString(r.config.dataset),
                    count_of(r.config.train_size, QObject::tr("training image"), QObject::tr("training images")),
                    count_of(r.config.epochs, QObject::tr("epoch"), QObject::tr("epochs")), QString::number(r.config.learning_rate),
@@ -154,9 +155,6 @@ QString comparison_summary_html(const std::vector<ShownRun>& runs) {
     html += QObject::tr("<p style='color:#b71c1c'>Replicas diverged: the run's parameters differ between devices.</p>");
   if (!r.error.empty())
     html += QStringLiteral("<p style='color:#b71c1c'>%1</p>").arg(QString::fromStdString(r.error).toHtmlEscaped());
-  html += QObject::tr("<p style='color:#777777; font-size:9pt'>Charts: solid lines are runs, dashed grey the "
-                      "single-device baseline, lighter lines the training curves, dotted lines the running "
-                      "values of the epoch in progress. Epoch time is training only (validation excluded).</p>");
   return html + "</div>";
 }
 

@@ -361,7 +361,10 @@ void SweepPanel::refresh() {
   } else {
     const SweepSummary s = progress_.summary();
     headline_->setText(sweep_headline(progress_));
-    headline_->setStyleSheet(s.best >= 0 && !progress_.running() ? "color: #1b5e20;" : "color: #222222;");
+    // Green only for good news (a batch reached the target, more replicas were faster), red for
+    // a finished sweep where none did; a running sweep's "so far" stays neutral.
+    const char* colour = progress_.running() ? "#222222" : s.reached ? "#1b5e20" : "#b71c1c";
+    headline_->setStyleSheet(QStringLiteral("color: %1;").arg(colour));
     status_->setText(progress_.status_text());
   }
   refill_charts();
