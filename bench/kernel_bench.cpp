@@ -39,6 +39,7 @@
 #include "fma_peak.h"
 #include "config/train_options.h"
 #include "model/cnn_spec.h"
+#include "model/init_params.h"
 #include "model/model_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
@@ -366,7 +367,7 @@ void adam_traffic(std::vector<float>& w, const std::vector<float>& g, std::vecto
 }
 
 void bench_adam(const std::string& target, const Options& opt, bool& all_ok) {
-  const std::size_t count = ModelSpec{opt.hidden}.param_count();
+  const std::size_t count = reference_family(opt.hidden).param_count();
   SplitMix64 rng(3);
   std::vector<float> w(count), g(count), m(count), v(count);
   for (std::size_t i = 0; i < count; ++i) {
@@ -441,9 +442,9 @@ void bench_layers(int batch, const Options& opt) {
   omp_set_num_threads(opt.threads);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
-  const std::size_t param_count = ModelSpec{opt.hidden}.param_count();
+  const std::size_t param_count = reference_family(opt.hidden).param_count();
   std::vector<float> params(param_count), grads(param_count);
-  cnn::init_params(params, 5, opt.hidden);
+  init_params(reference_family(opt.hidden), params, 5);
   const Conv2Kernel kinds[] = {Conv2Kernel::Own, Conv2Kernel::Onednn, Conv2Kernel::OnednnDirect};
   constexpr int kVariants = 3;
   std::vector<std::string> variants;
@@ -461,7 +462,7 @@ void bench_layers(int batch, const Options& opt) {
   uint64_t version = 0;
   auto step = [&](onednn::NetPlan& plan) {
     plan.sync_weights(stream, ++version);   // every step, as after each Adam update
-    plan.forward(stream);
+    plan.forward(stream, true, {});
     plan.backward(stream);
   };
   std::vector<double> whole(kVariants, 1e30);
@@ -508,9 +509,9 @@ void bench_layers(int batch, const Options& opt) {
   fmt::print("\n{:<28}", "whole step (unprofiled)");
   for (double s : whole) fmt::print(" {:>14.3f}", s * 1e3);
   fmt::print("\n{:<28}", "GFLOP/s nominal");
-  for (double s : whole) fmt::print(" {:>14.1f}", cnn::train_flops_per_image(opt.hidden) * batch / s * 1e-9);
-  fmt::print("\n  ({:.2f} MFLOP per image, cnn::train_flops_per_image, dense width {})\n",
-             cnn::train_flops_per_image(opt.hidden) * 1e-6, opt.hidden);
+  for (double s : whole) fmt::print(" {:>14.1f}", reference_family(opt.hidden).train_flops_per_image() * batch / s * 1e-9);
+  fmt::print("\n  ({:.2f} MFLOP per image, ModelSpec::train_flops_per_image, dense width {})\n",
+             reference_family(opt.hidden).train_flops_per_image() * 1e-6, opt.hidden);
   print_dense_share(best[0], batch, opt);
 }
 
@@ -615,8 +616,8 @@ int main(int argc, char** argv) {
         opt.threads = std::stoi(value());
       } else if (a == "--hidden") {
         opt.hidden = std::stoi(value());
-        MB_CHECK(opt.hidden >= 1 && opt.hidden <= mb::kMaxHidden, mb::ConfigError, "--hidden {}: outside 1..{}",
-                 opt.hidden, mb::kMaxHidden);
+        MB_CHECK(opt.hidden >= 1 && opt.hidden <= mb::kMaxUnits, mb::ConfigError, "--hidden {}: outside 1..{}",
+                 opt.hidden, mb::kMaxUnits);
       } else {
         std::fprintf(stderr,
                      "usage: kernel_bench [--validate | --layers | --peak] [--only conv1|pool2|conv2|adam] "

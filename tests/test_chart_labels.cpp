@@ -112,7 +112,7 @@ std::vector<ShownRun> shown(const std::vector<RunRecord>& records, const std::ve
 // baseline (a what-if model's runs have a baseline of the same model).
 std::vector<ShownRun> three_runs_and_a_baseline() {
   std::vector<RunRecord> r = {run("a", 2), run("b", 2), run("c", 2), run("base", 1)};
-  for (RunRecord& x : r) x.config.model = "cnn-dense4096";
+  for (RunRecord& x : r) x.config.model = reference_family(4096);
   r[1].config.scenario.link = {1, 50};
   r[2].config.scenario.straggler = {1, 3};
   r[2].config.global_batch = 256;
@@ -180,7 +180,7 @@ void TestChartLabels::short_names_say_what_differs() {
 
   // The example: a third run in tf32 says so; what all share is not repeated.
   std::vector<RunRecord> three = {run("a", 2), run("b", 2), run("base", 1)};
-  for (RunRecord& r : three) r.config.model = "cnn-dense4096";
+  for (RunRecord& r : three) r.config.model = reference_family(4096);
   three[1].config.precision = Precision::Tf32;
   labels = short_labels(pointers(three), {false, false, true}, {2, 2, -1});
   QCOMPARE(labels[0], QString("2 replicas"));
@@ -211,7 +211,7 @@ void TestChartLabels::short_names_say_what_differs() {
   // A run alone is named by its replicas, and its what-ifs are always said.
   RunRecord slow = run("slow", 2);
   slow.config.scenario.straggler = {1, 3};
-  slow.config.model = "cnn-dense4096";
+  slow.config.model = reference_family(4096);
   QCOMPARE(short_labels({&slow}, {false}, {-1}).front(), QString("2 replicas · cnn-dense4096 · simulated straggler r1 \u00d73"));
   // The user's name wins.
   RunRecord named = run("named", 2);

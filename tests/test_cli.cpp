@@ -259,7 +259,7 @@ class TestCli : public QObject {
     const mb::RunRecord rec = mb::read_run_json(json.toStdString());
     QCOMPARE(rec.status, mb::RunStatus::Stopped);
     QVERIFY(!rec.epochs.empty() && rec.epochs.size() < 1000);
-    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).size(), mb::cnn::kReferenceParams);
+    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).params.size(), mb::cnn::kReferenceParams);
     QCOMPARE(checkpoint_metadata(ckpt).at("status"), std::string("stopped"));
   }
 
@@ -311,7 +311,7 @@ class TestCli : public QObject {
     // The others, with one run id between them.
     const std::string id = checkpoint_metadata(ckpt).at("run_id");
     QVERIFY(!id.empty());
-    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).size(), mb::cnn::kReferenceParams);
+    QCOMPARE(mb::load_checkpoint(ckpt.toStdString()).params.size(), mb::cnn::kReferenceParams);
     const QStringList ids = csv_run_ids(csv);
     QVERIFY(!ids.isEmpty());
     for (const QString& row_id : ids) QCOMPARE(row_id.toStdString(), id);
@@ -468,7 +468,7 @@ class TestCli : public QObject {
     QVERIFY(c.open(QIODevice::ReadOnly));
     QCOMPARE(QString::fromUtf8(c.readAll()).trimmed().split('\n').size(), 3);  // header + 2 epochs
 
-    std::vector<float> w = mb::load_checkpoint(ckpt.toStdString());
+    std::vector<float> w = mb::load_checkpoint(ckpt.toStdString()).params;
     QCOMPARE(w.size(), mb::cnn::kReferenceParams);
 
     // One run id in all three outputs, so a set mixed from two runs shows.

@@ -36,6 +36,7 @@
 #include "config/train_options.h"
 #include "backends/devices.h"
 #include "model/cnn_spec.h"
+#include "model/init_params.h"
 #include "util/engine_report.h"
 #include "cnn_fixtures.h"
 #include "test_support.h"
@@ -98,7 +99,7 @@ class FailingEngine final : public ReplicaEngine {
   FailingEngine(std::unique_ptr<ReplicaEngine> inner, int rank, int64_t step)
       : inner_(std::move(inner)), rank_(rank), step_(step) {}
   std::string device_name() const override { return inner_->device_name(); }
-  ModelSpec model() const override { return inner_->model(); }
+  const ModelSpec& model() const override { return inner_->model(); }
   void bind_data(const Dataset& t, const Dataset& v) override { inner_->bind_data(t, v); }
   void set_params(std::span<const float> p) override { inner_->set_params(p); }
   void get_params(std::span<float> p) const override { inner_->get_params(p); }
@@ -160,7 +161,7 @@ class TestCuda : public QObject {
 
  private slots:
   void initTestCase() {
-    cnn::init_params(init_, 42);
+    init_params(ModelSpec{}, init_, 42);
 #ifdef MB_HAVE_CUDA
     gpus_ = cuda::list_gpus(&why_none_);
     qInfo("CUDA components: %s", cuda::versions().c_str());

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "backends/reference/layers.h"
+#include "backends/reference/reference_net.h"
 #include "cnn_fixtures.h"
 #include "lab_cases.h"
 #include "model/cnn_spec.h"
@@ -96,7 +97,7 @@ class TestCudaLab : public QObject {
       for (int k = 0; k < fused::kFusedKernels; ++k)
         QVERIFY(names.count(fused::fused_kernel_name(static_cast<fused::FusedKernel>(k))));
       // The library calls are the whole step's arithmetic, the model's own count.
-      QVERIFY(within(library_flops, n * cnn::train_flops_per_image(), {0, 1e-12}));
+      QVERIFY(within(library_flops, n * ModelSpec{}.train_flops_per_image(), {0, 1e-12}));
       QCOMPARE(find_case(cases, "gather + normalise").tol.rtol, 0.0);  // exact kernels are held exactly
       QCOMPARE(find_case(cases, "conv2 bias + ReLU + pool").tol.atol_scale, 0.0);
       const double lib = find_case(cases, "cuDNN conv2 forward").tol.rtol;

@@ -68,7 +68,8 @@ class GpuLikeEngine final : public ReplicaEngine {
   GpuLikeEngine(std::shared_ptr<FakeDeviceCollective> device, std::shared_ptr<StuckReplica> stuck, int rank_offset)
       : device_(std::move(device)), stuck_(std::move(stuck)), rank_offset_(rank_offset) {}
   std::string device_name() const override { return "fake-gpu"; }
-  ModelSpec model() const override { return {}; }
+  const ModelSpec& model() const override { return model_; }
+  const ModelSpec model_;
   void bind_data(const Dataset&, const Dataset&) override {}
   void set_params(std::span<const float>) override {}
   void get_params(std::span<float> p) const override { std::fill(p.begin(), p.end(), 0.0f); }

@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "experiment/baseline.h"
+#include "model/model_text.h"
 #include "experiment/comparison_report.h"
 #include "experiment/diagnosis.h"
 #include "backends/registry.h"
@@ -129,7 +130,7 @@ void TestExperiment::key_fields_data() {
   QTest::addColumn<bool>("in_key");
   QTest::newRow("dataset") << Mutation([](RunConfig& c) { c.dataset = "mnist"; }) << true;
   QTest::newRow("train_size") << Mutation([](RunConfig& c) { c.train_size = 2048; }) << true;
-  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = "cnn-wide"; }) << true;
+  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = reference_family(100); }) << true;
   QTest::newRow("global batch") << Mutation([](RunConfig& c) { c.global_batch = c.per_replica_batch = 256; }) << true;
   QTest::newRow("device kind") << Mutation([](RunConfig& c) { c.devices = parse_devices("cuda:0"); c.backend = Backend::OneDnn; }) << true;
   QTest::newRow("backend") << Mutation([](RunConfig& c) { c.backend = Backend::Reference; }) << true;
@@ -293,7 +294,7 @@ void TestExperiment::classic_task_differences_name_the_setting_data() {
   QTest::addColumn<Mutation>("mutate");
   QTest::addColumn<QString>("text");   // empty: the classic task
   QTest::newRow("classic") << Mutation([](RunConfig&) {}) << "";
-  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = "cnn-wide"; }) << "model cnn-wide";
+  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = reference_family(100); }) << "model cnn-wide";
   QTest::newRow("one epoch") << Mutation([](RunConfig& c) { c.epochs = 1; }) << "1 epoch";
   QTest::newRow("epochs") << Mutation([](RunConfig& c) { c.epochs = 12; }) << "12 epochs";
   QTest::newRow("batch") << Mutation([](RunConfig& c) { c.global_batch = 1024; }) << "global batch 1,024";
@@ -342,7 +343,7 @@ void TestExperiment::plans() {
     config.scenario.straggler.factor = 3;
     config.scenario.link.gbit = 10;     // a simulated link: the run's too
   }
-  config.model = ModelSpec{1024};   // a what-if model: every run's, but not the reference experiment's
+  config.model = reference_family(1024);   // a what-if model: every run's, but not the reference experiment's
   config.step_delay_s = 1;     // teaching pace: for Run only
   const Plan made = make_plan(PlanRequest{PlanKind(kind), config, 1, {}, {}});
   const std::vector<PlannedRun>& plan = made.runs;
@@ -380,7 +381,7 @@ void TestExperiment::plans() {
   QCOMPARE(plan[0].config.scenario.link.gbit, 0.0);
   QCOMPARE(plan[1].config.scenario.link.gbit, 10.0);
   const int width = PlanKind(kind) == PlanKind::Reference ? 64 : 1024;
-  for (const PlannedRun& p : plan) QCOMPARE(p.config.model.hidden, width);
+  for (const PlannedRun& p : plan) QCOMPARE(reference_family_width(p.config.model).value_or(0), width);
   for (const PlannedRun& p : plan) {   // only the devices differ: the same work per device
     QCOMPARE(p.config.batch, int64_t(64));
     QVERIFY(p.config.per_replica_batch);
@@ -678,7 +679,7 @@ void TestExperiment::run_differences_name_the_setting_data() {
   row("replicas", [](RunConfig& c) { c.devices = cpu_replicas(2), c.replicas = 2; }, "replicas", "1 replica", "2 replicas");
   row("processes", [](RunConfig& c) { c.processes = 2; }, "processes", "1 process", "2 processes");
   row("gpus", [](RunConfig& c) { c.devices = parse_devices("cuda:0"); }, "devices", "CPU", "cuda:0");
-  row("model", [](RunConfig& c) { c.model = "cnn-dense4096"; }, "model", "cnn-reference", "cnn-dense4096");
+  row("model", [](RunConfig& c) { c.model = reference_family(4096); }, "model", "cnn-reference", "cnn-dense4096");
   row("batch", [](RunConfig& c) { c.global_batch = 256; }, "batch", "batch 128", "batch 256");
   row("learning rate", [](RunConfig& c) { c.learning_rate = 0.002; }, "learning_rate", "lr 0.001", "lr 0.002");
   row("epochs", [](RunConfig& c) { c.epochs = 3; }, "epochs", "1 epoch", "3 epochs");
@@ -796,7 +797,7 @@ void TestExperiment::distinguishing_words_name_each_run() {
   using Words = std::vector<std::vector<std::string>>;
   QCOMPARE(distinguishing_words(runs), (Words{{"1 replica", "fp32"}, {"2 replicas", "fp32"}, {"2 replicas", "tf32"}}));
   // A what-if the runs share is no difference, unless asked for.
-  for (RunConfig* c : {&base, &two, &tf32}) c->model = "cnn-dense4096";
+  for (RunConfig* c : {&base, &two, &tf32}) c->model = reference_family(4096);
   QCOMPARE(distinguishing_words(runs)[1], (std::vector<std::string>{"2 replicas", "fp32"}));
   QCOMPARE(distinguishing_words(runs, true)[1], (std::vector<std::string>{"2 replicas", "cnn-dense4096", "fp32"}));
   // Runs alike get no words.

@@ -13,8 +13,10 @@
 #include "backends/fused/fused_emulator.h"
 #include "backends/reference/reference_engine.h"
 #include "backends/reference/layers.h"
+#include "backends/reference/reference_net.h"
 #include "cnn_fixtures.h"
 #include "model/cnn_spec.h"
+#include "model/init_params.h"
 #include "test_support.h"
 
 using namespace mb;
@@ -67,7 +69,7 @@ class TestFusedPath : public QObject {
   std::vector<float> init_ = std::vector<float>(cnn::kReferenceParams);
 
  private slots:
-  void initTestCase() { cnn::init_params(init_, 9); }
+  void initTestCase() { init_params(ModelSpec{}, init_, 9); }
 
   void layout_matches_the_model() {
     const fused::ParamOffsets o = fused::param_offsets(cnn::kReferenceHidden);

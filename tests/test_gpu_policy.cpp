@@ -90,7 +90,8 @@ class FakeEngine final : public ReplicaEngine {
   ~FakeEngine() override { ++journal_->destroyed; }
 
   std::string device_name() const override { return "fake"; }
-  ModelSpec model() const override { return {}; }
+  const ModelSpec& model() const override { return model_; }
+  const ModelSpec model_;
   void bind_data(const Dataset&, const Dataset&) override {}
   void set_params(std::span<const float> p) override { params_.assign(p.begin(), p.end()); }
   void get_params(std::span<float> p) const override { std::copy(params_.begin(), params_.end(), p.begin()); }

@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/main_window.h"
+#include "model/model_text.h"
 #include "app/script_options.h"
 #include "charts/chart_content.h"
 #include "charts/chart_panel.h"
@@ -308,7 +309,7 @@ void TestInsight::card_says_what_bounds_the_run() {
   RunRecord r = timed_run("run", 2, 1);
   QVERIFY2(comparison_summary_html({shown(r)}).contains("Compute-bound"), qPrintable(comparison_summary_html({shown(r)})));
   QVERIFY(comparison_summary_html({shown(r)}).contains("0.5 MB a step"));   // the reference CNN's gradient
-  r.config.model = "dense:4096";
+  r.config.model = reference_family(4096);
   r.config.scenario.link.gbit = 1;
   for (auto& t : r.epochs[0].replica_times) t[phase::AllReduce] = 2.0;
   const QString comm = comparison_summary_html({shown(r)});
@@ -795,23 +796,23 @@ void TestInsight::calibrations_are_kept_per_model() {
   InsightPanel* insight = window_->insight_panel();
   const MachineCalibration reference = synthetic_calibration(2);
   MachineCalibration wide = synthetic_calibration(2);
-  wide.calibration.gradient_bytes = ModelSpec{4096}.gradient_bytes();
+  wide.calibration.gradient_bytes = reference_family(4096).gradient_bytes();
   QCOMPARE(calibrated_model(wide), std::string("cnn-dense4096"));
   RunRecord run = timed_run("wide", 2, 1);
-  run.config.model = "cnn-dense4096";
+  run.config.model = reference_family(4096);
   QVERIFY(window_->history()->add(run));
   window_->history_view()->select_ids({run.id});
   insight->set_calibration(reference);
   QVERIFY(!insight->calibration());   // the run on display trains another model
   QVERIFY(insight->findChild<QLabel*>("calibration_status")->text().contains("cnn-dense4096 not calibrated"));
   std::vector<ShownRun> runs{shown(run)};
-  add_predictions(runs, insight->calibration_to_predict(run.config.model), 0);
+  add_predictions(runs, insight->calibration_to_predict(model_text(run.config.model)), 0);
   QVERIFY(!runs[0].predicted);
   QVERIFY2(runs[0].no_prediction.contains("timed cnn-reference"), qPrintable(runs[0].no_prediction));
   insight->set_calibration(wide);
   QCOMPARE(insight->calibration()->calibration.gradient_bytes, wide.calibration.gradient_bytes);
-  QCOMPARE(insight->calibration_for("cnn-reference")->calibration.gradient_bytes, reference.calibration.gradient_bytes);
-  add_predictions(runs, insight->calibration_to_predict(run.config.model), 0);
+  QCOMPARE(insight->calibration_for(model_text(ModelSpec{}))->calibration.gradient_bytes, reference.calibration.gradient_bytes);
+  add_predictions(runs, insight->calibration_to_predict(model_text(run.config.model)), 0);
   QVERIFY(runs[0].predicted);
   // Kept beside the reference CNN's file, and read back by the next window.
   const fs::path root = window_->history()->store().root();

@@ -10,7 +10,9 @@
 #include <vector>
 
 #include "backends/reference/layers.h"
+#include "backends/reference/reference_net.h"
 #include "model/cnn_spec.h"
+#include "model/init_params.h"
 #include "util/error.h"
 #include "util/random.h"
 #include "util/tolerance.h"
@@ -192,7 +194,7 @@ GradCheck check_whole_model(double eps) {
   SplitMix64 rng(16);
   const int n = 2;
   std::vector<float> params(cnn::kReferenceParams);
-  cnn::init_params(params, 5);
+  init_params(ModelSpec{}, params, 5);
   // Non-zero biases, so every bias path carries a gradient and ReLUs are not all symmetric.
   for (auto id : {cnn::kConv1B, cnn::kConv2B, cnn::kFc1B, cnn::kFc2B}) {
     const auto& t = cnn::param_tensors()[id];
@@ -422,7 +424,7 @@ class TestReferenceGrad : public QObject {
 
   void empty_batch_gives_zero_gradient() {
     std::vector<float> params(cnn::kReferenceParams);
-    cnn::init_params(params, 1);
+    init_params(ModelSpec{}, params, 1);
     std::vector<float> grads(cnn::kReferenceParams, 1.0f);
     ReferenceWorkspace ws;
     const BatchStats st = reference_forward_backward(params.data(), nullptr, nullptr, 0, 1.0f, grads.data(), ws);
@@ -472,7 +474,7 @@ class TestReferenceGrad : public QObject {
     SplitMix64 rng(4);
     const int n = 3;
     std::vector<float> params(cnn::kReferenceParams);
-    cnn::init_params(params, 9);
+    init_params(ModelSpec{}, params, 9);
     const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
     const auto labels = random_labels(n, rng);
     ReferenceWorkspace ws;
@@ -502,7 +504,7 @@ class TestReferenceGrad : public QObject {
     SplitMix64 rng(5);
     const int n = 4;
     std::vector<float> params(cnn::kReferenceParams);
-    cnn::init_params(params, 2);
+    init_params(ModelSpec{}, params, 2);
     const auto images = random_floats(std::size_t(n) * cnn::kImagePixels, rng, 0, 1);
     const auto labels = random_labels(n, rng);
     ReferenceWorkspace ws;

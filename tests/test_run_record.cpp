@@ -31,7 +31,7 @@ RunRecord full_record() {
   r.id = "20261130T063221Z-cuda0_1-1a2b";
   r.name = "big batch, \"scaled\" lr\nsecond line ü";
   RunConfig& c = r.config;
-  c.model = "cnn-dense4096";   // not the default, and a model this version knows
+  c.model = reference_family(4096);   // not the default, and a model this version knows
   c.devices = parse_devices("cuda:0,cuda:1");
   c.replicas = 4;
   c.processes = 2;

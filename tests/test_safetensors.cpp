@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "model/cnn_spec.h"
+#include "model/init_params.h"
+#include "model/model_text.h"
 #include "records/checkpoint.h"
 #include "test_support.h"
 #include "util/error.h"
@@ -22,7 +24,7 @@ namespace {
 
 std::vector<float> sample_params() {
   std::vector<float> p(cnn::kReferenceParams);
-  cnn::init_params(p, 99);
+  init_params(ModelSpec{}, p, 99);
   // Values that a text format or a careless copy would mangle.
   p[0] = -0.0f;
   p[1] = std::numeric_limits<float>::denorm_min();
@@ -76,6 +78,7 @@ class TestSafetensors : public QObject {
   void bytes_round_trip_bit_exact();
   void save_rejects_wrong_size();
   void what_if_models_round_trip_with_their_shapes();
+  void any_model_round_trips_by_its_text();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -85,19 +88,19 @@ class TestSafetensors : public QObject {
 
 void TestSafetensors::initTestCase() {
   QVERIFY(tmp_.isValid());
-  save_checkpoint(dir() / "good.safetensors", sample_params(), {{"epoch", "3"}});
+  save_checkpoint(dir() / "good.safetensors", ModelSpec{}, sample_params(), {{"epoch", "3"}});
   good_ = test::read_bytes(dir() / "good.safetensors");
 }
 
 void TestSafetensors::round_trip_bit_exact() {
   const auto p = sample_params();
   const fs::path file = dir() / "ckpt" / "model.safetensors";   // folder is created
-  save_checkpoint(file, p, {{"run_id", "abc"}});
-  const auto q = load_checkpoint(file);
+  save_checkpoint(file, ModelSpec{}, p, {{"run_id", "abc"}});
+  const auto q = load_checkpoint(file).params;
   QCOMPARE(q.size(), p.size());
   QVERIFY(std::memcmp(p.data(), q.data(), p.size() * sizeof(float)) == 0);
   // Saving again replaces the file atomically and leaves no temporaries.
-  save_checkpoint(file, q);
+  save_checkpoint(file, ModelSpec{}, q);
   QCOMPARE(std::distance(fs::directory_iterator(file.parent_path()), fs::directory_iterator()), 1);
 }
 
@@ -109,7 +112,7 @@ void TestSafetensors::header_layout() {
   QCOMPARE(good_[8], '{');
   const Parsed f = split(good_);
   QCOMPARE(f.header.size(), std::size_t(cnn::kNumParamTensors + 1));
-  QCOMPARE(f.header.at("__metadata__"), json({{"epoch", "3"}}));
+  QCOMPARE(f.header.at("__metadata__"), json({{"epoch", "3"}, {"model", "conv32-pool-conv64-pool-dense64-dense10"}}));
   for (const auto& t : cnn::param_tensors()) {
     const json& e = f.header.at(std::string(t.name));
     QCOMPARE(e.at("dtype").get<std::string>(), std::string("F32"));
@@ -126,10 +129,11 @@ void TestSafetensors::header_layout() {
   QCOMPARE(last[0] | (last[1] << 8) | (last[2] << 16) | (uint32_t(last[3]) << 24), uint32_t(0x449A5000));   // 1234.5f
 }
 
+// The metadata always names the model (its canonical text), even when nothing else is given.
 void TestSafetensors::no_metadata_key_when_empty() {
-  save_checkpoint(dir() / "plain.safetensors", sample_params());
+  save_checkpoint(dir() / "plain.safetensors", ModelSpec{}, sample_params());
   const Parsed f = split(test::read_bytes(dir() / "plain.safetensors"));
-  QVERIFY(!f.header.contains("__metadata__"));
+  QCOMPARE(f.header.at("__metadata__"), json({{"model", "conv32-pool-conv64-pool-dense64-dense10"}}));
 }
 
 void TestSafetensors::extra_tensors_ignored() {
@@ -137,7 +141,7 @@ void TestSafetensors::extra_tensors_ignored() {
   f.header["optimizer.step"] = {{"dtype", "I64"}, {"shape", json::array()}, {"data_offsets", {0, 8}}};
   const fs::path file = dir() / "extra.safetensors";
   test::write_bytes(file, assemble(f.header, f.data));
-  const auto q = load_checkpoint(file);
+  const auto q = load_checkpoint(file).params;
   const auto p = sample_params();
   QVERIFY(std::memcmp(p.data(), q.data(), p.size() * sizeof(float)) == 0);
 }
@@ -221,14 +225,14 @@ void TestSafetensors::missing_file() {
 
 void TestSafetensors::bytes_round_trip_bit_exact() {
   const auto p = sample_params();
-  const auto q = load_checkpoint_bytes(good_);
+  const auto q = load_checkpoint_bytes(good_).params;
   QCOMPARE(q.size(), p.size());
   QVERIFY(std::memcmp(p.data(), q.data(), p.size() * sizeof(float)) == 0);
 }
 
 void TestSafetensors::save_rejects_wrong_size() {
   std::vector<float> p(10);
-  QVERIFY_THROWS_EXCEPTION(Error, save_checkpoint(dir() / "small.safetensors", p));
+  QVERIFY_THROWS_EXCEPTION(Error, save_checkpoint(dir() / "small.safetensors", ModelSpec{}, p));
   QVERIFY(!fs::exists(dir() / "small.safetensors"));
 }
 
@@ -236,21 +240,48 @@ void TestSafetensors::save_rejects_wrong_size() {
 // torch.nn.Linear(1600, N) expects, and loads back to its own parameter count.
 void TestSafetensors::what_if_models_round_trip_with_their_shapes() {
   for (int hidden : {1, 1024}) {
-    std::vector<float> p(std::size_t(cnn::param_count(hidden)));
-    cnn::init_params(p, 5, hidden);
+    const ModelSpec model = reference_family(hidden);
+    std::vector<float> p(model.param_count());
+    init_params(model, p, 5);
     const fs::path file = dir() / ("dense" + std::to_string(hidden) + ".safetensors");
-    save_checkpoint(file, p, {{"model", "cnn-dense" + std::to_string(hidden)}});
-    const Parsed f = split(test::read_bytes(file));
+    save_checkpoint(file, model, p);
+    Parsed f = split(test::read_bytes(file));
     QVERIFY(f.header.at("fc1.weight").at("shape") == json({hidden, 1600}));
     QVERIFY(f.header.at("fc2.weight").at("shape") == json({10, hidden}));
     QVERIFY(f.header.at("conv2.weight").at("shape") == json({64, 32, 3, 3}));
-    const auto q = load_checkpoint(file);
-    QCOMPARE(q.size(), p.size());
-    QVERIFY(std::memcmp(p.data(), q.data(), p.size() * sizeof(float)) == 0);
+    const Checkpoint q = load_checkpoint(file);
+    QVERIFY(q.model == model);
+    QVERIFY(q.params == p);
+    // A file of an older version has no model text: fc1's rows still give the width.
+    f.header.erase("__metadata__");
+    test::write_bytes(file, assemble(f.header, f.data));
+    QVERIFY(load_checkpoint(file).model == model);
   }
-  // A count no width gives is refused, naming the rule.
+  // A count that is not the model's is refused, naming both.
   std::vector<float> odd(cnn::kReferenceParams + 1);
-  QVERIFY(test::expect_error<Error>([&] { save_checkpoint(dir() / "odd.safetensors", odd); }, "1,611"));
+  QVERIFY(test::expect_error<Error>([&] { save_checkpoint(dir() / "odd.safetensors", ModelSpec{}, odd); }, "121930"));
+}
+
+// Any model: layers named in order with PyTorch's shapes, the model read back from the metadata;
+// a model text this version cannot train is a DataError naming it.
+void TestSafetensors::any_model_round_trips_by_its_text() {
+  const ModelSpec model = model_from_text("32x32x3:conv8@5s_nobias-pool-conv16-avgpool@s-drop20-dense24-dense7");
+  std::vector<float> p(model.param_count());
+  init_params(model, p, 11);
+  const fs::path file = dir() / "any.safetensors";
+  save_checkpoint(file, model, p, {{"run_id", "r"}});
+  Parsed f = split(test::read_bytes(file));
+  QVERIFY(f.header.at("conv1.weight").at("shape") == json({8, 3, 5, 5}));
+  QVERIFY(!f.header.contains("conv1.bias"));
+  QVERIFY(f.header.at("conv2.weight").at("shape") == json({16, 8, 3, 3}));
+  QVERIFY(f.header.at("fc1.weight").at("shape") == json({24, 16 * 7 * 7}));
+  QVERIFY(f.header.at("fc2.bias").at("shape") == json({7}));
+  const Checkpoint q = load_checkpoint(file);
+  QVERIFY(q.model == model);
+  QVERIFY(q.params == p);
+  f.header["__metadata__"]["model"] = "conv8-lstm-dense10";
+  test::write_bytes(file, assemble(f.header, f.data));
+  QVERIFY(test::expect_error<DataError>([&] { load_checkpoint(file); }, {"lstm", test::text_of(file)}));
 }
 
 QTEST_GUILESS_MAIN(TestSafetensors)

@@ -107,7 +107,7 @@ class TestSweep : public QObject {
     o.base.devices = cpu_replicas(3);
     o.base.batch = 96;
     o.base.scenario.link.gbit = 10;   // the base's link stays on every multi-replica run of a model sweep
-    o.models = {ModelSpec{}, ModelSpec{4096}};
+    o.models = {ModelSpec{}, reference_family(4096)};
     const auto points = sweep_points(o);
     QCOMPARE(points.size(), std::size_t(6));
     const auto plan = make_sweep_plan(o);
@@ -127,7 +127,7 @@ class TestSweep : public QObject {
     SweepOptions o;
     o.axis = SweepAxis::Link;
     o.base.devices = cpu_replicas(2);
-    o.base.model = ModelSpec{4096};
+    o.base.model = reference_family(4096);
     o.links = parse_sweep_links("off, 1:50");
     const auto points = sweep_points(o);
     QCOMPARE(points.size(), std::size_t(3));
@@ -141,7 +141,7 @@ class TestSweep : public QObject {
     QCOMPARE(plan[2].config.scenario.link.gbit, 1.0);
     QCOMPARE(plan[2].config.scenario.link.latency_us, 50.0);
     QCOMPARE(plan[0].config.scenario.link.gbit, 0.0);
-    QVERIFY(plan[2].config.model == ModelSpec{4096});
+    QVERIFY(plan[2].config.model == reference_family(4096));
     QCOMPARE(point_name(SweepAxis::Link, points[2]), std::string("2 replicas, simulated 1 Gbit/s (50 us)"));
   }
 
@@ -170,7 +170,7 @@ class TestSweep : public QObject {
   void the_lists_read_as_typed_and_write_back() {
     const auto models = parse_sweep_models("reference, dense:1024 dense:4096");
     QCOMPARE(models.size(), std::size_t(3));
-    QVERIFY(models[2] == ModelSpec{4096});
+    QVERIFY(models[2] == reference_family(4096));
     QCOMPARE(sweep_models_text(models), std::string("reference, dense:1024, dense:4096"));
     const auto links = parse_sweep_links("off,100:3,1");
     QCOMPARE(links.size(), std::size_t(3));
@@ -183,7 +183,7 @@ class TestSweep : public QObject {
     SweepOptions o;
     o.axis = SweepAxis::Model;
     o.base.devices = cpu_replicas(2);
-    o.models = {ModelSpec{}, ModelSpec{4096}};
+    o.models = {ModelSpec{}, reference_family(4096)};
     const auto points = sweep_points(o);   // reference x1, x2; dense4096 x1, x2
     const std::vector<RunRecord> runs{history("r1", {{4.0, 0.8}}), history("r2", {{2.5, 0.8}}),
                                       history("d1", {{8.0, 0.8}}), history("d2", {{10.0, 0.8}})};
@@ -215,7 +215,7 @@ class TestSweep : public QObject {
     SweepOptions o;
     o.axis = SweepAxis::Link;
     o.base.devices = cpu_replicas(2);
-    o.base.model = ModelSpec{4096};
+    o.base.model = reference_family(4096);
     o.links = {{0, 0}, {1, 50}};
     const auto points = sweep_points(o);
     const SweepSummary s = summarize_sweep(

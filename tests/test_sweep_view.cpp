@@ -573,7 +573,7 @@ void TestSweepView::model_and_link_sweeps_show_speedups() {
   base.epochs = 1;
   const SweepOptions o = panel.options(base);
   QCOMPARE(o.axis, SweepAxis::Model);
-  QVERIFY(o.models == std::vector<ModelSpec>({ModelSpec{}, ModelSpec{4096}}));
+  QVERIFY(o.models == std::vector<ModelSpec>({ModelSpec{}, reference_family(4096)}));
   const std::vector<SweepPoint> points = sweep_points(o);
   const double times[] = {4.0, 2.5, 8.0, 10.0};   // speed-ups 1.6 and 0.8
   std::vector<RunRecord> records;

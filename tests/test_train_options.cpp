@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/settings.h"
+#include "model/model_text.h"
 #include "command_line.h"
 #include "backends/registry.h"
 #include "config/train_options.h"
@@ -276,10 +277,10 @@ class TestTrainOptions : public QObject {
     QCOMPARE(QString::fromStdString(option_text(train_option("model"), c)), QString("reference"));
     QCOMPARE(QString::fromStdString(option_text(train_option("simulated_link"), c)), QString("off"));
     set_option(train_option("model"), c, "dense:4096");
-    QCOMPARE(c.model.hidden, 4096);
-    QCOMPARE(QString::fromStdString(resolve_options(c, shape_of(c)).model), QString("cnn-dense4096"));
-    QCOMPARE(QString::fromStdString(resolve_options(TrainConfig{}, shape_of(TrainConfig{})).model),
-             QString("cnn-reference"));   // the reference's record word is unchanged
+    QVERIFY(c.model == reference_family(4096));
+    QVERIFY(resolve_options(c, shape_of(c)).model == reference_family(4096));
+    QCOMPARE(QString::fromStdString(model_text(resolve_options(TrainConfig{}, shape_of(TrainConfig{})).model)),
+             QString("conv32-pool-conv64-pool-dense64-dense10"));   // the record's text is the canonical one
     set_option(train_option("simulated_link"), c, "10");
     QCOMPARE(c.scenario.link.gbit, 10.0);
     QCOMPARE(c.scenario.link.latency_us, 0.0);
@@ -313,10 +314,17 @@ class TestTrainOptions : public QObject {
     QVERIFY(std::any_of(gpu.begin(), gpu.end(), [](const RunProblem& p) {
       return p.is_error() && p.option == "simulated_link" && p.message.find("CPU replicas only") != std::string::npos;
     }));
+    // A model the backend cannot train (the CUDA backend: the reference family only) is refused
+    // naming the model and why; the CPU backends train it.
     c = base();
-    c.model.hidden = 0;   // filled in code, not parsed
+    c.model = model_from_text("lenet5");
+    for (const RunProblem& p : check_run(c, RunSite{})) QVERIFY2(p.option != "model", p.message.c_str());
+    c.devices = parse_devices("cuda:0");
     const auto bad = check_run(c, RunSite{});
-    QVERIFY(std::any_of(bad.begin(), bad.end(), [](const RunProblem& p) { return p.is_error() && p.option == "model"; }));
+    QVERIFY(std::any_of(bad.begin(), bad.end(), [](const RunProblem& p) {
+      return p.is_error() && p.option == "model" && p.message.find("lenet5") != std::string::npos &&
+             p.message.find("reference family") != std::string::npos;
+    }));
   }
 };
 

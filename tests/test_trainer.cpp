@@ -9,6 +9,8 @@
 #include <stdexcept>
 
 #include "model/cnn_spec.h"
+#include "model/model_text.h"
+#include "model/init_params.h"
 #include "trainer_fixtures.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
@@ -57,13 +59,13 @@ class TestTrainer : public QObject {
     QFETCH(int, hidden);
     auto data = test::make_synthetic_split(train, 50);
     TrainConfig c1 = small_config("cpu:1", backend.toStdString()), cn = small_config(devices.toStdString(), backend.toStdString());
-    c1.model = cn.model = ModelSpec{hidden};
+    c1.model = cn.model = reference_family(hidden);
 
     MirroredTrainer one(c1, data);
     RunRecord r1 = one.run();
     QCOMPARE(r1.status, RunStatus::Completed);
-    QCOMPARE(QString::fromStdString(r1.config.model), QString::fromStdString(ModelSpec{hidden}.name()));
-    QCOMPARE(one.final_params().size(), ModelSpec{hidden}.param_count());
+    QVERIFY(r1.config.model == reference_family(hidden));
+    QCOMPARE(one.final_params().size(), reference_family(hidden).param_count());
 
     MirroredTrainer many(cn, data);
     RunRecord rn = many.run();
@@ -80,8 +82,8 @@ class TestTrainer : public QObject {
     QVERIFY(std::fabs(r1.epochs[0].train_loss - rn.epochs[0].train_loss) <= 1e-4);
     QCOMPARE(rn.epochs[0].val_acc, r1.epochs[0].val_acc);
     // And training moved the weights at all.
-    std::vector<float> initial(ModelSpec{hidden}.param_count());
-    cnn::init_params(initial, 3, hidden);
+    std::vector<float> initial(reference_family(hidden).param_count());
+    init_params(reference_family(hidden), initial, 3);
     QVERIFY(max_abs_diff(initial, many.final_params()) > 1e-4);
   }
 
@@ -91,7 +93,7 @@ class TestTrainer : public QObject {
   void a_simulated_link_is_exchange() {
     auto data = test::make_synthetic_split(256, 16);
     TrainConfig c = small_config("cpu:2", "onednn", 64);
-    c.model = ModelSpec{1024};
+    c.model = reference_family(1024);
     c.scenario.link.gbit = 1;
     c.scenario.link.latency_us = 20;
     MirroredTrainer t(c, data);
@@ -101,7 +103,7 @@ class TestTrainer : public QObject {
     QCOMPARE(r.config.scenario.link.gbit, 1.0);
     QCOMPARE(r.config.scenario.link.latency_us, 20.0);
     QVERIFY2(QString::fromStdString(r.config.communicator).contains("simulated link"), r.config.communicator.c_str());
-    const double ring = ring_all_reduce_s(ModelSpec{1024}.gradient_bytes(), 2, 1, 20);
+    const double ring = ring_all_reduce_s(reference_family(1024).gradient_bytes(), 2, 1, 20);
     for (const auto& times : r.epochs.at(0).replica_times)
       QVERIFY2(times[phase::AllReduce] >= 4 * ring * 0.999,
                qPrintable(QString("exchange %1 s for 4 steps of %2 s").arg(times[phase::AllReduce]).arg(ring)));

@@ -388,7 +388,7 @@ void TestWindowFits::the_runs_table_shows_four_rows_and_its_last_columns() {
     RunRecord r = made_run("run-" + std::to_string(i), i % 2 == 0 ? 1 : 2, i % 2 == 0 ? 2.0 : 1.3,
                            "2026-01-0" + std::to_string(i + 1) + "T10:00:00Z");
     if (i == 5) {
-      r.config.model = "cnn-dense4096";
+      r.config.model = reference_family(4096);
       r.config.scenario.link = SimulatedLink{1, 50};
     }
     store.save(r);

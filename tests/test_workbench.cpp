@@ -857,7 +857,7 @@ void TestWorkbench::presets_restore_and_compare_shows_the_training_tab() {
   // What the next launch remembers is the user's setup, never the preset's, a what-if model or
   // the scenario.
   TrainConfig what_if = window_->setup_panel()->config();
-  what_if.model = ModelSpec{4096};
+  what_if.model = reference_family(4096);
   what_if.scenario.straggler = {1, 3.0};
   window_->setup_panel()->set_config(what_if);
   window_->close();

@@ -55,9 +55,8 @@ std::vector<OutputResult> write_outputs(const RunOutputs& o, const RunRecord& re
   };
   attempt("--save", o.checkpoint, [&] {
     MB_CHECK(!params.empty(), Error, "the run ended before it had weights");
-    save_checkpoint(o.checkpoint, params,
+    save_checkpoint(o.checkpoint, record.config.model, params,
                     {{"run_id", record.id},
-                     {"model", record.config.model},
                      {"devices", record.config.devices_text()},
                      {"status", std::string(to_string(record.status))},
                      {"epochs", std::to_string(record.epochs.size())},

@@ -8,20 +8,21 @@
 #include "config/train_options.h"
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 
 namespace mb::cli {
 
 ProgressPrinter::ProgressPrinter(std::FILE* out) : out_(out), tty_(isatty(fileno(out)) != 0) {}
 
 void ProgressPrinter::start(const RunConfig& c) {
-  const ModelSpec model = model_from_text(c.model);
-  flops_per_image_ = cnn::train_flops_per_image(model.hidden);
+  const ModelSpec& model = c.model;
+  flops_per_image_ = model.train_flops_per_image();
   const std::string where =
       c.processes > 1 ? fmt::format(" in each of {} processes on {}", c.processes, fmt::join(c.hosts, ", ")) : "";
   fmt::print(out_, "mirrorbench {}: {} on {} replica(s) [{}{}{}], backend {}, comm {}\n", c.version, c.dataset,
              c.replicas, c.devices_text(), where, c.simulated ? ", simulated" : "", to_string(c.backend), c.communicator);
-  fmt::print(out_, "  model {} ({} parameters, {:.2f} MB per all-reduce){}\n", c.model, model.param_count(),
-             model.gradient_bytes() * 1e-6, model.is_reference() ? "" : ", a what-if model");
+  fmt::print(out_, "  model {} ({} parameters, {:.2f} MB per all-reduce){}\n", model.name(), model.param_count(),
+             model.gradient_bytes() * 1e-6, model.is_reference() ? "" : ", not the reference CNN");
   fmt::print(out_, "  train {} / val {} images, global batch {} ({} per replica), lr {}, {} epoch(s), seed {}\n",
              c.train_size, c.val_size, c.global_batch, c.per_replica_batch, c.learning_rate, c.epochs, c.seed);
   // The scenario, as the option table describes each field that is on.

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "backends/reference/layers.h"
+#include "model/init_params.h"
 #include "model/cnn_spec.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -36,7 +37,7 @@ constexpr CaseTolerance kStepTf32{3e-2, 5e-2, "a whole step's gradients in TF32 
 // a positive bias): every pooling window there is a 4-way tie, the reference's tie rule.
 std::vector<float> lab_params(uint64_t seed) {
   std::vector<float> p(kReferenceParams);
-  init_params(p, seed);
+  init_params(ModelSpec{}, p, seed);
   for (const auto& t : param_tensors()) {
     if (t.rank != 1) continue;
     for (std::size_t i = 0; i < t.size; ++i) p[t.offset + i] = 0.02f * float(1 + i % 5) * (i % 3 == 0 ? -1.0f : 1.0f);
@@ -167,7 +168,7 @@ std::vector<CaseSpec> lab_cases(int n, Precision precision) {
   add(fused::fused_kernel_name(fused::FusedKernel::Conv1Wgrad), Group::Fused, kFused, conv_flops(n, 1, 32, 26) / 4,
       (p1 + w1) * f + p1 * u8 + x * u8);
   // Whole steps side by side (forward + backward + Adam, the engine's own graphs).
-  const double step_flops = n * train_flops_per_image();
+  const double step_flops = n * ModelSpec{}.train_flops_per_image();
   add("train step, cudnn path, " + std::string(to_string(precision)), Group::Step, tf32 ? kStepTf32 : kStepFp32, step_flops,
       (x + 3 * c1 + 3 * p1 + 3 * c2 + 3 * p2) * f, tf32);
   add("train step, fused path", Group::Step, kStepFp32, step_flops, (x + 3 * p1 + 3 * p2) * f);

@@ -10,7 +10,7 @@
 
 #include "backends/replica_engine.h"
 #include "data/dataset.h"
-#include "model/cnn_spec.h"
+#include "data/data_fit.h"
 #include "model/model_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
@@ -19,13 +19,10 @@ namespace mb {
 
 class HostEngine : public ReplicaEngine {
  public:
-  ModelSpec model() const final { return model_; }
+  const ModelSpec& model() const final { return model_; }
 
   void bind_data(const Dataset& train, const Dataset& val) final {
-    for (const Dataset* d : {&train, &val})
-      MB_CHECK(d->rows == cnn::kImageSide && d->cols == cnn::kImageSide, DataError,
-               "dataset '{}' has {}x{} images, the model takes {}x{}", d->name, d->rows, d->cols, cnn::kImageSide,
-               cnn::kImageSide);
+    for (const Dataset* d : {&train, &val}) check_data_fits(*d, model_);
     train_ = &train;
     val_ = &val;
   }

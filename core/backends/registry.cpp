@@ -45,6 +45,14 @@ std::unique_ptr<ReplicaEngine> make_cuda(const DeviceSpec& device, int, Precisio
 std::string cuda_versions() { return "CUDA: not built"; }
 #endif
 
+// The CUDA engine's kernels (cuDNN and the fused path) are written for the reference family;
+// a general layer path waits for the GPU check to have validated it on a device.
+std::string cuda_model_refusal(const ModelSpec& model) {
+  if (reference_family_width(model)) return {};
+  return "the CUDA backend trains the reference family only (conv32-pool-conv64-pool-denseN-dense10 on 28x28x1): "
+         "other models are not yet validated on a GPU; use cpu:N";
+}
+
 const BackendInfo kBackends[] = {
     {.backend = Backend::OneDnn, .device_kind = DeviceKind::Cpu, .label = "oneDNN + own Highway kernels",
      .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .simulated_link = true, .make_engine = make_onednn, .versions = onednn_versions},
@@ -54,7 +62,7 @@ const BackendInfo kBackends[] = {
     // it reports only every 64 steps and keys its graphs by a fixed share: no balanced shares yet.
     {.backend = Backend::Cuda, .device_kind = DeviceKind::Cuda, .label = "CUDA (cuDNN, cuBLAS, NCCL)",
      .not_built = kCudaNotBuilt, .precisions = kFp32AndTf32, .straggler = false, .make_engine = make_cuda,
-     .versions = cuda_versions},
+     .versions = cuda_versions, .model_refusal = cuda_model_refusal},
 };
 
 std::string backends_of(DeviceKind kind) {

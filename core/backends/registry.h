@@ -36,9 +36,13 @@ struct BackendInfo {
   std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision,
                                                 const ModelSpec& model, const EngineOptions& options) = nullptr;
   std::string (*versions)() = nullptr;     // its libraries, e.g. "oneDNN 2.6.3"
+  // Why it cannot train a model ("" when it can; nullptr: it trains every model).
+  std::string (*model_refusal)(const ModelSpec& model) = nullptr;
 
   bool built() const { return not_built.empty(); }
   bool supports(Precision p) const;
+  bool supports(const ModelSpec& model) const { return refuses(model).empty(); }
+  std::string refuses(const ModelSpec& model) const { return model_refusal ? model_refusal(model) : std::string(); }
 };
 
 // Every backend, the preferred one of each device kind first.

@@ -12,7 +12,7 @@
 
 #include "comm/communicator.h"
 #include "data/dataset.h"
-#include "model/cnn_spec.h"
+#include "model/dropout.h"
 #include "model/model_spec.h"
 #include "optim/adam.h"
 #include "util/engine_report.h"
@@ -48,7 +48,7 @@ class ReplicaEngine {
   virtual ~ReplicaEngine() = default;
 
   virtual std::string device_name() const = 0;   // "cpu (oneDNN)", "cuda:0 NVIDIA H200"
-  virtual ModelSpec model() const = 0;            // what it trains: sizes every buffer below
+  virtual const ModelSpec& model() const = 0;     // what it trains: sizes every buffer below
 
   // Make the data available on this device (CPU: keep a reference; CUDA: upload once).
   // The Datasets must outlive the engine.
@@ -146,6 +146,13 @@ class ReplicaEngine {
 
   // Wait until queued device work has finished (no-op on CPU).
   virtual void synchronize() {}
+
+  // The epoch's dropout key (model/dropout.h), set by the trainer before the epoch's first step:
+  // with each sample's index it decides the sample's masks, whichever replica computes it.
+  virtual void set_dropout_key(const DropoutKey& key) { dropout_key_ = key; }
+
+ protected:
+  DropoutKey dropout_key_;
 
  private:
   BatchStats pending_;

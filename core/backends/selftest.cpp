@@ -16,6 +16,7 @@
 #include "backends/onednn/onednn_engine.h"
 #include "backends/reference/reference_engine.h"
 #include "data/dataset.h"
+#include "model/init_params.h"
 #include "model/cnn_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
@@ -124,9 +125,9 @@ Dataset synthetic_images(int64_t count, uint64_t seed, std::string name) {
 // init_params gives zero biases; random ones exercise the bias paths of every layer.
 std::vector<float> test_params(uint64_t seed, const ModelSpec& model) {
   std::vector<float> p(model.param_count());
-  cnn::init_params(p, seed, model.hidden);
+  init_params(model, p, seed);
   SplitMix64 rng(seed ^ 0xB1A5ull);
-  for (const auto& t : cnn::param_layout(model.hidden))
+  for (const auto& t : model.shape().params)
     if (t.fan_in == 0)
       for (std::size_t i = 0; i < t.size; ++i) p[t.offset + i] = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
   return p;
@@ -176,7 +177,7 @@ void check_batch(std::vector<SelftestCase>& out, const Target& t, ReplicaEngine&
   const BatchStats sr = ref.forward_backward(idx, scale);
   add_stats(out, t, prefix, sx, sr);
   const auto gx = grads_of(eng), gr = grads_of(ref);
-  for (const auto& p : cnn::param_layout(eng.model().hidden)) {
+  for (const auto& p : eng.model().shape().params) {
     const std::span<const float> x(gx.data() + p.offset, p.size), r(gr.data() + p.offset, p.size);
     double scale_max = 0.0;
     for (float v : r) scale_max = std::max(scale_max, double(std::fabs(v)));

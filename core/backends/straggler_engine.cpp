@@ -15,7 +15,7 @@ class StragglerEngine final : public ReplicaEngine {
   StragglerEngine(std::unique_ptr<ReplicaEngine> inner, double factor) : inner_(std::move(inner)), factor_(factor) {}
 
   std::string device_name() const override { return inner_->device_name() + " [simulated straggler]"; }
-  ModelSpec model() const override { return inner_->model(); }
+  const ModelSpec& model() const override { return inner_->model(); }
   void bind_data(const Dataset& train, const Dataset& val) override { inner_->bind_data(train, val); }
   void set_params(std::span<const float> params) override { inner_->set_params(params); }
   void get_params(std::span<float> params) const override { inner_->get_params(params); }
@@ -41,6 +41,7 @@ class StragglerEngine final : public ReplicaEngine {
   BatchStats evaluate(std::span<const int32_t> indices) override { return inner_->evaluate(indices); }
   BatchStats evaluate_train(std::span<const int32_t> indices) override { return inner_->evaluate_train(indices); }
   void synchronize() override { inner_->synchronize(); }
+  void set_dropout_key(const DropoutKey& key) override { inner_->set_dropout_key(key); }
 
  private:
   std::unique_ptr<ReplicaEngine> inner_;

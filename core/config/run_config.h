@@ -13,6 +13,7 @@
 #include "config/engine_options.h"
 #include "config/precision.h"
 #include "config/scenario.h"
+#include "model/model_spec.h"
 
 namespace mb {
 
@@ -25,7 +26,7 @@ struct ShareChange {
 };
 
 struct RunConfig {
-  std::string model = "cnn-reference";   // ModelSpec::name(): conv32-pool-conv64-pool-dense{N}-dense10
+  ModelSpec model;                       // the reference CNN unless --model said otherwise
   DeviceList devices;                    // as asked (cuda:local kept): cpu:2, cuda:0,cuda:1
   int replicas = 1;                      // over all processes
   int processes = 1;                     // > 1 under mpirun/srun

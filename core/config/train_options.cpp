@@ -1,5 +1,6 @@
 // The training options' table and the generic code that reads, writes, checks, digests and
 // resolves them (see train_options.h).
+#include "model/model_text.h"
 #include "config/train_options.h"
 
 #include <algorithm>
@@ -203,12 +204,13 @@ const TrainOption kOptions[] = {
     // The model changes the math and the all-reduce's size: every process must agree on it. A
     // what-if model is not remembered: the next class must not silently train dense 4096.
     {.key = "model", .flag = "--model", .value_name = "M",
-     .help = "reference (the reference CNN, dense 64) or dense:N, a what-if model whose dense layer has N units "
-             "(18,826 + 1,611 N parameters; N in 1..16384; presets 1024, 4096, 8192)",
+     .help = "a preset (reference, dense:N with N dense units, mlp, lenet5, cnn-cifar) or layers joined by '-': "
+             "convF convF@K convF@Ks pool pool@s avgpool gap flatten denseN dropP, an optional HxWxC: prefix "
+             "(mirrorbench-cli model M shows its layers)",
      .kind = OptionKind::Custom, .agree = true, .record_keys = "model", .example = "dense:4096",
      .format = format_model, .parse = parse_model,
-     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model.name(); },
-     .recover = [](const RunConfig& r, TrainConfig& c) { c.model = model_from_text(r.model); }},
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.model = r.model; }},
     {.key = "batch", .flag = "--batch", .value_name = "B", .help = "global batch size, split across replicas",
      .kind = OptionKind::Integer, .member = &TrainConfig::batch, .min = 1, .max = kMaxGlobalBatch,
      .agree = true, .remembered = true, .record_keys = "global_batch,per_replica_batch", .example = "64",

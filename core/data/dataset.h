@@ -7,16 +7,21 @@
 #include <string_view>
 #include <vector>
 
+#include "model/layer.h"
+
 namespace mb {
 
 struct Dataset {
   std::string name;                 // e.g. "fashion-mnist/train"
   int64_t count = 0;                // number of images
   int rows = 0, cols = 0;           // 28 x 28 for the MNIST family
-  std::vector<uint8_t> pixels;      // count * rows * cols, row-major, 0..255
-  std::vector<uint8_t> labels;      // count, each < 10
+  int channels = 1;                 // colour images: 3, stored planar (C, H, W), as the models read them
+  int classes = 10;                 // every label is below it
+  std::vector<uint8_t> pixels;      // count * channels * rows * cols, 0..255
+  std::vector<uint8_t> labels;      // count, each < classes
 
-  int64_t pixels_per_image() const { return int64_t(rows) * cols; }
+  ImageShape shape() const { return {rows, cols, channels}; }
+  int64_t pixels_per_image() const { return int64_t(rows) * cols * channels; }
   const uint8_t* image(int64_t i) const { return pixels.data() + i * pixels_per_image(); }
 };
 

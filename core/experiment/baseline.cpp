@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "model/model_text.h"
 #include "config/train_options.h"
 
 namespace mb {
@@ -21,12 +22,12 @@ int64_t compared_batch(const RunConfig& c) {
 }  // namespace
 
 std::string baseline_key(const RunConfig& c) {
-  return fmt::format("{}|{}|{}|{}|{}|{}", c.dataset, c.train_size, c.model, compared_batch(c), device_kind(c),
+  return fmt::format("{}|{}|{}|{}|{}|{}", c.dataset, c.train_size, model_text(c.model), compared_batch(c), device_kind(c),
                      to_string(c.backend));
 }
 
 std::string describe_baseline_key(const RunConfig& c) {
-  return fmt::format("{} ({} training images), {}, batch {}, {} ({})", c.dataset, c.train_size, c.model,
+  return fmt::format("{} ({} training images), {}, batch {}, {} ({})", c.dataset, c.train_size, c.model.name(),
                      compared_batch(c), device_kind(c), to_string(c.backend));
 }
 

@@ -1,5 +1,6 @@
 // Calibration measurements (see calibrate.h).
 #include "experiment/calibrate.h"
+#include "model/model_text.h"
 
 #include <algorithm>
 #include <chrono>
@@ -11,6 +12,7 @@
 
 #include "backends/devices.h"
 #include "backends/registry.h"
+#include "model/init_params.h"
 #include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
@@ -59,7 +61,7 @@ void on_pinned_threads(int k, const CpuPlacement& where, Fn fn) {
 ComputePoint lockstep_point(int k, int64_t b, const CalibrateOptions& o, const Dataset& data, const CpuPlacement& where) {
   SpinBarrier barrier(k);
   std::vector<float> init(o.model.param_count());
-  cnn::init_params(init, 1, o.model.hidden);
+  init_params(o.model, init, 1);
   ComputePoint point{k, b, 0, std::vector<double>(std::size_t(k))};
   on_pinned_threads(k, where, [&](int i) {
     auto engine = make_engine({DeviceKind::Cpu, i}, resolve_backend(DeviceKind::Cpu, o.backend), static_cast<int>(b),
@@ -137,6 +139,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
   c.cores = std::max(1, where.physical_cores > 0 ? where.physical_cores : int(where.order.size()));
   const int max_k = o.max_concurrency > 0 ? std::min(o.max_concurrency, c.cores) : c.cores;
   c.train_size = o.train_size;
+  c.model = model_text(o.model);
   c.gradient_bytes = o.model.gradient_bytes();
   c.communicator = "threads";
   c.device = make_engine({DeviceKind::Cpu, 0}, resolve_backend(DeviceKind::Cpu, o.backend), 1)->device_name();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "model/model_spec.h"
+#include "model/model_text.h"
 
 namespace mb {
 namespace {
@@ -65,7 +66,7 @@ std::optional<StepCostSplit> step_split(const RunRecord& run, const EpochMetrics
   const double share = double(run.config.global_batch) / std::max(1, run.config.replicas);
   StepCostSplit s;
   std::optional<LinearFit> fit;
-  if (cal && std::fabs(cal->gradient_bytes - double(model_from_text(run.config.model).gradient_bytes())) < 1) {
+  if (cal && cal->model == model_text(run.config.model)) {
     fit = calibrated_fit(*cal, std::min(run.config.replicas_per_process, std::max(1, cal->cores)));
     if (fit) s.source = "the machine's calibration";
   }
@@ -172,7 +173,7 @@ std::string deprived_words(const std::vector<DeprivedReplica>& deprived) {
 }  // namespace
 
 std::string diagnosis_text(const Diagnosis& d, const RunRecord& run) {
-  const ModelSpec model = model_from_text(run.config.model);
+  const ModelSpec& model = run.config.model;
   const std::string bytes = fmt::format("{:.1f} MB", model.gradient_bytes() * 1e-6);
   const std::string over = run.config.scenario.link.on()
                                ? fmt::format(" over the simulated {:g} Gbit/s link", run.config.scenario.link.gbit)

@@ -73,7 +73,7 @@ std::vector<Setting> make_settings() {
       {"replicas", replicas_words, {}, {}},
       {"devices", devices_words, {}, {}},
       {"processes", [](const RunConfig& c) { return count_of(c.processes, "process", "processes"); }, {}, {}},
-      {"model", [](const RunConfig& c) { return c.model; }, {}, {}, true},
+      {"model", [](const RunConfig& c) { return c.model.name(); }, {}, {}, true},
       {"batch", batch_words, {}, {}},
       {"learning_rate", learning_rate_words, {}, {}},
       {"epochs", [](const RunConfig& c) { return count_of(c.epochs, "epoch", "epochs"); }, {}, {}},

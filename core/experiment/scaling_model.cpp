@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/model_text.h"
 #include "util/bandwidth.h"
 #include "util/error.h"
 
@@ -264,9 +265,30 @@ nlohmann::json to_json(const Calibration& c) {
   for (const auto& [n, f] : allreduce_fits(c))
     fits[std::to_string(n)] = {{"alpha_s", f.a}, {"beta_s_per_byte", f.b}};
   return json{{"device", c.device},          {"communicator", c.communicator}, {"cores", c.cores},
-              {"train_size", c.train_size},  {"gradient_bytes", c.gradient_bytes}, {"compute", std::move(compute)},
+              {"train_size", c.train_size},  {"model", c.model}, {"gradient_bytes", c.gradient_bytes},
+              {"compute", std::move(compute)},
               {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
 }
+
+namespace {
+// The model a calibration timed: its text, or for files written before models were layer
+// lists, the reference family's model with that many parameters.
+std::string calibrated_model_text(const nlohmann::json& j, double gradient_bytes) {
+  if (j.contains("model")) {
+    const std::string text = j.at("model").get<std::string>();
+    try {
+      return model_text(model_from_text(text));
+    } catch (const ConfigError& e) {
+      throw DataError(fmt::format("calibration: its model is not one this version trains: {}", e.what()));
+    }
+  }
+  const auto model = reference_family_with_params(std::size_t(gradient_bytes / sizeof(float)));
+  MB_CHECK(model.has_value(), DataError, "calibration: no model is named and none of the reference family has a "
+                                         "gradient of {} bytes", gradient_bytes);
+  return model_text(*model);
+}
+
+}  // namespace
 
 Calibration calibration_from_json(const nlohmann::json& j) {
   try {
@@ -276,6 +298,7 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.cores = j.at("cores").get<int>();
     c.train_size = j.at("train_size").get<int64_t>();
     c.gradient_bytes = j.at("gradient_bytes").get<double>();
+    c.model = calibrated_model_text(j, c.gradient_bytes);
     for (const auto& p : j.at("compute"))
       c.compute.push_back({p.at("concurrent").get<int>(), p.at("batch").get<int64_t>(), p.at("step_s").get<double>(),
                            p.value("replica_s", std::vector<double>{})});   // absent before balanced shares

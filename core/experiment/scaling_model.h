@@ -62,6 +62,7 @@ struct Calibration {
   std::string communicator;        // "threads"
   int cores = 1;                   // replicas this machine can run at once (physical cores / GPUs)
   int64_t train_size = 60000;      // images per epoch
+  std::string model;               // the model timed: its canonical text (model/model_text.h)
   double gradient_bytes = 0;       // the all-reduce's message (the model's parameters)
   std::vector<ComputePoint> compute;
   std::vector<AllReducePoint> allreduce;

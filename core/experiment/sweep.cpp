@@ -1,4 +1,5 @@
 // Sweeps over the batch, the model or the link (see sweep.h).
+#include "model/model_text.h"
 #include "experiment/sweep.h"
 
 #include <algorithm>

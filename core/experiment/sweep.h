@@ -31,7 +31,7 @@ struct SweepOptions {
   SweepAxis axis = SweepAxis::Batch;
   std::vector<int64_t> batches = {64, 128, 256, 512, 1024};
   int64_t reference_batch = 128;                       // the batch base.lr belongs to
-  std::vector<ModelSpec> models = {ModelSpec{}, ModelSpec{1024}, ModelSpec{4096}};
+  std::vector<ModelSpec> models = {ModelSpec{}, reference_family(1024), reference_family(4096)};
   // Gbit/s and latency per hop, as the GUI's presets (0 Gbit/s: this machine's own exchange).
   std::vector<SimulatedLink> links = {{0, 0}, {100, 3}, {10, 25}, {1, 50}};
   double target_val_acc = 0.85;

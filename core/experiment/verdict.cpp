@@ -38,7 +38,7 @@ std::optional<EpochTimeComparison> compare_epoch_time(const RunRecord& baseline,
 
 std::vector<std::string> classic_task_differences(const RunConfig& c) {
   std::vector<std::string> d;
-  if (c.model != ClassicTask::kModel) d.push_back("model " + c.model);
+  if (!ClassicTask::is_model(c.model)) d.push_back("model " + c.model.name());
   // A simulated straggler or link times a demonstration, not this machine.
   for (std::string& tag : scenario_tags(c.scenario, ScenarioEffect::Simulated)) d.push_back(std::move(tag));
   if (c.epochs != ClassicTask::kEpochs) d.push_back(count_of(c.epochs, "epoch", "epochs"));

@@ -22,7 +22,7 @@ std::optional<EpochTimeComparison> compare_epoch_time(const RunRecord& baseline,
 // 5 epochs, global batch 128, Adam 0.001 unscaled, the whole of Fashion-MNIST. A run record
 // does not say whether the data were limited, so "whole" is judged by the image counts.
 struct ClassicTask {
-  static constexpr const char* kModel = "cnn-reference";
+  static bool is_model(const ModelSpec& model) { return model.is_reference(); }
   static constexpr int kEpochs = 5;
   static constexpr int64_t kGlobalBatch = 128;
   static constexpr double kLearningRate = 1e-3;

@@ -1,52 +1,49 @@
-// Names, presets and the text form of the model description.
+// The model value: made from a layer list (checked and shaped once), the reference family.
 #include "model/model_spec.h"
 
-#include <charconv>
-
-#include <fmt/format.h>
-
-#include "util/error.h"
+#include "model/model_text.h"
 
 namespace mb {
+namespace {
 
-std::string ModelSpec::name() const { return is_reference() ? "cnn-reference" : fmt::format("cnn-dense{}", hidden); }
-
-std::span<const ModelPreset> model_presets() {
-  static const ModelPreset kPresets[] = {
-      {"reference (dense 64, 0.12 M parameters, 0.49 MB per all-reduce)", ModelSpec{}},
-      {"what-if: dense 1024 (1.7 M parameters, 6.7 MB per all-reduce)", ModelSpec{1024}},
-      {"what-if: dense 4096 (6.6 M parameters, 26 MB per all-reduce)", ModelSpec{4096}},
-      {"what-if: dense 8192 (13 M parameters, 53 MB per all-reduce)", ModelSpec{8192}},
-  };
-  return kPresets;
+std::vector<Layer> reference_layers(int width) {
+  return {Layer::conv(32), Layer::max_pool(), Layer::conv(64), Layer::max_pool(), Layer::dense(width),
+          Layer::dense(10, Activation::Linear)};
 }
 
-std::optional<ModelSpec> model_with_params(std::size_t count) {
-  const auto base = std::size_t(cnn::param_count(0)), per = std::size_t(cnn::param_count(1)) - base;
-  if (count <= base || (count - base) % per != 0) return std::nullopt;
-  const std::size_t hidden = (count - base) / per;
-  if (hidden < std::size_t(kMinHidden) || hidden > std::size_t(kMaxHidden)) return std::nullopt;
-  return ModelSpec{int(hidden)};
+}  // namespace
+
+ModelSpec::ModelSpec() {
+  // Every default-made model shares one inferred shape.
+  static const std::shared_ptr<const ModelShape> reference =
+      std::make_shared<const ModelShape>(infer_shape(ImageShape{}, reference_layers(kReferenceWidth)));
+  layers_ = reference_layers(kReferenceWidth);
+  shape_ = reference;
 }
 
-std::string model_text(const ModelSpec& model) {
-  return model.is_reference() ? "reference" : fmt::format("dense:{}", model.hidden);
+ModelSpec::ModelSpec(const ImageShape& input, std::vector<Layer> layers)
+    : layers_(std::move(layers)), shape_(std::make_shared<const ModelShape>(infer_shape(input, layers_))) {}
+
+std::string ModelSpec::text() const { return model_text(*this); }
+std::string ModelSpec::name() const { return model_name(*this); }
+bool ModelSpec::is_reference() const { return reference_family_width(*this) == kReferenceWidth; }
+
+std::optional<ModelSpec> reference_family_with_params(std::size_t count) {
+  const ModelSpec one = reference_family(1), two = reference_family(2);
+  const std::size_t fixed = 2 * one.param_count() - two.param_count(), per = two.param_count() - one.param_count();
+  if (count < fixed + per || (count - fixed) % per != 0 || (count - fixed) / per > std::size_t(kMaxUnits))
+    return std::nullopt;
+  return reference_family(int((count - fixed) / per));
 }
 
-ModelSpec model_from_text(std::string_view text) {
-  if (text == "reference" || text == "cnn-reference") return {};
-  std::string_view width;
-  for (std::string_view prefix : {"dense:", "cnn-dense"})
-    if (text.starts_with(prefix)) width = text.substr(prefix.size());
-  int n = 0;
-  const auto [end, ec] = std::from_chars(width.data(), width.data() + width.size(), n);
-  if (width.empty() || ec != std::errc{} || end != width.data() + width.size())
-    throw ConfigError(fmt::format("--model: '{}' is not a model (use 'reference' or 'dense:N', N in {}..{})", text,
-                                  kMinHidden, kMaxHidden));
-  if (n < kMinHidden || n > kMaxHidden)
-    throw ConfigError(fmt::format("--model: a dense width of {} is out of range (must be in {}..{})", n, kMinHidden,
-                                  kMaxHidden));
-  return ModelSpec{n};
+std::optional<int> reference_family_width(const ModelSpec& model) {
+  const auto& l = model.layers();
+  if (model.input() != ImageShape{} || l.size() != 6 || l[4].kind != LayerKind::Dense) return std::nullopt;
+  const std::vector<Layer> family = reference_layers(l[4].units);
+  if (l != family) return std::nullopt;
+  return l[4].units;
 }
+
+ModelSpec reference_family(int width) { return ModelSpec(ImageShape{}, reference_layers(width)); }
 
 }  // namespace mb

@@ -1,47 +1,53 @@
-// The model a run trains, as a value: the CNN conv32-pool-conv64-pool-dense{N}-dense10 with
-// the dense layer's width N. N = 64 is the reference CNN ("cnn-reference"), always the model
-// of the reference experiment and the classic task; other widths are what-if models
-// ("cnn-dense4096") that make the gradient all-reduce N/64 times as large, so communication
-// can matter. Only the dense width varies: the conv widths are baked into kernels.
+// The model a run trains, as a value: the input's shape and a list of layers (model/layer.h),
+// checked and with every shape inferred when it is made (model/model_shape.h). Typed
+// everywhere inside the core; its words (model/model_text.h) are read once, at the edge.
+// The default is the reference CNN, conv32-pool-conv64-pool-dense64-dense10 on 28x28x1.
 #pragma once
 #include <cstddef>
+#include <memory>
 #include <optional>
-#include <span>
 #include <string>
-#include <string_view>
+#include <vector>
 
-#include "model/cnn_shape.h"
+#include "model/layer.h"
+#include "model/model_shape.h"
 
 namespace mb {
 
-struct ModelSpec {
-  int hidden = cnn::kReferenceHidden;   // the dense layer's width
+class ModelSpec {
+ public:
+  ModelSpec();   // the reference CNN
+  // Throws ConfigError naming the layer and why (infer_shape).
+  ModelSpec(const ImageShape& input, std::vector<Layer> layers);
 
-  bool is_reference() const { return hidden == cnn::kReferenceHidden; }
-  std::size_t param_count() const { return static_cast<std::size_t>(cnn::param_count(hidden)); }
-  double gradient_bytes() const { return double(param_count()) * sizeof(float); }   // per all-reduce
-  std::string name() const;   // "cnn-reference" or "cnn-dense{N}"
-  bool operator==(const ModelSpec&) const = default;
+  const ImageShape& input() const { return shape_->input; }
+  const std::vector<Layer>& layers() const { return layers_; }
+  const ModelShape& shape() const { return *shape_; }
+  int classes() const { return shape_->classes; }
+  std::size_t param_count() const { return shape_->param_count; }
+  double gradient_bytes() const { return shape_->gradient_bytes(); }   // per all-reduce
+  double train_flops_per_image() const { return shape_->train_flops_per_image; }
+
+  std::string text() const;   // canonical (model/model_text.h)
+  std::string name() const;   // the preset's name ("reference", "dense:4096", "mlp"), else text()
+  bool is_reference() const;
+
+  bool operator==(const ModelSpec& o) const { return input() == o.input() && layers_ == o.layers_; }
+
+ private:
+  std::vector<Layer> layers_;
+  std::shared_ptr<const ModelShape> shape_;   // shared: copies of a model are cheap
 };
 
-// The widths a what-if model may have: 16384 is the widest in the field's reports
-// (tensorflow#103564), 26.4 M parameters, 106 MB per all-reduce and ~0.5 GB of state per replica.
-inline constexpr int kMinHidden = 1;
-inline constexpr int kMaxHidden = 16384;
-
-// The model whose flat buffer holds `count` floats (a checkpoint's), if a width gives it.
-std::optional<ModelSpec> model_with_params(std::size_t count);
-
-// The presets the GUI offers and the docs name (the reference first).
-struct ModelPreset {
-  std::string_view label;   // "dense 4096 (6.6 M parameters, 26 MB per all-reduce)"
-  ModelSpec model;
-};
-std::span<const ModelPreset> model_presets();
-
-// The option's text: "reference" or "dense:N" (model_from_text reads both, and the record's
-// names "cnn-reference" / "cnn-denseN"); throws ConfigError naming --model otherwise.
-std::string model_text(const ModelSpec& model);
-ModelSpec model_from_text(std::string_view text);
+// The reference family: conv32-pool-conv64-pool-denseN-dense10 on 28x28x1 with every default,
+// the network the own fused kernels (CPU and GPU) were written for. Its dense width N, or
+// nullopt for any other model.
+std::optional<int> reference_family_width(const ModelSpec& model);
+// The reference CNN with N dense units (N = 64: the reference itself).
+ModelSpec reference_family(int width);
+// The family's model whose flat buffer holds `count` floats, if a width gives it: how files
+// written before models were layer lists (calibrations, checkpoints) name their model.
+std::optional<ModelSpec> reference_family_with_params(std::size_t count);
+inline constexpr int kReferenceWidth = 64;
 
 }  // namespace mb

@@ -1,5 +1,5 @@
-// safetensors checkpoints of the flat parameter buffer: one F32 tensor per entry of
-// cnn::param_layout(width), written atomically, read back with every header field checked.
+// safetensors checkpoints of the flat parameter buffer: one F32 tensor per parameter tensor of
+// the model (model/model_shape.h), written atomically, read back with every header field checked.
 #include "records/checkpoint.h"
 
 #include <algorithm>
@@ -10,8 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "model/cnn_spec.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
 
@@ -37,7 +37,7 @@ uint64_t get_u64_le(const unsigned char* src) {
   return v;
 }
 
-json shape_json(const cnn::ParamTensor& p) {
+json shape_json(const ParamTensor& p) {
   json shape = json::array();
   for (int d = 0; d < p.rank; ++d) shape.push_back(p.shape[static_cast<std::size_t>(d)]);
   return shape;
@@ -57,22 +57,37 @@ std::string describe(const json& v) {
   return text;
 }
 
-// The model a header describes: fc1.weight's rows are the dense width (a width out of range
-// leaves the reference model, whose shape check then names the tensor and both shapes).
-ModelSpec model_of_header(const json& header) {
+// The model a header describes: its metadata's model text; without one (files of older
+// versions, or PyTorch's), the reference family with fc1.weight's rows as the dense width (a
+// width out of range leaves the reference model, whose shape check then names the tensor and
+// both shapes).
+ModelSpec model_of_header(const json& header, const std::string& name) {
+  const auto meta = header.find("__metadata__");
+  if (meta != header.end() && meta->is_object()) {
+    const auto text = meta->find("model");
+    if (text != meta->end() && text->is_string()) {
+      const std::string t = text->get<std::string>();
+      try {
+        return model_from_text(t);
+      } catch (const ConfigError& e) {
+        throw DataError(fmt::format("checkpoint '{}': its model '{}' is not one this version trains: {}", name,
+                                    t.size() > 200 ? t.substr(0, 197) + "..." : t, e.what()));
+      }
+    }
+  }
   const auto fc1 = header.find("fc1.weight");
   if (fc1 == header.end() || !fc1->is_object()) return {};
   const auto shape = fc1->find("shape");
   if (shape == fc1->end() || !shape->is_array() || shape->size() != 2 || !(*shape)[0].is_number_unsigned()) return {};
   const auto rows = (*shape)[0].get<uint64_t>();
-  if (rows < uint64_t(kMinHidden) || rows > uint64_t(kMaxHidden)) return {};
-  return ModelSpec{int(rows)};
+  if (rows < 1 || rows > uint64_t(kMaxUnits)) return {};
+  return reference_family(int(rows));
 }
 
 // The whole check, on a file of `size` bytes whose ranges `read(offset, dst, n)` fetches
 // (false on a short read): shared by the file and the in-memory entry points.
 template <typename Read>
-std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::string& name) {
+Checkpoint parse_checkpoint(uint64_t size, Read&& read, const std::string& name) {
   if (size < 8) throw DataError(fmt::format("checkpoint '{}' is truncated: {} bytes, less than the 8-byte header length", name, size));
   unsigned char len_bytes[8];
   if (!read(0, len_bytes, 8)) throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in the header length", name));
@@ -89,18 +104,18 @@ std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::strin
     throw DataError(fmt::format("checkpoint '{}' is corrupt: its header is not a JSON object", name));
 
   const uint64_t data_size = size - 8 - header_len;
-  const ModelSpec model = model_of_header(header);
-  // Before allocating what a what-if width asks for (up to 106 MB): the file must hold that
-  // much data. (The reference's half megabyte is allocated first, as it always was, so that
-  // the per-tensor checks below name what is wrong.)
+  const ModelSpec model = model_of_header(header, name);
+  // Before allocating what a large model asks for (up to 1 GiB): the file must hold that much
+  // data. (The reference's half megabyte is allocated first, as it always was, so that the
+  // per-tensor checks below name what is wrong.)
   if (!model.is_reference() && data_size < model.param_count() * sizeof(float))
     throw DataError(fmt::format("checkpoint '{}' is truncated: {} has {} parameters ({} bytes), the data section "
                                 "holds {} bytes",
                                 name, model.name(), model.param_count(), model.param_count() * sizeof(float),
                                 data_size));
   std::vector<float> params(model.param_count());
-  for (const auto& p : cnn::param_layout(model.hidden)) {
-    const std::string tname(p.name);
+  for (const ParamTensor& p : model.shape().params) {
+    const std::string& tname = p.name;
     auto it = header.find(tname);
     if (it == header.end()) throw DataError(fmt::format("checkpoint '{}' has no tensor '{}'", name, tname));
     if (!it->is_object())
@@ -126,23 +141,23 @@ std::vector<float> parse_checkpoint(uint64_t size, Read&& read, const std::strin
     if (!read(8 + header_len + begin, params.data() + p.offset, end - begin))
       throw DataError(fmt::format("checkpoint '{}' is unreadable: short read in tensor '{}'", name, tname));
   }
-  return params;
+  return {model, std::move(params)};
 }
 
 }  // namespace
 
-void save_checkpoint(const std::filesystem::path& file, std::span<const float> params,
-                     const std::map<std::string, std::string>& metadata) {
-  const std::optional<ModelSpec> model = model_with_params(params.size());
-  MB_CHECK(model.has_value(), Error,
-           "cannot save checkpoint '{}': {} parameters given, no model has that many (18,826 + 1,611 x width)",
-           file.string(), params.size());
+void save_checkpoint(const std::filesystem::path& file, const ModelSpec& model, std::span<const float> params,
+                     std::map<std::string, std::string> metadata) {
+  MB_CHECK(params.size() == model.param_count(), Error,
+           "cannot save checkpoint '{}': {} parameters given, the model ({}) has {}", file.string(), params.size(),
+           model.name(), model.param_count());
   json header = json::object();
-  for (const auto& p : cnn::param_layout(model->hidden)) {
+  for (const ParamTensor& p : model.shape().params) {
     const uint64_t begin = p.offset * sizeof(float), end = (p.offset + p.size) * sizeof(float);
-    header[std::string(p.name)] = json{{"dtype", "F32"}, {"shape", shape_json(p)}, {"data_offsets", {begin, end}}};
+    header[p.name] = json{{"dtype", "F32"}, {"shape", shape_json(p)}, {"data_offsets", {begin, end}}};
   }
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  metadata["model"] = model_text(model);
+  header["__metadata__"] = metadata;
 
   std::string text = header.dump();
   // The format recommends 8-byte alignment of the data section; spaces are valid JSON padding.
@@ -155,7 +170,7 @@ void save_checkpoint(const std::filesystem::path& file, std::span<const float> p
   write_file_atomic(file, bytes);
 }
 
-std::vector<float> load_checkpoint(const std::filesystem::path& file) {
+Checkpoint load_checkpoint(const std::filesystem::path& file) {
   const std::string name = file.string();
   std::error_code ec;
   if (!std::filesystem::is_regular_file(file, ec))
@@ -172,7 +187,7 @@ std::vector<float> load_checkpoint(const std::filesystem::path& file) {
   return parse_checkpoint(size, read, name);
 }
 
-std::vector<float> load_checkpoint_bytes(std::string_view bytes, const std::string& name) {
+Checkpoint load_checkpoint_bytes(std::string_view bytes, const std::string& name) {
   auto read = [&](uint64_t offset, void* dst, std::size_t n) {
     if (offset > bytes.size() || n > bytes.size() - offset) return false;
     std::memcpy(dst, bytes.data() + offset, n);

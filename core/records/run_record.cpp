@@ -16,6 +16,7 @@
 
 #include "config/train_options.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 #include "records/engine_report_json.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -139,8 +140,10 @@ PhaseTimes phases_from_json(const json& j, const std::string& where, int schema)
 // graph and how many ran eagerly); the engines' options ("engine_options", the option table's
 // rows again) and, for CPU runs, the kernels that ran ("kernels"). A field a record's schema
 // predates may be missing and then keeps its default; later issues add fields with the next
-// number.
-constexpr int kSchemaVersion = 5;
+// number. 6: the model as its canonical layer text (model/model_text.h; older records' names
+// "cnn-reference" and "cnn-denseN" still read) and, for programs, its layer list ("layers":
+// the input shape, each layer's Keras class, settings, output shape and parameters).
+constexpr int kSchemaVersion = 6;
 
 struct ConfigField {
   std::string_view key;
@@ -183,6 +186,53 @@ ConfigField word(std::string_view key, int since, T RunConfig::*member, std::str
             if (!v) throw DataError(fmt::format("field '{}{}' is '{}', expected {}", w, key, text, expected));
             c.*member = *v;
           }};
+}
+
+// The model: its canonical text (model/model_text.h), read back at this edge; schema 6 also
+// writes the layer list for programs (input shape, and each layer's Keras class and settings),
+// which reading leaves to the text.
+ConfigField model_field() {
+  return {"model", 1, [](const RunConfig& c) { return json(model_text(c.model)); },
+          [](RunConfig& c, const json& j, const std::string& w) {
+            const std::string text = get_string(j, "model", w);
+            try {
+              c.model = model_from_text(text);
+            } catch (const ConfigError& e) {
+              throw DataError(fmt::format("field '{}model' is '{}', not a model this version can train: {}", w, text,
+                                          e.what()));
+            }
+          }};
+}
+
+json layer_json(const LayerShape& l) {
+  json j = {{"name", l.name}, {"class", keras_class(l.layer.kind)},
+            {"output_shape", l.flat_out ? json::array({l.out.size()}) : json::array({l.out.h, l.out.w, l.out.c})},
+            {"params", l.param_count}};
+  switch (l.layer.kind) {
+    case LayerKind::Conv2D: j["filters"] = l.layer.units; j["kernel_size"] = l.layer.kernel; break;
+    case LayerKind::Dense: j["units"] = l.layer.units; break;
+    case LayerKind::Dropout: j["rate"] = l.layer.rate; break;
+    default: break;
+  }
+  if (l.layer.kind == LayerKind::Conv2D || l.layer.kind == LayerKind::MaxPool || l.layer.kind == LayerKind::AvgPool)
+    j["padding"] = l.layer.padding == Padding::Same ? "same" : "valid";
+  if (l.layer.has_params()) {
+    j["activation"] = l.layer.activation == Activation::Relu ? "relu" : "linear";
+    j["use_bias"] = l.layer.bias;
+  }
+  return j;
+}
+
+ConfigField layers_field() {
+  return {"layers", 6,
+          [](const RunConfig& c) {
+            const ModelShape& m = c.model.shape();
+            json layers = json::array();
+            for (const LayerShape& l : m.layers) layers.push_back(layer_json(l));
+            return json{{"input_shape", {m.input.h, m.input.w, m.input.c}}, {"layers", layers},
+                        {"params", m.param_count}};
+          },
+          [](RunConfig&, const json&, const std::string&) {}};
 }
 
 std::string devices_word(const DeviceList& d) { return format_devices(d); }
@@ -281,7 +331,8 @@ void read_legacy_scenario(RunConfig& c, const json& j, const std::string& w, int
 const std::vector<ConfigField>& config_fields() {
   constexpr int64_t kNoLimit = 0;
   static const std::vector<ConfigField> fields = {
-      plain("model", 1, &RunConfig::model),
+      model_field(),
+      layers_field(),
       word("devices", 1, &RunConfig::devices, devices_word, devices_from_word, "a device list (cpu:N, cuda:I,...)"),
       integer("replicas", 1, &RunConfig::replicas, 1),
       integer("processes", 2, &RunConfig::processes, 1),
@@ -336,14 +387,6 @@ RunConfig config_from_json(const json& j, int schema) {
   }
   if (schema < 5 && !has(j, "scenario")) read_legacy_scenario(c, j, w, schema);
   if (!has_replicas_per_process) c.replicas_per_process = c.replicas;   // one process held them all
-  // The window and the exports derive the model's sizes from its name: a name this version
-  // does not know is a bad record, said here, not an exception in a chart.
-  try {
-    model_from_text(c.model);
-  } catch (const ConfigError&) {
-    throw DataError(fmt::format("field 'config.model' is '{}', not a model this version knows (cnn-reference or "
-                                "cnn-denseN)", c.model));
-  }
   return c;
 }
 
@@ -675,7 +718,7 @@ std::string runs_to_csv(std::span<const RunRecord> runs) {
         num(c.train_size), num(c.val_size));
     const Scenario& s = c.scenario;
     const std::string what_if_cols =
-        fmt::format("{},{},{},{},{},{},{}", csv_field(c.model), num(s.link.gbit), num(s.link.latency_us),
+        fmt::format("{},{},{},{},{},{},{}", csv_field(model_text(c.model)), num(s.link.gbit), num(s.link.latency_us),
                     num(int64_t(s.straggler.replica)), num(s.straggler.on() ? s.straggler.factor : 1.0),
                     boolean(s.balanced()), csv_field(scenario_column(s)));
     for (const auto& e : r.epochs) {

@@ -7,6 +7,7 @@
 
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 #include "util/digest.h"
 
 namespace mb {
@@ -71,7 +72,7 @@ StepDetail PrimaryBook::detail_of(const std::vector<StepReport>& all, std::span<
   StepDetail d;
   d.global_batch = int64_t(step_samples.size());
   d.samples.assign(step_samples.begin(), step_samples.begin() + std::min(step_samples.size(), kDetailSamples));
-  d.allreduce_bytes = model_from_text(rc_.model).gradient_bytes();
+  d.allreduce_bytes = rc_.model.gradient_bytes();
   for (const StepReport& r : all) {
     ReplicaStepDetail x;
     x.share_begin = r.share_begin;

@@ -12,6 +12,7 @@
 #include "backends/devices.h"
 #include "backends/straggler_engine.h"
 #include "comm/process_link.h"
+#include "model/init_params.h"
 #include "model/cnn_spec.h"
 #include "trainer/trace_sampler.h"
 #include "util/cpu_topology.h"
@@ -77,6 +78,7 @@ class ReplicaLoop {
     for (int e = 1; e <= rc_.epochs && !stop; ++e) {
       const std::vector<int32_t> order = epoch_order(rc_.train_size, rc_.seed, e);
       engine_->begin_epoch(order);
+      engine_->set_dropout_key(DropoutKey{rc_.seed, e});   // dropout masks: (seed, epoch, sample, layer, element)
       if (rank_ == 0) account_.book.begin_epoch(e);
       const bool whole = train_epoch(order, e, stop);
       engine_->synchronize();
@@ -117,7 +119,7 @@ class ReplicaLoop {
 
     // Rank 0's initial weights, broadcast: every replica starts from the same bits.
     params_.resize(in_.run.model.param_count());
-    if (rank_ == 0) cnn::init_params(params_, rc_.seed, in_.run.model.hidden);
+    if (rank_ == 0) init_params(in_.run.model, params_, rc_.seed);
     comm_.broadcast(std::span<float>(params_), 0);
     engine_->set_params(params_);
     adam_.lr = static_cast<float>(rc_.learning_rate);

@@ -57,12 +57,12 @@ void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
                        "--no-breakdown (or replay measured shares with --shares-from RECORD)");
 }
 
-// A what-if model's width within the stated bound (model_spec.h); a TrainConfig filled in code
-// may hold any int.
-void check_model(const TrainConfig& c, Problems& p) {
-  if (c.model.hidden < kMinHidden || c.model.hidden > kMaxHidden)
-    p.error("model", fmt::format("--model: a dense width of {} is out of range (must be in {}..{})", c.model.hidden,
-                                 kMinHidden, kMaxHidden));
+// A ModelSpec is checked when it is made (model_shape.h's limits); what remains is whether the
+// backend can train it (the registry's supports: the CUDA backend, the reference family only
+// until the GPU check has run).
+void check_model(const TrainConfig& c, const BackendInfo& b, Problems& p) {
+  if (const std::string why = b.refuses(c.model); !why.empty())
+    p.error("model", fmt::format("--model {}: the {} backend cannot train it: {}", c.model.name(), to_string(b.backend), why));
 }
 
 // The simulated link sleeps on the host after the exchange, so only replicas whose step ends
@@ -118,6 +118,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
     p.error("precision", fmt::format("--precision {} needs GPU replicas (cuda:...); the {} engine computes in fp32 "
                                      "only",
                                      to_string(c.precision), to_string(backend)));
+  check_model(c, b, p);
   check_balance(c, b, p);
   check_link(c, b, replicas, p);
   check_straggler(c, b, replicas, p);
@@ -234,7 +235,6 @@ std::vector<RunProblem> check_run(const TrainConfig& c, const RunSite& site) {
   if (site.processes < 1) p.error("processes", fmt::format("a run needs at least one process (got {})", site.processes));
   const int replicas = total_replicas(c, site.processes);
   check_ranges(c, p);
-  check_model(c, p);
   check_devices(c, site, p);
   if (!c.devices.empty()) {
     check_backend(c, replicas, p);

@@ -51,7 +51,7 @@ inline bool checkpoint(std::string_view input) {
   std::string file(input.substr(1));
   if (uint8_t(input[0]) & 1) file.append(cnn::kReferenceParams * sizeof(float), '\0');
   try {
-    if (load_checkpoint_bytes(file, "fuzz").size() != cnn::kReferenceParams) __builtin_trap();
+    if (load_checkpoint_bytes(file, "fuzz").params.size() != cnn::kReferenceParams) __builtin_trap();
     return true;
   } catch (const DataError&) {
     return false;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "model/model_text.h"
 #include "common/format.h"
 #include "history/history_model.h"
 
@@ -97,7 +98,7 @@ void add_diagnoses(std::vector<ShownRun>& runs, const HistoryModel& history, con
   for (ShownRun& s : runs) {
     if (s.baseline) continue;
     const ShownRun* base = baseline_of(runs, s);
-    const MachineCalibration* m = calibration_of ? calibration_of(s.record.config.model) : nullptr;
+    const MachineCalibration* m = calibration_of ? calibration_of(model_text(s.record.config.model)) : nullptr;
     // A calibration of other kernels or of GPUs says nothing about this run's step.
     const bool applies = m && prediction_mismatch(*m, s.record.config).isEmpty();
     s.diagnosis = diagnose(s.record, base ? &base->record : nullptr, applies ? &m->calibration : nullptr,

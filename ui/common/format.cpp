@@ -24,7 +24,7 @@ QString straggler_text(const RunConfig& c) {
 
 QString what_if_tags(const RunConfig& c) {
   QString tags;
-  if (c.model != "cnn-reference") tags += QObject::tr(" · what-if %1").arg(QString::fromStdString(c.model));
+  if (!c.model.is_reference()) tags += QObject::tr(" · model %1").arg(QString::fromStdString(c.model.name()));
   for (const std::string& tag : scenario_tags(c.scenario)) tags += QStringLiteral(" · ") + QString::fromStdString(tag);
   return tags;
 }

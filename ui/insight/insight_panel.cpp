@@ -25,6 +25,7 @@
 #include "insight/bar_chart_view.h"
 #include "insight/calibration_runner.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 #include "util/system_info.h"
 
 namespace mb {
@@ -179,7 +180,8 @@ void InsightPanel::set_calibration_file(std::filesystem::path file) {
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(calibration_file_.parent_path(), ec)) {
     const std::string name = entry.path().filename().string();
-    if (name.starts_with("calibration-cnn-") && name.ends_with(".json")) files.push_back(entry.path());
+    if (name.starts_with("calibration-") && name.ends_with(".json") && entry.path() != calibration_file_)
+      files.push_back(entry.path());
   }
   for (const auto& f : files) {
     std::string warning;
@@ -212,18 +214,26 @@ const MachineCalibration* InsightPanel::calibration_for(const std::string& model
 
 const MachineCalibration* InsightPanel::calibration_to_predict(const std::string& model) const {
   const MachineCalibration* m = calibration_for(model);
-  return m ? m : calibration_for(ModelSpec{}.name());
+  return m ? m : calibration_for(model_text(ModelSpec{}));
 }
 
 std::string InsightPanel::shown_model() const {
   const ShownRun* primary = primary_run(runs_);
-  return primary ? primary->record.config.model : ModelSpec{}.name();
+  return model_text(primary ? primary->record.config.model : ModelSpec{});
 }
 
-// The reference CNN's calibration keeps the file name it always had.
+// The reference CNN's calibration keeps the file name it always had, the dense what-ifs theirs
+// (calibration-cnn-dense4096.json); other models are named by their text, its characters outside
+// [A-Za-z0-9-] as '_', with a hash of the whole text when it is long.
 std::filesystem::path InsightPanel::calibration_file(const std::string& model) const {
-  if (model == ModelSpec{}.name()) return calibration_file_;
-  return calibration_file_.parent_path() / ("calibration-" + model + ".json");
+  const ModelSpec spec = model_from_text(model);
+  if (spec.is_reference()) return calibration_file_;
+  if (const auto width = reference_family_width(spec))
+    return calibration_file_.parent_path() / fmt::format("calibration-cnn-dense{}.json", *width);
+  std::string name;
+  for (char ch : model) name += std::isalnum(static_cast<unsigned char>(ch)) || ch == '-' ? ch : '_';
+  if (name.size() > 96) name = fmt::format("{}-{:016x}", name.substr(0, 80), std::hash<std::string>{}(model));
+  return calibration_file_.parent_path() / ("calibration-" + name + ".json");
 }
 
 double InsightPanel::link_gbps() const { return link_->value(); }

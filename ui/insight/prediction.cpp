@@ -1,5 +1,6 @@
 // The scaling predictor's data in the window (see prediction.h).
 #include "insight/prediction.h"
+#include "model/model_text.h"
 #include "charts/chart_headline.h"
 
 #include <QLocale>
@@ -108,7 +109,7 @@ void follow_mode(PredictionScope& s, const RunConfig& c) {
 }
 // What the curve assumes beyond the batch: balanced shares, a simulated straggler.
 QString mode_tip(const PredictionScope& scope) {
-  QString tip = QStringLiteral("<br>%1").arg(QString::fromStdString(scope.model));
+  QString tip = QStringLiteral("<br>%1").arg(QString::fromStdString(scope.model.name()));
   tip += scope.scenario.balanced() ? QObject::tr("<br>balanced shares: the replicas' throughputs add")
                                    : QObject::tr("<br>lock-step: every step at the slowest replica's pace");
   for (const std::string& line : scenario_descriptions(scope.scenario))
@@ -154,16 +155,13 @@ std::vector<Prediction> predictions_for(const MachineCalibration& m, const Predi
   return predict_scaling(c, o);
 }
 
-std::string calibrated_model(const MachineCalibration& m) {
-  const auto model = model_with_params(std::size_t(m.calibration.gradient_bytes / sizeof(float)));
-  return model ? model->name() : std::string("unknown model");
-}
+std::string calibrated_model(const MachineCalibration& m) { return m.calibration.model; }
 
 QString prediction_mismatch(const MachineCalibration& m, const RunConfig& c) {
   if (is_gpu_run(c)) return QObject::tr("the calibration measured this machine's CPU replicas; this run used GPUs");
-  if (const std::string timed = calibrated_model(m); timed != c.model)
+  if (const std::string timed = calibrated_model(m); timed != model_text(c.model))
     return QObject::tr("the calibration timed %1; this run trains %2 (show it and press Calibrate to time that model)")
-        .arg(QString::fromStdString(timed), QString::fromStdString(c.model));
+        .arg(QString::fromStdString(model_name(model_from_text(timed))), QString::fromStdString(c.model.name()));
   if (c.backend != m.backend)
     return QObject::tr("the calibration measured the %1 kernels; this run used %2")
         .arg(QString::fromUtf8(to_string(m.backend)), QString::fromUtf8(to_string(c.backend)));
@@ -209,7 +207,7 @@ void add_predictions(std::vector<ShownRun>& runs, const CalibrationLookup& calib
   for (ShownRun& s : runs) {
     s.predicted.reset();
     s.no_prediction.clear();
-    if (const MachineCalibration* m = calibration_of(s.record.config.model))
+    if (const MachineCalibration* m = calibration_of(model_text(s.record.config.model)))
       s.predicted = predicted_epoch(*m, s.record.config, link_gbps, &s.no_prediction);
   }
 }

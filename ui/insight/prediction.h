@@ -49,7 +49,7 @@ struct PredictionScope {
   double link_gbps = 0;       // > 0: replicas beyond this machine on more machines over this link
   // The run on display's model and scenario (simulated link, balanced shares or lock-step,
   // simulated straggler), which the predictor models too.
-  std::string model = ModelSpec{}.name();
+  ModelSpec model;
   Scenario scenario;
 };
 
@@ -67,7 +67,7 @@ QString prediction_mismatch(const MachineCalibration& calibration, const RunConf
 // The run's predicted epoch (ShownRun::predicted), or nullopt with *why_not.
 std::optional<PredictedEpoch> predicted_epoch(const MachineCalibration& calibration, const RunConfig& config,
                                               double link_gbps, QString* why_not = nullptr);
-// The model a calibration timed (the name its gradient's size gives: "cnn-dense4096").
+// The model a calibration timed: its canonical text (the key of the panel's calibrations).
 std::string calibrated_model(const MachineCalibration& calibration);
 // This machine's calibration of a model (by name), or nullptr.
 using CalibrationLookup = std::function<const MachineCalibration*(const std::string& model)>;

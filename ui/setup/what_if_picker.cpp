@@ -1,4 +1,5 @@
 // What-if group widget: model and simulated-link presets.
+#include "model/model_text.h"
 #include "setup/what_if_picker.h"
 
 #include <QComboBox>
@@ -21,8 +22,9 @@ QString link_key(const SimulatedLink& l) {
 // A model's name in the combo, short enough for the setup column; its size is in the item's
 // tooltip and the group's note.
 QString model_item(const ModelSpec& m) {
-  return m.is_reference() ? WhatIfPicker::tr("reference CNN (dense %1)").arg(m.hidden)
-                          : WhatIfPicker::tr("what-if: dense %1").arg(m.hidden);
+  if (m.is_reference()) return WhatIfPicker::tr("reference CNN");
+  if (const auto width = reference_family_width(m)) return WhatIfPicker::tr("what-if: dense %1").arg(*width);
+  return QString::fromStdString(m.name());
 }
 
 // Neither combo's longest item sets the column's width: each is as wide as the column lets
@@ -41,13 +43,14 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   model_ = new QComboBox(this);
   model_->setObjectName("what_if_model");
   for (const ModelPreset& p : model_presets()) {
-    model_->addItem(model_item(p.model), p.model.hidden);
-    model_->setItemData(model_->count() - 1, QString::fromUtf8(p.label.data(), qsizetype(p.label.size())), Qt::ToolTipRole);
+    const ModelSpec m = model_from_text(p.name);
+    model_->addItem(model_item(m), QString::fromStdString(model_text(m)));
+    model_->setItemData(model_->count() - 1, QString::fromUtf8(p.about.data(), qsizetype(p.about.size())), Qt::ToolTipRole);
   }
   fit_to_column(model_);
-  model_->setToolTip(tr("The reference CNN (dense 64) or a what-if model whose dense layer is wider: 18,826 + 1,611 × "
-                        "width parameters, up to width %1. The Reference experiment always trains the reference CNN.")
-                         .arg(kMaxHidden));
+  model_->setToolTip(tr("The reference CNN, a what-if model whose dense layer is wider (a larger all-reduce), or another "
+                        "model (mirrorbench-cli model NAME shows its layers; --model takes any layer list). The "
+                        "Reference experiment always trains the reference CNN."));
   link_ = new QComboBox(this);
   link_->setObjectName("what_if_link");
   link_->addItem(tr("off: this machine's own exchange"), QString());
@@ -79,7 +82,7 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   });
 }
 
-ModelSpec WhatIfPicker::model() const { return ModelSpec{model_->currentData().toInt()}; }
+ModelSpec WhatIfPicker::model() const { return model_from_text(model_->currentData().toString().toStdString()); }
 
 SimulatedLink WhatIfPicker::link() const {
   const QStringList parts = link_->currentData().toString().split(':');
@@ -89,9 +92,10 @@ SimulatedLink WhatIfPicker::link() const {
 
 void WhatIfPicker::set(const ModelSpec& model, const SimulatedLink& link) {
   const QSignalBlocker b1(model_), b2(link_);
-  int m = model_->findData(model.hidden);
-  if (m < 0) {   // a width from the command line or the settings that no preset has
-    model_->addItem(model_item(model), model.hidden);
+  const QString key = QString::fromStdString(model_text(model));
+  int m = model_->findData(key);
+  if (m < 0) {   // a model from the command line or the settings that no preset is
+    model_->addItem(model_item(model), key);
     m = model_->count() - 1;
   }
   model_->setCurrentIndex(m);
@@ -110,7 +114,7 @@ void WhatIfPicker::update_note() {
                      .arg(QString::fromStdString(m.name()))
                      .arg(QLocale().toString(qlonglong(m.param_count())))
                      .arg(m.gradient_bytes() * 1e-6, 0, 'f', 2);
-  if (!m.is_reference()) text += tr(" A what-if model: its runs are compared with its own baselines only.");
+  if (!m.is_reference()) text += tr(" Not the reference CNN: its runs are compared with its own baselines only.");
   if (const SimulatedLink l = link(); l.gbit > 0)
     text += tr(" Simulated link of %1 Gbit/s and %2 µs: its times are a demonstration, not this machine's.")
                 .arg(l.gbit)

@@ -147,7 +147,9 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
   QStringList categories;
   // Short, so three or four fit under a third of a 1366-pixel window; the tips name them in full.
   auto category_of = [&](const SweepPoint& p) {
-    return axis == SweepAxis::Model ? QString::number(p.model.hidden) : QString::fromStdString(short_link_name(p.link));
+    if (axis != SweepAxis::Model) return QString::fromStdString(short_link_name(p.link));
+    const auto width = reference_family_width(p.model);
+    return width ? QString::number(*width) : QString::fromStdString(p.model.name());
   };
   for (const auto& row : rows) {
     if (std::find(counts.begin(), counts.end(), row.point.replicas) == counts.end()) counts.push_back(row.point.replicas);
@@ -157,7 +159,8 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
   std::sort(counts.begin(), counts.end());
   if (kind == SweepChart::SpeedUp) counts.erase(std::remove(counts.begin(), counts.end(), 1), counts.end());
   b.categories = categories;
-  b.x_title = axis == SweepAxis::Model ? QObject::tr("dense width") : QObject::tr("link, Gbit/s");
+  const bool widths = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return reference_family_width(r.point.model).has_value(); });
+  b.x_title = axis == SweepAxis::Model ? (widths ? QObject::tr("dense width") : QObject::tr("model")) : QObject::tr("link, Gbit/s");
   const SweepProgress::Row none;
   for (const int n : counts) {
     const QString name = n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n);

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "model/model_text.h"
 #include "backends/registry.h"
 #include "config/train_options.h"
 #include "cli_options.h"
@@ -112,10 +113,8 @@ int run_scaling(const Options& o) {
   popt.machines = o.machines;
   popt.scenario = o.train.scenario;
   // A calibration read from a file timed the compute of the model whose gradient it names.
-  const std::optional<ModelSpec> measured = model_with_params(std::size_t(cal.gradient_bytes / sizeof(float)));
-  MB_CHECK(measured == o.train.model, ConfigError, "--calibration {}: it timed {}, not --model {}", o.calibration_in,
-           measured ? measured->name() : fmt::format("a gradient of {} bytes", cal.gradient_bytes),
-           model_text(o.train.model));
+  MB_CHECK(cal.model == model_text(o.train.model), ConfigError, "--calibration {}: it timed {}, not --model {}",
+           o.calibration_in, model_name(model_from_text(cal.model)), o.train.model.name());
   const auto predictions = predict_scaling(cal, popt);
 
   std::string scenario = popt.scenario.balanced() ? "" : ", lock-step";

@@ -59,6 +59,14 @@
 namespace mb::cuda {
 namespace {
 
+// The dense width of a reference-family model, the only models the CUDA paths are written for
+// (the registry refuses the others before an engine is made; this is the engine's own guard).
+int cuda_family_width(const ModelSpec& model) {
+  const std::optional<int> width = reference_family_width(model);
+  MB_CHECK(width.has_value(), ConfigError, "the CUDA backend trains the reference family only, not {}", model.name());
+  return *width;
+}
+
 using namespace cnn;
 
 constexpr std::size_t kCublasWorkspace = std::size_t(32) << 20;  // NVIDIA's recommendation for Hopper
@@ -93,7 +101,7 @@ class CudaEngine final : public ReplicaEngine {
   CudaEngine& operator=(const CudaEngine&) = delete;
 
   std::string device_name() const override { return name_; }
-  ModelSpec model() const override { return model_; }
+  const ModelSpec& model() const override { return model_; }
   void bind_data(const Dataset& train, const Dataset& val) override;
   void set_params(std::span<const float> params) override;
   void get_params(std::span<float> params) const override;
@@ -240,7 +248,7 @@ CudaEngine::CudaEngine(int device, int max_batch, Precision precision, const Mod
     for (auto* st : {&train_stats_, &call_stats_, &warm_stats_})
       CUDA_CHECK(cudaMemsetAsync(st->get(), 0, st->bytes(), s()));
 
-    const PathContext ctx{s(), max_batch, model_.hidden, precision, params_.get(), grads_.get()};
+    const PathContext ctx{s(), max_batch, cuda_family_width(model_), precision, params_.get(), grads_.get()};
     path_ = options_.path == CudaPath::Fused ? make_fused_path(ctx) : make_cudnn_path(ctx, cudnn_.get(), cublas_.get());
     CUDA_CHECK(cudaStreamSynchronize(s()));  // nothing else exists yet that could fail
   } catch (const DeviceError& e) {

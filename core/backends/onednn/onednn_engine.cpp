@@ -1,4 +1,4 @@
-// The fast CPU replica engine: a cached oneDNN plan per batch size (onednn_plan.h), the
+// The fast CPU replica engine: a cached plan per batch size (step_plan.h), the
 // replica's flat parameters/gradients/Adam moments, and the small loops oneDNN lacks.
 #include "backends/onednn/onednn_engine.h"
 
@@ -17,9 +17,8 @@
 
 #include "backends/host_engine.h"
 #include "backends/onednn/adam_kernel.h"
-#include "backends/onednn/onednn_plan.h"
+#include "backends/onednn/step_plan.h"
 #include "backends/onednn/simd_target.h"
-#include "model/cnn_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
 
@@ -44,26 +43,26 @@ const std::array<float, 256>& pixel_scale() {
   return table;
 }
 
-// Softmax cross-entropy over n rows of 10 logits. Adds the loss and the hits to `stats`;
+// Softmax cross-entropy over n rows of `classes` logits. Adds the loss and the hits to `stats`;
 // with `grad`, writes (softmax - onehot) * scale: grad_scale folded in here scales every
 // gradient downstream for free.
-void softmax_xent(const float* logits, const std::vector<int>& labels, int n, BatchStats& stats, float* grad,
-                  float scale) {
-  constexpr int C = cnn::kClasses;
+void softmax_xent(const float* logits, int classes, const std::vector<int>& labels, int n, BatchStats& stats,
+                  float* grad, float scale) {
+  const int C = classes;
+  std::vector<double> e(std::size_t(C), 0.0);
   for (int i = 0; i < n; ++i) {
-    const float* z = logits + i * C;
+    const float* z = logits + std::size_t(i) * C;
     int arg = 0;
     for (int c = 1; c < C; ++c)
       if (z[c] > z[arg]) arg = c;
     const double zmax = z[arg];
-    double e[C];
     double sum = 0.0;
     for (int c = 0; c < C; ++c) sum += (e[c] = std::exp(double(z[c]) - zmax));
     const int y = labels[i];
     stats.loss_sum += std::log(sum) + zmax - double(z[y]);
     stats.correct += arg == y ? 1 : 0;
     if (grad) {
-      float* g = grad + i * C;
+      float* g = grad + std::size_t(i) * C;
       for (int c = 0; c < C; ++c) g[c] = static_cast<float>((e[c] / sum - (c == y ? 1.0 : 0.0)) * scale);
     }
   }
@@ -143,11 +142,11 @@ class OnednnEngine final : public HostEngine {
     BatchStats stats;
     guarded("forward/backward", [&] {
       const auto t0 = Clock::now();
-      onednn::NetPlan& p = plan(n);
+      onednn::StepPlan& p = plan(n);
       gather(*train_, indices, p.input());
       p.sync_weights(stream_, params_version_);
-      p.forward(stream_);
-      softmax_xent(p.logits(), labels_, n, stats, p.logits_grad(), grad_scale);
+      p.forward(stream_, true, SampleKeys{indices, dropout_key_});
+      softmax_xent(p.logits(), model_.classes(), labels_, n, stats, p.logits_grad(), grad_scale);
       const auto t1 = Clock::now();
       p.backward(stream_);
       if (times) {
@@ -158,10 +157,10 @@ class OnednnEngine final : public HostEngine {
     return stats;
   }
 
-  onednn::NetPlan& plan(int n) {
+  onednn::StepPlan& plan(int n) {
     auto it = plans_.find(n);
     if (it == plans_.end()) {
-      it = plans_.emplace(n, std::make_unique<onednn::NetPlan>(engine_, n, model_.hidden, params_.data(), grads_.data(), conv2_)).first;
+      it = plans_.emplace(n, onednn::make_step_plan(engine_, n, model_, params_.data(), grads_.data(), conv2_)).first;
       spdlog::debug("oneDNN plan for {}", it->second->describe());
     }
     return *it->second;
@@ -190,11 +189,11 @@ class OnednnEngine final : public HostEngine {
       for (std::size_t begin = 0; begin < indices.size(); begin += std::size_t(max_batch_)) {
         const auto chunk = indices.subspan(begin, std::min(indices.size() - begin, std::size_t(max_batch_)));
         const int n = static_cast<int>(chunk.size());
-        onednn::NetPlan& p = plan(n);
+        onednn::StepPlan& p = plan(n);
         gather(data, chunk, p.input());
         p.sync_weights(stream_, params_version_);
-        p.forward(stream_);
-        softmax_xent(p.logits(), labels_, n, stats, nullptr, 0.0f);
+        p.forward(stream_, false, {});
+        softmax_xent(p.logits(), model_.classes(), labels_, n, stats, nullptr, 0.0f);
       }
     });
     return stats;
@@ -207,7 +206,7 @@ class OnednnEngine final : public HostEngine {
   dnnl::stream stream_;
   std::vector<float> grad_sum_;                 // for batches beyond max_batch
   uint64_t params_version_ = 0;
-  std::map<int, std::unique_ptr<onednn::NetPlan>> plans_;   // by batch size, built on first use
+  std::map<int, std::unique_ptr<onednn::StepPlan>> plans_;   // by batch size, built on first use
   std::vector<int> labels_;
 };
 

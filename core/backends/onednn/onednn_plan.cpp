@@ -1,8 +1,6 @@
 // Builds and replays one training step: oneDNN primitives and the own kernels (see onednn_plan.h).
 #include "backends/onednn/onednn_plan.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
@@ -295,35 +293,7 @@ std::vector<NetPlan::Step*> NetPlan::primitive_steps() {
   return out;
 }
 
-template <typename F>
-void NetPlan::stage(dnnl::stream& stream, const char* name, F&& body) {
-  if (!profiling_) {
-    body();
-    return;
-  }
-  auto clock = [&] {
-    if (!profile_cpu_time_) return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-    timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
-  };
-  const double start = clock();
-  body();
-  stream.wait();
-  const double seconds = clock() - start;
-  auto it = std::find_if(profile_.begin(), profile_.end(), [&](const StageTime& t) { return t.name == name; });
-  if (it == profile_.end()) it = profile_.insert(profile_.end(), StageTime{name});
-  it->seconds += seconds;
-  ++it->calls;
-}
-
-void NetPlan::set_profiling(bool on, bool cpu_time) {
-  profiling_ = on;
-  profile_cpu_time_ = cpu_time;
-  profile_.clear();
-}
-
-void NetPlan::forward(dnnl::stream& stream) {
+void NetPlan::forward(dnnl::stream& stream, bool /*training*/, const SampleKeys& /*samples*/) {
   const auto& layout = cnn::param_tensors();
   stage(stream, "conv1+relu+pool1 fwd (own)", [&] {
     conv1_relu_pool_forward(batch_, x_.data(), conv1_taps_.data(), params_ + layout[cnn::kConv1B].offset, block1_,

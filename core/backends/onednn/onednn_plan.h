@@ -1,6 +1,8 @@
-// The CPU engine's network plan for one batch size: every oneDNN primitive, own kernel call and
-// activation buffer of a training step of the reference CNN, created once and replayed each
-// step (on the replica thread's OpenMP threads: one core by default).
+// The CPU engine's plan for the reference CNN family (conv32-pool-conv64-pool-denseN-dense10 on
+// 28x28x1) at one batch size: every oneDNN primitive, own kernel call and activation buffer of
+// a training step, created once and replayed each step (on the replica thread's OpenMP
+// threads: one core by default). The own kernels are specialisations for exactly these shapes;
+// make_step_plan (step_plan.h) chooses this plan only for a model of the family.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -11,6 +13,7 @@
 
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/step_plan.h"
 #include "backends/onednn/winograd_conv2.h"
 #include "config/engine_options.h"
 #include "model/cnn_spec.h"
@@ -25,7 +28,7 @@ namespace mb::onednn {
 // plain (N, C*H*W), exactly the flatten fc1 reads with its weights in PyTorch's [out, in]
 // layout, so the dense layers need no reorders. The input is plain (N,1,28,28), the logits
 // plain (N,10).
-class NetPlan {
+class NetPlan final : public StepPlan {
  public:
   // `params` and `grads` are the engine's flat buffers (cnn_spec layout for dense width
   // `hidden`); they must outlive the plan. Biases and, where the layouts agree, weight
@@ -33,33 +36,16 @@ class NetPlan {
   NetPlan(const dnnl::engine& engine, int batch, int hidden, const float* params, float* grads,
           Conv2Kernel conv2 = Conv2Kernel::Own);
 
-  int batch() const { return batch_; }
-  float* input() { return x_.data(); }                                              // N x 784
-  const float* logits() const { return static_cast<float*>(z_.get_data_handle()); } // N x 10
-  float* logits_grad() { return static_cast<float*>(dz_.get_data_handle()); }       // N x 10
+  int batch() const override { return batch_; }
+  float* input() override { return x_.data(); }                                              // N x 784
+  const float* logits() const override { return static_cast<float*>(z_.get_data_handle()); } // N x 10
+  float* logits_grad() override { return static_cast<float*>(dz_.get_data_handle()); }       // N x 10
 
-  // Copies the weights from the flat buffer into the primitives' layouts when they changed
-  // since the last call (the engine bumps `version` on every parameter update).
-  void sync_weights(dnnl::stream& stream, uint64_t version);
-
-  void forward(dnnl::stream& stream);
-  // Needs forward() and logits_grad() filled; writes every gradient into the flat buffer.
-  void backward(dnnl::stream& stream);
-
-  // Implementation names of the main primitives, for the debug log.
-  std::string describe();
-
-  // Per-stage time of forward() and backward() (bench/kernel_bench's layer table): wall time,
-  // or with cpu_time the calling thread's CPU time (meaningful with one OpenMP thread; robust
-  // against other load on a shared machine). While on, every stage waits for the stream
-  // before its clock stops. Stages in execution order, seconds summed since the last call.
-  struct StageTime {
-    std::string name;
-    double seconds = 0.0;
-    int64_t calls = 0;
-  };
-  void set_profiling(bool on, bool cpu_time = false);
-  const std::vector<StageTime>& profile() const { return profile_; }
+  void sync_weights(dnnl::stream& stream, uint64_t version) override;
+  // The family has no dropout: training or not, the forward is the same.
+  void forward(dnnl::stream& stream, bool training, const SampleKeys& samples) override;
+  void backward(dnnl::stream& stream) override;
+  std::string describe() override;
 
  private:
   struct Step {
@@ -68,9 +54,6 @@ class NetPlan {
     std::string name;
   };
   void run(dnnl::stream& stream, const Step& step);
-  // Runs `body` as stage `name`, timed when profiling.
-  template <typename F>
-  void stage(dnnl::stream& stream, const char* name, F&& body);
   std::vector<Step*> primitive_steps();
   dnnl::memory make(const dnnl::memory::desc& desc);
   // A memory in `desc` fed from (or flushed to) `user`: bound in place when the layouts
@@ -126,9 +109,6 @@ class NetPlan {
 
   Step conv2_, fc1_, fc2_;
   Step fc2_bw_, fc2_bd_, fc1_bw_, fc1_bd_, conv2_bw_, conv2_bd_;
-
-  bool profiling_ = false, profile_cpu_time_ = false;
-  std::vector<StageTime> profile_;
 };
 
 }  // namespace mb::onednn

@@ -7,8 +7,7 @@
 #include <vector>
 
 #include "backends/host_engine.h"
-#include "backends/reference/layers.h"
-#include "model/cnn_spec.h"
+#include "backends/reference/reference_net.h"
 #include "optim/adam.h"
 #include "util/error.h"
 
@@ -21,9 +20,9 @@ class ReferenceEngine final : public HostEngine {
       : HostEngine(model, "reference engine"),
         max_batch_(max_batch),
         chunk_grads_(model.param_count(), 0.0f),
-        images_(static_cast<std::size_t>(max_batch) * cnn::kImagePixels),
+        images_(static_cast<std::size_t>(max_batch) * model.input().size()),
         labels_(static_cast<std::size_t>(max_batch)),
-        ws_(model.hidden) {
+        ws_(model) {
     ws_.reserve(max_batch);
   }
 
@@ -50,8 +49,8 @@ class ReferenceEngine final : public HostEngine {
       // The first chunk writes grads_ directly; later ones go through chunk_grads_ and are
       // added, so a batch larger than max_batch gives the gradient of the whole batch.
       float* out = begin == 0 ? grads_.data() : chunk_grads_.data();
-      add(total, reference_forward_backward(params_.data(), images_.data(), labels_.data(), n, grad_scale, out,
-                                            ws_));
+      add(total, reference_forward_backward(params_.data(), images_.data(), labels_.data(), n, grad_scale, out, ws_,
+                                            SampleKeys{chunk, dropout_key_}));
       if (begin != 0)
         for (std::size_t i = 0; i < grads_.size(); ++i) grads_[i] += chunk_grads_[i];
     }
@@ -83,7 +82,8 @@ class ReferenceEngine final : public HostEngine {
       const int32_t i = chunk[j];
       MB_CHECK(i >= 0 && i < data.count, Error, "sample index {} is outside dataset '{}' ({} images)", i, data.name,
                data.count);
-      normalize_pixels(data.image(i), cnn::kImagePixels, images_.data() + j * cnn::kImagePixels);
+      const std::size_t pixels = std::size_t(data.pixels_per_image());
+      normalize_pixels(data.image(i), pixels, images_.data() + j * pixels);
       labels_[j] = data.labels[static_cast<std::size_t>(i)];
     }
     return static_cast<int>(chunk.size());
@@ -101,7 +101,7 @@ class ReferenceEngine final : public HostEngine {
 
   const std::size_t max_batch_;
   std::vector<float> chunk_grads_;
-  std::vector<float> images_;       // [max_batch, 784], normalised
+  std::vector<float> images_;       // [max_batch, the model's input], normalised
   std::vector<uint8_t> labels_;     // [max_batch]
   ReferenceWorkspace ws_;
 };
