@@ -212,7 +212,7 @@ void TestChartLabels::short_names_say_what_differs() {
   RunRecord slow = run("slow", 2);
   slow.config.scenario.straggler = {1, 3};
   slow.config.model = reference_family(4096);
-  QCOMPARE(short_labels({&slow}, {false}, {-1}).front(), QString("2 replicas · cnn-dense4096 · simulated straggler r1 \u00d73"));
+  QCOMPARE(short_labels({&slow}, {false}, {-1}).front(), QString("2 replicas · dense:4096 · simulated straggler r1 \u00d73"));
   // The user's name wins.
   RunRecord named = run("named", 2);
   named.name = "lecture demo";
@@ -358,7 +358,7 @@ void TestChartLabels::legends_wrap_rather_than_cut() {
   font.setPixelSize(11);
   const QFontMetricsF fm(font);
   std::vector<LegendItem> items;
-  for (const char* name : {"2 replicas · cnn-dense4096 · simulated link 1 Gbit/s", "baseline", "validation", "training"})
+  for (const char* name : {"2 replicas · dense:4096 · simulated link 1 Gbit/s", "baseline", "validation", "training"})
     items.push_back({name, QStringLiteral("%1, in full").arg(name), LegendItem::Sample::Line, QPen(Qt::black), 0});
   for (double width : {900.0, 300.0, 120.0}) {
     const LegendLayout l = layout_legend(items, LegendNames::Short, font, width);

@@ -211,7 +211,7 @@ void TestExperiment::pins_win_while_their_run_exists() {
   QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{key, "deleted"}}, {}}, runs[2].config)), std::string("new"));
   QCOMPARE(id_of(find_baseline(runs, BaselineBook{{{"mnist|1|x|1|cpu|onednn", "old"}}, {}}, runs[2].config)), std::string("new"));
   // The pins file format: the key's text is stored, so it must stay as it was written.
-  QCOMPARE(key, std::string("fashion-mnist|60000|cnn-reference|128|cpu|onednn"));
+  QCOMPARE(key, std::string("fashion-mnist|60000|conv32-pool-conv64-pool-dense64-dense10|128|cpu|onednn"));
 }
 
 void TestExperiment::index_agrees_with_a_single_lookup() {
@@ -294,7 +294,7 @@ void TestExperiment::classic_task_differences_name_the_setting_data() {
   QTest::addColumn<Mutation>("mutate");
   QTest::addColumn<QString>("text");   // empty: the classic task
   QTest::newRow("classic") << Mutation([](RunConfig&) {}) << "";
-  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = reference_family(100); }) << "model cnn-wide";
+  QTest::newRow("model") << Mutation([](RunConfig& c) { c.model = reference_family(100); }) << "model dense:100";
   QTest::newRow("one epoch") << Mutation([](RunConfig& c) { c.epochs = 1; }) << "1 epoch";
   QTest::newRow("epochs") << Mutation([](RunConfig& c) { c.epochs = 12; }) << "12 epochs";
   QTest::newRow("batch") << Mutation([](RunConfig& c) { c.global_batch = 1024; }) << "global batch 1,024";
@@ -494,7 +494,7 @@ void TestExperiment::store_reads_a_history_written_by_the_gui() {
   const char* expected[] = {
       "run 20261201T082924Z-cpu2-5986 (cpu:2, completed)\n",
       "baseline 20261201T082922Z-cpu1-9933 (cpu:1, completed) for fashion-mnist (2048 training images), "
-      "cnn-reference, batch 128, cpu (onednn)\n",
+      "reference, batch 128, cpu (onednn)\n",
       "mean epoch time 0.49 s -> 0.38 s: -23.9 % (speedup 1.31x)\n",
       "final validation accuracy 57.17 % (baseline 57.17 %)\n",
       "criteria of the classic task (lock-step; these settings differ from it: 1 epoch, 2,048 training images):\n",
@@ -658,7 +658,7 @@ void TestExperiment::comparison_text_without_a_baseline() {
   const RunComparison c = compare_with_baseline(std::vector<RunRecord>{run}, {}, run);
   QVERIFY(!c.baseline && !c.time && !c.verdict);
   const std::string text = comparison_text(run, c);
-  QVERIFY2(text.find("no single-device baseline for fashion-mnist (60000 training images), cnn-reference, batch "
+  QVERIFY2(text.find("no single-device baseline for fashion-mnist (60000 training images), reference, batch "
                      "128, cpu (onednn)") != std::string::npos,
            text.c_str());
   // Against a chosen baseline, a single-device run is compared but not judged.
@@ -679,7 +679,7 @@ void TestExperiment::run_differences_name_the_setting_data() {
   row("replicas", [](RunConfig& c) { c.devices = cpu_replicas(2), c.replicas = 2; }, "replicas", "1 replica", "2 replicas");
   row("processes", [](RunConfig& c) { c.processes = 2; }, "processes", "1 process", "2 processes");
   row("gpus", [](RunConfig& c) { c.devices = parse_devices("cuda:0"); }, "devices", "CPU", "cuda:0");
-  row("model", [](RunConfig& c) { c.model = reference_family(4096); }, "model", "cnn-reference", "cnn-dense4096");
+  row("model", [](RunConfig& c) { c.model = reference_family(4096); }, "model", "reference", "dense:4096");
   row("batch", [](RunConfig& c) { c.global_batch = 256; }, "batch", "batch 128", "batch 256");
   row("learning rate", [](RunConfig& c) { c.learning_rate = 0.002; }, "learning_rate", "lr 0.001", "lr 0.002");
   row("epochs", [](RunConfig& c) { c.epochs = 3; }, "epochs", "1 epoch", "3 epochs");
@@ -799,7 +799,7 @@ void TestExperiment::distinguishing_words_name_each_run() {
   // A what-if the runs share is no difference, unless asked for.
   for (RunConfig* c : {&base, &two, &tf32}) c->model = reference_family(4096);
   QCOMPARE(distinguishing_words(runs)[1], (std::vector<std::string>{"2 replicas", "fp32"}));
-  QCOMPARE(distinguishing_words(runs, true)[1], (std::vector<std::string>{"2 replicas", "cnn-dense4096", "fp32"}));
+  QCOMPARE(distinguishing_words(runs, true)[1], (std::vector<std::string>{"2 replicas", "dense:4096", "fp32"}));
   // Runs alike get no words.
   QCOMPARE(distinguishing_words(std::vector<const RunConfig*>{&two, &two}), (Words{{}, {}}));
 }

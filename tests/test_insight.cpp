@@ -797,18 +797,18 @@ void TestInsight::calibrations_are_kept_per_model() {
   const MachineCalibration reference = synthetic_calibration(2);
   MachineCalibration wide = synthetic_calibration(2);
   wide.calibration.gradient_bytes = reference_family(4096).gradient_bytes();
-  QCOMPARE(calibrated_model(wide), std::string("cnn-dense4096"));
+  QCOMPARE(calibrated_model(wide), std::string("conv32-pool-conv64-pool-dense4096-dense10"));
   RunRecord run = timed_run("wide", 2, 1);
   run.config.model = reference_family(4096);
   QVERIFY(window_->history()->add(run));
   window_->history_view()->select_ids({run.id});
   insight->set_calibration(reference);
   QVERIFY(!insight->calibration());   // the run on display trains another model
-  QVERIFY(insight->findChild<QLabel*>("calibration_status")->text().contains("cnn-dense4096 not calibrated"));
+  QVERIFY(insight->findChild<QLabel*>("calibration_status")->text().contains("dense:4096 not calibrated"));
   std::vector<ShownRun> runs{shown(run)};
   add_predictions(runs, insight->calibration_to_predict(model_text(run.config.model)), 0);
   QVERIFY(!runs[0].predicted);
-  QVERIFY2(runs[0].no_prediction.contains("timed cnn-reference"), qPrintable(runs[0].no_prediction));
+  QVERIFY2(runs[0].no_prediction.contains("timed reference"), qPrintable(runs[0].no_prediction));
   insight->set_calibration(wide);
   QCOMPARE(insight->calibration()->calibration.gradient_bytes, wide.calibration.gradient_bytes);
   QCOMPARE(insight->calibration_for(model_text(ModelSpec{}))->calibration.gradient_bytes, reference.calibration.gradient_bytes);
@@ -819,8 +819,8 @@ void TestInsight::calibrations_are_kept_per_model() {
   save_machine_calibration(root / "calibration-cnn-dense4096.json", wide);
   save_machine_calibration(root / "calibration.json", reference);
   window_ = std::make_unique<MainWindow>();
-  QVERIFY(window_->insight_panel()->calibration_for("cnn-dense4096"));
-  QVERIFY(window_->insight_panel()->calibration_for("cnn-reference"));
+  QVERIFY(window_->insight_panel()->calibration_for("conv32-pool-conv64-pool-dense4096-dense10"));
+  QVERIFY(window_->insight_panel()->calibration_for("conv32-pool-conv64-pool-dense64-dense10"));
 }
 
 void TestInsight::calibration_runs_aside_and_blocks_runs() {

@@ -120,7 +120,7 @@ class TestSweep : public QObject {
       QCOMPARE(c.batch, int64_t(96));   // the base's batch and lr: only the model and the replicas vary
       QCOMPARE(c.scenario.link.gbit, 10.0);
     }
-    QCOMPARE(point_name(SweepAxis::Model, points[4]), std::string("cnn-dense4096 on 2 replicas"));
+    QCOMPARE(point_name(SweepAxis::Model, points[4]), std::string("dense:4096 on 2 replicas"));
   }
 
   void a_link_sweep_runs_one_replica_then_each_link() {
@@ -192,21 +192,21 @@ class TestSweep : public QObject {
     QCOMPARE(*s.results[1].speedup, 1.6);    // 4.0 / 2.5
     QCOMPARE(*s.results[3].speedup, 0.8);    // 8.0 / 10.0: slower than one
     QCOMPARE(s.best, 1);
-    QCOMPARE(s.verdict, std::string("2 replicas against 1: 1.60x with cnn-reference, 0.80x with cnn-dense4096 "
+    QCOMPARE(s.verdict, std::string("2 replicas against 1: 1.60x with reference, 0.80x with dense:4096 "
                                     "(below 1x: slower than one)"));
     const nlohmann::json j = to_json(s);
     QCOMPARE(j.at("axis").get<std::string>(), std::string("model"));
     QCOMPARE(j.at("configurations").at(3).at("speedup").get<double>(), 0.8);
-    QCOMPARE(j.at("configurations").at(3).at("model").get<std::string>(), std::string("cnn-dense4096"));
+    QCOMPARE(j.at("configurations").at(3).at("model").get<std::string>(), std::string("dense:4096"));
     QVERIFY(j.at("configurations").at(2).at("speedup").is_null());
     const QString csv = QString::fromStdString(sweep_csv(s));
     QVERIFY(csv.startsWith("global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,"
                            "best,model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup\n"));
-    QVERIFY2(csv.contains(",cnn-dense4096,2,0,0,0.8\n"), qPrintable(csv));
+    QVERIFY2(csv.contains(",dense:4096,2,0,0,0.8\n"), qPrintable(csv));
     QVERIFY(QString::fromStdString(sweep_text(s)).contains("0.80x"));
     // A stopped sweep: the second model's multi-replica run missing, no speed-up for it.
     const SweepSummary part = summarize_sweep(points, {runs[0], runs[1], runs[2]}, 0.85, SweepAxis::Model);
-    QCOMPARE(part.verdict, std::string("2 replicas against 1: 1.60x with cnn-reference"));
+    QCOMPARE(part.verdict, std::string("2 replicas against 1: 1.60x with reference"));
     const SweepSummary none = summarize_sweep(points, {runs[0]}, 0.85, SweepAxis::Model);
     QCOMPARE(none.best, -1);
   }
@@ -224,7 +224,7 @@ class TestSweep : public QObject {
     QCOMPARE(*s.results[1].speedup, 1.5);
     QCOMPARE(*s.results[2].speedup, 0.5);
     QCOMPARE(s.best, 1);
-    QCOMPARE(s.verdict, std::string("2 replicas of cnn-dense4096 against 1: 1.50x over this machine's exchange, 0.50x "
+    QCOMPARE(s.verdict, std::string("2 replicas of dense:4096 against 1: 1.50x over this machine's exchange, 0.50x "
                                     "over 1 Gbit/s (below 1x: slower than one)"));
   }
 

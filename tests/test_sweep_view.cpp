@@ -592,7 +592,7 @@ void TestSweepView::model_and_link_sweeps_show_speedups() {
   QVERIFY(!panel.table_view()->isColumnHidden(SweepTableModel::SpeedUp));
   QVERIFY(panel.table_view()->isColumnHidden(SweepTableModel::Scaling));
   QCOMPARE(panel.table_model()->text(3, SweepTableModel::SpeedUp), QString("0.80×"));
-  QCOMPARE(panel.table_model()->text(3, SweepTableModel::Model), QString("cnn-dense4096"));
+  QCOMPARE(panel.table_model()->text(3, SweepTableModel::Model), QString("dense:4096"));
   QVERIFY(panel.chart(SweepChart::TimeToTarget) == nullptr);
   QChart* speed = panel.chart(SweepChart::SpeedUp);
   QVERIFY(speed);

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "data/synthetic.h"
 #include "backends/devices.h"
 #include "backends/registry.h"
 #include "backends/onednn/onednn_engine.h"
@@ -273,7 +274,7 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
     data.train = synthetic_images(count, options.seed, "synthetic/train");
     data.val = synthetic_images(count, options.seed + 1, "synthetic/val");
   } else {
-    data = load_idx_dir(options.data_dir);
+    data = load_data_source(options.data_dir);
   }
 
   std::vector<SelftestCase> out;

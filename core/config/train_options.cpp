@@ -181,7 +181,8 @@ void parse_fault(EngineOptions& o, std::string_view text) { o.fault = parse_faul
 
 const TrainOption kOptions[] = {
     {.key = "data_dir", .flag = "--data", .value_name = "DIR",
-     .help = "IDX folder in the MNIST layout (default: $MIRRORBENCH_DATA or Fashion-MNIST)",
+     .help = "IDX folder in the MNIST layout (default: $MIRRORBENCH_DATA or Fashion-MNIST), or synthetic:HxWxC[:CLASSES] "
+             "(seeded images of any shape, 60,000 + 10,000, to time any model)",
      .kind = OptionKind::Text, .member = &TrainConfig::data_dir,
      // Not agreed: each machine may keep the files elsewhere (their digests are compared).
      .remembered = true, .record_keys = "dataset,data_dir", .example = "/tmp/mirrorbench-example-data",
@@ -207,7 +208,7 @@ const TrainOption kOptions[] = {
      .help = "a preset (reference, dense:N with N dense units, mlp, lenet5, cnn-cifar) or layers joined by '-': "
              "convF convF@K convF@Ks pool pool@s avgpool gap flatten denseN dropP, an optional HxWxC: prefix "
              "(mirrorbench-cli model M shows its layers)",
-     .kind = OptionKind::Custom, .agree = true, .record_keys = "model", .example = "dense:4096",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "model,layers", .example = "dense:4096",
      .format = format_model, .parse = parse_model,
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model; },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.model = r.model; }},

@@ -66,7 +66,7 @@ std::optional<StepCostSplit> step_split(const RunRecord& run, const EpochMetrics
   const double share = double(run.config.global_batch) / std::max(1, run.config.replicas);
   StepCostSplit s;
   std::optional<LinearFit> fit;
-  if (cal && cal->model == model_text(run.config.model)) {
+  if (cal && timed_model(*cal) == model_text(run.config.model)) {
     fit = calibrated_fit(*cal, std::min(run.config.replicas_per_process, std::max(1, cal->cores)));
     if (fit) s.source = "the machine's calibration";
   }

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/synthetic.h"
 #include "config/train_options.h"
 #include "records/chrome_trace.h"
 #include "trainer/mirrored_trainer.h"
@@ -29,12 +30,12 @@ std::filesystem::path pending_trace(const RunStore& store) {
 // ---- in this process -----------------------------------------------------------------------
 
 std::shared_ptr<const DataSplit> InProcessTrainer::data_for(const std::string& dir, const RunCallbacks& callbacks) {
-  const std::string folder = dir.empty() ? default_data_dir().string() : dir;
+  const std::string folder = data_source_label(dir);
   if (cached_data_ && cached_dir_ == folder) return cached_data_;
   if (callbacks.status) callbacks.status(fmt::format("Loading data set from {} ...", folder));
   const auto t0 = std::chrono::steady_clock::now();
   cached_data_.reset();   // free the old set before loading the next one
-  cached_data_ = std::make_shared<const DataSplit>(load_idx_dir(folder));
+  cached_data_ = std::make_shared<const DataSplit>(load_data_source(folder));
   cached_dir_ = folder;
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   spdlog::info("Loaded {} ({} train, {} validation images) in {:.2f} s", folder, cached_data_->train.count,

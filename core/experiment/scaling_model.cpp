@@ -264,10 +264,11 @@ nlohmann::json to_json(const Calibration& c) {
   json fits = json::object();
   for (const auto& [n, f] : allreduce_fits(c))
     fits[std::to_string(n)] = {{"alpha_s", f.a}, {"beta_s_per_byte", f.b}};
-  return json{{"device", c.device},          {"communicator", c.communicator}, {"cores", c.cores},
-              {"train_size", c.train_size},  {"model", c.model}, {"gradient_bytes", c.gradient_bytes},
-              {"compute", std::move(compute)},
+  json j{{"device", c.device},          {"communicator", c.communicator}, {"cores", c.cores},
+              {"train_size", c.train_size},  {"gradient_bytes", c.gradient_bytes}, {"compute", std::move(compute)},
               {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
+  if (!c.model.empty()) j["model"] = c.model;   // (a calibration made in code may leave it to its gradient's size)
+  return j;
 }
 
 namespace {
@@ -289,6 +290,12 @@ std::string calibrated_model_text(const nlohmann::json& j, double gradient_bytes
 }
 
 }  // namespace
+
+std::string timed_model(const Calibration& c) {
+  if (!c.model.empty()) return c.model;
+  const auto model = reference_family_with_params(std::size_t(c.gradient_bytes / sizeof(float)));
+  return model ? model_text(*model) : std::string();
+}
 
 Calibration calibration_from_json(const nlohmann::json& j) {
   try {

@@ -57,6 +57,12 @@ struct AllReducePoint {
   double busbw_gbs() const { return all_reduce_bandwidth(bytes, seconds, ranks).busbw_gbs; }
 };
 
+struct Calibration;
+// The canonical text of the model a calibration timed: its `model`, or when that is empty (a
+// calibration written before models were layer lists, or made in code) the reference family's
+// model with its gradient's size; "" when none has it.
+std::string timed_model(const Calibration& c);
+
 struct Calibration {
   std::string device;              // "cpu (oneDNN)"
   std::string communicator;        // "threads"

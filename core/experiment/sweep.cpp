@@ -74,7 +74,7 @@ std::vector<SimulatedLink> parse_sweep_links(std::string_view list, std::string_
 
 std::string sweep_models_text(const std::vector<ModelSpec>& models) {
   std::string out;
-  for (const ModelSpec& m : models) out += (out.empty() ? "" : ", ") + model_text(m);
+  for (const ModelSpec& m : models) out += (out.empty() ? "" : ", ") + m.name();
   return out;
 }
 
@@ -133,7 +133,7 @@ std::vector<SweepPoint> model_points(const SweepOptions& o) {
   check_replicas_axis(o, "models");
   MB_CHECK(!o.models.empty(), ConfigError, "--models: give at least one model");
   std::vector<SweepPoint> out;
-  check_listed_once(o.models, "--models", model_text);
+  check_listed_once(o.models, "--models", model_name);
   for (const ModelSpec& model : o.models)
     for (int n = 1; n <= base_replicas(o); ++n) {
       SweepPoint p = base_point(o, n);

@@ -10,6 +10,7 @@
 
 #include "backends/registry.h"
 #include "config/train_options.h"
+#include "data/data_fit.h"
 #include "model/cnn_spec.h"
 #include "records/run_record.h"
 #include "trainer/run_check.h"
@@ -75,8 +76,9 @@ ResolvedRun resolve_run(const TrainConfig& request, const ProcessInfo& world, co
   const RunSite site{world.processes, world.processes == world.local_processes, alone ? &inventory : nullptr};
   for (const RunProblem& advice : require_runnable(request, site)) spdlog::warn("{}", advice.message);
   MB_CHECK(data.train.count >= 1, ConfigError, "the training set '{}' is empty", data.train.name);
-  MB_CHECK(data.train.rows == cnn::kImageSide && data.train.cols == cnn::kImageSide, ConfigError,
-           "the model needs 28x28 images, the data set has {}x{}", data.train.rows, data.train.cols);
+  // The model's input is the data's shape (before any replica is made): refused naming both.
+  for (const Dataset* d : {&data.train, &data.val})
+    if (const std::string why = data_misfit(*d, request.model); !why.empty()) throw ConfigError(why);
 
   ResolvedRun run;
   run.world = world;

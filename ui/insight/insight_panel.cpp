@@ -272,11 +272,11 @@ void InsightPanel::update_controls() {
   if (running) return;   // the progress lines speak meanwhile
   const MachineCalibration* m = calibration();
   if (!m) {
-    calibration_status_->setText(tr("%1 not calibrated: no predictions yet").arg(QString::fromStdString(shown_model())));
+    calibration_status_->setText(tr("%1 not calibrated: no predictions yet").arg(QString::fromStdString(model_name(model_from_text(shown_model())))));
   } else {
     const Calibration& c = m->calibration;
     calibration_status_->setText(tr("%1 calibrated %2 · %3 core(s) · %4")
-                                     .arg(QString::fromStdString(shown_model()), format_date(m->measured_at))
+                                     .arg(QString::fromStdString(model_name(model_from_text(shown_model()))), format_date(m->measured_at))
                                      .arg(c.cores)
                                      .arg(QString::fromStdString(c.device)));
   }

@@ -155,13 +155,14 @@ std::vector<Prediction> predictions_for(const MachineCalibration& m, const Predi
   return predict_scaling(c, o);
 }
 
-std::string calibrated_model(const MachineCalibration& m) { return m.calibration.model; }
+std::string calibrated_model(const MachineCalibration& m) { return timed_model(m.calibration); }
 
 QString prediction_mismatch(const MachineCalibration& m, const RunConfig& c) {
   if (is_gpu_run(c)) return QObject::tr("the calibration measured this machine's CPU replicas; this run used GPUs");
   if (const std::string timed = calibrated_model(m); timed != model_text(c.model))
     return QObject::tr("the calibration timed %1; this run trains %2 (show it and press Calibrate to time that model)")
-        .arg(QString::fromStdString(model_name(model_from_text(timed))), QString::fromStdString(c.model.name()));
+        .arg(QString::fromStdString(timed.empty() ? std::string("an unknown model") : model_name(model_from_text(timed))),
+             QString::fromStdString(c.model.name()));
   if (c.backend != m.backend)
     return QObject::tr("the calibration measured the %1 kernels; this run used %2")
         .arg(QString::fromUtf8(to_string(m.backend)), QString::fromUtf8(to_string(c.backend)));

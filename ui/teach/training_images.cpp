@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "data/synthetic.h"
 #include "data/dataset.h"
 
 namespace mb {
@@ -46,7 +47,7 @@ void TrainingImages::start_loading(const QString& folder) {
     std::shared_ptr<const Dataset> train;
     QString error;
     try {
-      DataSplit split = load_idx_dir(path);
+      DataSplit split = load_data_source(path);
       train = std::make_shared<const Dataset>(std::move(split.train));
     } catch (const std::exception& e) {   // the step view then draws grey tiles
       error = QString::fromStdString(e.what());

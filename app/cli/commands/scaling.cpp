@@ -113,8 +113,10 @@ int run_scaling(const Options& o) {
   popt.machines = o.machines;
   popt.scenario = o.train.scenario;
   // A calibration read from a file timed the compute of the model whose gradient it names.
-  MB_CHECK(cal.model == model_text(o.train.model), ConfigError, "--calibration {}: it timed {}, not --model {}",
-           o.calibration_in, model_name(model_from_text(cal.model)), o.train.model.name());
+  const std::string timed = timed_model(cal);
+  MB_CHECK(timed == model_text(o.train.model), ConfigError, "--calibration {}: it timed {}, not --model {}",
+           o.calibration_in, timed.empty() ? std::string("an unknown model") : model_name(model_from_text(timed)),
+           o.train.model.name());
   const auto predictions = predict_scaling(cal, popt);
 
   std::string scenario = popt.scenario.balanced() ? "" : ", lock-step";

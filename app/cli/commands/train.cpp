@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli_options.h"
+#include "data/synthetic.h"
 #include "errors.h"
 #include "launch.h"
 #include "options/train_flags.h"
@@ -91,9 +92,7 @@ int train(const Options& o, Launch& launch) {
     check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
     check_writable("--trace", o.trace_out);
   }
-  const std::filesystem::path dir =
-      o.train.data_dir.empty() ? default_data_dir() : std::filesystem::path(o.train.data_dir);
-  auto data = std::make_shared<DataSplit>(load_idx_dir(dir));
+  auto data = std::make_shared<DataSplit>(load_data_source(o.train.data_dir));
   MirroredTrainer trainer(config, data, launch.link());   // collective: same options and data everywhere
 
   ProgressPrinter printer(stdout);

@@ -1,0 +1,42 @@
+// A labelled synthetic data set of any image shape and class count, so that any model can run
+// for speed before data of its shape is at hand: each class is a seeded smooth template, each
+// image its class's template plus noise (learnable, so accuracy still moves). Named
+// "synthetic-HxWxC-K": its runs never share a baseline with a real data set's, and the window,
+// records and exports say what it is.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "data/dataset.h"
+#include "model/layer.h"
+
+namespace mb {
+
+struct SyntheticSpec {
+  ImageShape shape;
+  int classes = 10;
+  bool operator==(const SyntheticSpec&) const = default;
+};
+
+inline constexpr std::string_view kSyntheticPrefix = "synthetic:";
+
+// "synthetic:HxWxC[:CLASSES]" (the --data word) -> its spec; nullopt when `source` is not a
+// synthetic source at all; ConfigError naming --data when it is one but malformed.
+std::optional<SyntheticSpec> parse_synthetic_source(std::string_view source);
+std::string synthetic_source(const SyntheticSpec& spec);   // the canonical word back
+
+// `count` images of the spec, deterministic for `seed`.
+Dataset make_synthetic_images(const SyntheticSpec& spec, int64_t count, uint64_t seed, std::string name);
+
+// 60,000 training and 10,000 validation images, fewer when that much would pass 512 MB (the
+// same 6:1 split), seeded by the spec alone: every process and every run gets the same set.
+DataSplit make_synthetic_split(const SyntheticSpec& spec);
+
+// What --data names: a synthetic source, or an IDX folder (empty: the default one).
+DataSplit load_data_source(const std::string& source);
+// The folder or synthetic word a --data value stands for (empty -> the default folder).
+std::string data_source_label(const std::string& source);
+
+}  // namespace mb
