@@ -16,6 +16,7 @@
 #include <map>
 
 #include "model/cnn_spec.h"
+#include "model/model_text.h"
 #include "records/checkpoint.h"
 #include "records/run_record.h"
 #include "test_support.h"
@@ -442,6 +443,106 @@ class TestCli : public QObject {
     QVERIFY(r.err.contains("wrote"));   // the human lines went to stderr
     QVERIFY_THROWS_EXCEPTION(mb::DataError, mb::parse_progress_line(R"({"event":"epoch","metrics":1})"));
     QVERIFY(!mb::parse_progress_line("mpirun: some launcher message").has_value());
+  }
+
+  // ---- the model as data -------------------------------------------------------------------
+
+  void model_prints_every_preset_data() {
+    QTest::addColumn<QString>("spec");
+    for (const auto& p : mb::model_presets()) QTest::newRow(std::string(p.name).c_str()) << QString::fromUtf8(p.name.data(), qsizetype(p.name.size()));
+    QTest::newRow("colour text") << "16x16x3:conv8@5s-avgpool@s-conv4@1_nobias-gap-drop12.5-dense7";
+  }
+  // The table as Keras's model.summary() prints it, and the same numbers as JSON.
+  void model_prints_every_preset() {
+    QFETCH(QString, spec);
+    const mb::ModelSpec m = mb::model_from_text(spec.toStdString());
+    const mb::ModelShape& shape = m.shape();
+    Result r = run_cli({"model", spec, "--batch", "64"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QString grouped = QLocale(QLocale::English).toString(qlonglong(m.param_count()));
+    QVERIFY2(r.out.contains("Total params: " + grouped), qPrintable(r.out));
+    QVERIFY2(r.out.contains(QString::fromStdString("Text: " + mb::model_text(m))), qPrintable(r.out));
+    QVERIFY2(r.out.contains("at batch 64"), qPrintable(r.out));
+    for (const auto& l : shape.layers) QVERIFY2(r.out.contains(QString::fromStdString(l.name)), qPrintable(r.out));
+
+    Result j = run_cli({"model", spec, "--batch", "64", "--json"});
+    QVERIFY2(j.exit_code == 0, qPrintable(j.err));
+    const auto doc = nlohmann::json::parse(j.out.toStdString());
+    QCOMPARE(doc.at("text").get<std::string>(), mb::model_text(m));
+    QCOMPARE(doc.at("total_params").get<int64_t>(), int64_t(m.param_count()));
+    QCOMPARE(doc.at("classes").get<int>(), m.classes());
+    QCOMPARE(doc.at("input_shape"), nlohmann::json({m.input().h, m.input().w, m.input().c}));
+    QCOMPARE(doc.at("layers").size(), shape.layers.size());
+    QCOMPARE(doc.at("allreduce_bytes").get<double>(), double(m.gradient_bytes()));
+    QCOMPARE(doc.at("memory_bytes_per_replica").get<double>(), double(m.shape().memory_bytes(64)));
+    // Every tensor once, in the order and at the offsets the checkpoints use.
+    std::vector<std::string> names;
+    int64_t sum = 0;
+    for (const auto& l : doc.at("layers")) {
+      sum += l.at("params").get<int64_t>();
+      for (const auto& t : l.at("tensors")) names.push_back(t.at("name").get<std::string>());
+    }
+    QCOMPARE(sum, int64_t(m.param_count()));
+    QCOMPARE(names.size(), shape.params.size());
+    for (std::size_t i = 0; i < names.size(); ++i) QCOMPARE(names[i], shape.params[i].name);
+    // The text reads back to the same model.
+    QVERIFY(mb::model_from_text(doc.at("text").get<std::string>()) == m);
+  }
+
+  void model_refuses_an_invalid_spec_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("mentions");
+    QTest::newRow("even kernel") << "conv32-pool-conv64@4-dense10" << "layer 3 ('conv64@4')";
+    QTest::newRow("pool too small") << "pool-pool-pool-pool-pool-dense10" << "layer 5 ('pool')";
+    QTest::newRow("conv after dense") << "conv8-dense10-conv3" << "flattened";
+    QTest::newRow("unknown word") << "conv8-lstm16-dense10" << "'lstm16'";
+    QTest::newRow("no logits") << "conv8-pool" << "Dense";
+    QTest::newRow("unknown preset") << "resnet50" << "resnet50";
+  }
+  void model_refuses_an_invalid_spec() {
+    QFETCH(QString, spec);
+    QFETCH(QString, mentions);
+    for (const QStringList& args : {QStringList{"model", spec}, QStringList{"train", "--model", spec}}) {
+      const Result r = run_cli(args);
+      QCOMPARE(r.exit_code, 2);
+      QVERIFY2(r.err.contains(mentions), qPrintable(r.err));
+      QCOMPARE(r.err.trimmed().count('\n'), 0);
+    }
+  }
+
+  // A colour model with dropout on synthetic data of its shape, on two replicas: the record,
+  // the checkpoint and its tensor names follow the model, and the data says it is synthetic.
+  void trains_a_colour_model_on_synthetic_images() {
+    const QString spec = "16x16x3:conv8@3s-pool-drop25-conv8@5_nobias-gap-dense5";
+    const QString json = tmp_.filePath("colour.json"), ckpt = tmp_.filePath("colour.safetensors");
+    Result r = run_cli({"train", "--model", spec, "--data", "synthetic:16x16x3:5", "--limit-train", "256",
+                        "--limit-val", "64", "--devices", "cpu:2", "--batch", "32", "--epochs", "2", "--json", json,
+                        "--save", ckpt});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const mb::ModelSpec m = mb::model_from_text(spec.toStdString());
+    const mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QCOMPARE(rec.status, mb::RunStatus::Completed);
+    QVERIFY(rec.config.model == m);
+    QCOMPARE(rec.config.dataset, std::string("synthetic-16x16x3-5"));
+    QVERIFY(rec.replicas_in_sync);
+    QCOMPARE(rec.epochs.size(), std::size_t(2));
+    const mb::Checkpoint c = mb::load_checkpoint(ckpt.toStdString());
+    QVERIFY(c.model == m);
+    QCOMPARE(c.params.size(), m.param_count());
+    QCOMPARE(checkpoint_metadata(ckpt).at("model"), mb::model_text(m));
+  }
+
+  void a_model_that_does_not_fit_the_data_names_both_shapes() {
+    // cnn-cifar reads 32x32x3; the data set is 28x28x1.
+    Result r = run_cli({"train", "--model", "cnn-cifar", "--data", data_dir_, "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("32x32x3") && r.err.contains("28x28x1"), qPrintable(r.err));
+    r = run_cli({"train", "--model", "conv8-dense5", "--data", "synthetic:28x28x1:7", "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("7 classes") && r.err.contains("5 outputs"), qPrintable(r.err));
+    r = run_cli({"train", "--data", "synthetic:28x28", "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("synthetic:28x28"), qPrintable(r.err));
   }
 
   void train_writes_record_csv_and_checkpoint() {

@@ -30,6 +30,8 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/synthetic.h"
+#include "model/model_spec.h"
 #include "util/random.h"
 #include "util/tolerance.h"
 
@@ -62,6 +64,19 @@ inline std::shared_ptr<DataSplit> make_synthetic_split(int64_t n_train, int64_t 
   s->dir = "(memory)";
   s->train = make_synthetic_dataset(n_train, seed, "synthetic/train");
   s->val = make_synthetic_dataset(n_val, seed + 1, "synthetic/val");
+  return s;
+}
+
+// Labelled images of `model`'s input shape and class count (data/synthetic.h), for models
+// other than the reference's 28x28x1.
+inline std::shared_ptr<DataSplit> make_model_split(const ModelSpec& model, int64_t n_train, int64_t n_val,
+                                                   uint64_t seed = 7) {
+  const SyntheticSpec spec{model.input(), model.classes()};
+  auto s = std::make_shared<DataSplit>();
+  s->name = "synthetic";
+  s->dir = "(memory)";
+  s->train = make_synthetic_images(spec, n_train, seed, "synthetic/train");
+  s->val = make_synthetic_images(spec, n_val, seed + 1, "synthetic/val");
   return s;
 }
 

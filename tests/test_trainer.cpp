@@ -31,6 +31,10 @@ namespace {
 using test::max_abs_diff;
 using test::small_config;
 
+// Three channels, same padding, a same-padded pool, dropout twice, a bias-free conv and global
+// average pooling: a model as far from the reference as the engines go.
+const char* const kColourModel = "12x12x3:conv6@3s-pool@s-drop20-conv8_nobias-gap-drop10-dense5";
+
 }  // namespace
 
 class TestTrainer : public QObject {
@@ -40,32 +44,38 @@ class TestTrainer : public QObject {
     QTest::addColumn<QString>("backend");
     QTest::addColumn<QString>("devices");
     QTest::addColumn<int>("train");
-    QTest::addColumn<int>("hidden");   // the dense width: 64 is the reference CNN
+    QTest::addColumn<QString>("model");
     // 65 samples at batch 64: the last step has ONE sample, so with 2+ replicas some
     // replicas contribute an empty share (zero gradient) — the trickiest split.
     for (const char* backend : {"reference", "onednn"}) {
-      QTest::addRow("%s cpu:2 even", backend) << backend << "cpu:2" << 256 << 64;
-      QTest::addRow("%s cpu:2 partial", backend) << backend << "cpu:2" << 65 << 64;
-      QTest::addRow("%s cpu:3 uneven", backend) << backend << "cpu:3" << 200 << 64;
+      QTest::addRow("%s cpu:2 even", backend) << backend << "cpu:2" << 256 << "reference";
+      QTest::addRow("%s cpu:2 partial", backend) << backend << "cpu:2" << 65 << "reference";
+      QTest::addRow("%s cpu:3 uneven", backend) << backend << "cpu:3" << 200 << "reference";
       // What-if models: the all-reduce and Adam over their own parameter counts.
-      QTest::addRow("%s cpu:2 partial dense 300", backend) << backend << "cpu:2" << 65 << 300;
+      QTest::addRow("%s cpu:2 partial dense 300", backend) << backend << "cpu:2" << 65 << "dense:300";
+      // A colour model of other layers with dropout: the masks follow the global sample, not
+      // the replica, so every split draws the same ones.
+      for (const char* devices : {"cpu:2", "cpu:3"})
+        QTest::addRow("%s %s colour dropout", backend, devices)
+            << backend << devices << 65 << kColourModel;
     }
-    QTest::addRow("onednn cpu:3 uneven dense 1024") << "onednn" << "cpu:3" << 200 << 1024;
+    QTest::addRow("onednn cpu:3 uneven dense 1024") << "onednn" << "cpu:3" << 200 << "dense:1024";
   }
   void replicas_match_single_replica() {
     QFETCH(QString, backend);
     QFETCH(QString, devices);
     QFETCH(int, train);
-    QFETCH(int, hidden);
-    auto data = test::make_synthetic_split(train, 50);
+    QFETCH(QString, model);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    auto data = test::make_model_split(spec, train, 50);
     TrainConfig c1 = small_config("cpu:1", backend.toStdString()), cn = small_config(devices.toStdString(), backend.toStdString());
-    c1.model = cn.model = reference_family(hidden);
+    c1.model = cn.model = spec;
 
     MirroredTrainer one(c1, data);
     RunRecord r1 = one.run();
     QCOMPARE(r1.status, RunStatus::Completed);
-    QVERIFY(r1.config.model == reference_family(hidden));
-    QCOMPARE(one.final_params().size(), reference_family(hidden).param_count());
+    QVERIFY(r1.config.model == spec);
+    QCOMPARE(one.final_params().size(), spec.param_count());
 
     MirroredTrainer many(cn, data);
     RunRecord rn = many.run();
@@ -82,8 +92,8 @@ class TestTrainer : public QObject {
     QVERIFY(std::fabs(r1.epochs[0].train_loss - rn.epochs[0].train_loss) <= 1e-4);
     QCOMPARE(rn.epochs[0].val_acc, r1.epochs[0].val_acc);
     // And training moved the weights at all.
-    std::vector<float> initial(reference_family(hidden).param_count());
-    init_params(reference_family(hidden), initial, 3);
+    std::vector<float> initial(spec.param_count());
+    init_params(spec, initial, 3);
     QVERIFY(max_abs_diff(initial, many.final_params()) > 1e-4);
   }
 

@@ -11,6 +11,7 @@
 #include "loopback_link.h"
 #include "trainer_fixtures.h"
 #include "model/cnn_spec.h"
+#include "model/model_text.h"
 #include "test_support.h"
 #include "trainer/mirrored_trainer.h"
 #include "util/digest.h"
@@ -78,23 +79,35 @@ class TestTrainerProcesses : public QObject {
     QTest::addColumn<int>("threads");
     QTest::addColumn<int>("train");
     // 97 samples at batch 32: a last step of 1 sample, so most replicas get no share.
-    QTest::addRow("2 processes x 1, even") << 2 << 1 << 256;
-    QTest::addRow("2 processes x 1, partial") << 2 << 1 << 97;
-    QTest::addRow("2 processes x 2") << 2 << 2 << 256;
-    QTest::addRow("3 processes x 1") << 3 << 1 << 200;
+    QTest::addColumn<QString>("model");
+    QTest::addRow("2 processes x 1, even") << 2 << 1 << 256 << "reference";
+    QTest::addRow("2 processes x 1, partial") << 2 << 1 << 97 << "reference";
+    QTest::addRow("2 processes x 2") << 2 << 2 << 256 << "reference";
+    QTest::addRow("3 processes x 1") << 3 << 1 << 200 << "reference";
+    // Colour images, same padding, dropout: the masks are the global sample's in any process.
+    const char* colour = "12x12x3:conv6@3s-pool@s-drop20-conv8_nobias-gap-drop10-dense5";
+    QTest::addRow("colour dropout, 2 processes x 1, partial") << 2 << 1 << 97 << colour;
+    QTest::addRow("colour dropout, 2 processes x 2") << 2 << 2 << 256 << colour;
   }
   void processes_train_what_threads_train() {
     QFETCH(int, processes);
     QFETCH(int, threads);
     QFETCH(int, train);
-    auto data = test::make_synthetic_split(train, 40);
+    QFETCH(QString, model);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    auto data = test::make_model_split(spec, train, 40);
     const int replicas = processes * threads;
+    auto config = [&](int devices) {
+      TrainConfig c = small_config(fmt::format("cpu:{}", devices));
+      c.model = spec;
+      return c;
+    };
 
-    MirroredTrainer flat(small_config(fmt::format("cpu:{}", replicas)), data);
+    MirroredTrainer flat(config(replicas), data);
     const RunRecord want = flat.run();
     QCOMPARE(want.status, RunStatus::Completed);
 
-    const auto got = run_processes(std::vector<TrainConfig>(processes, small_config(fmt::format("cpu:{}", threads))),
+    const auto got = run_processes(std::vector<TrainConfig>(processes, config(threads)),
                                    std::vector<std::shared_ptr<DataSplit>>(processes, data));
     for (int p = 0; p < processes; ++p) {
       QVERIFY2(got[p].error.empty(), got[p].error.c_str());
@@ -103,6 +116,7 @@ class TestTrainerProcesses : public QObject {
       QCOMPARE(got[p].record.config.processes, processes);
       QCOMPARE(got[p].record.config.replicas_per_process, threads);
       QCOMPARE(QString::fromStdString(got[p].record.config.communicator), QString("loopback+threads"));
+      QVERIFY(got[p].record.config.model == spec);
     }
     // Process 0 holds the record; the others only their status.
     const RunRecord& r = got[0].record;

@@ -18,7 +18,6 @@
 #include "backends/reference/reference_engine.h"
 #include "data/dataset.h"
 #include "model/init_params.h"
-#include "model/cnn_spec.h"
 #include "optim/adam.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -94,30 +93,42 @@ SelftestCase compare_scalar(const Target& t, std::string what, double x, double 
   return c;
 }
 
-// Fashion-MNIST-like images: exact-zero background (so ReLU zeros and max-pool ties occur as
-// in the real data) and one bright textured object whose shape and size follow the label.
-Dataset synthetic_images(int64_t count, uint64_t seed, std::string name) {
+// Fashion-MNIST-like images of the model's shape: exact-zero background (so ReLU zeros and
+// max-pool ties occur as in the real data) and one bright textured object whose shape and size
+// follow the label, drawn in every channel with its own brightness. At 28x28x1 with 10 classes
+// these are the images the checks have always used.
+Dataset synthetic_images(const ModelSpec& model, int64_t count, uint64_t seed, std::string name) {
+  const ImageShape s = model.input();
   Dataset d;
   d.name = std::move(name);
   d.count = count;
-  d.rows = d.cols = cnn::kImageSide;
-  d.pixels.assign(static_cast<std::size_t>(count) * cnn::kImagePixels, 0);
+  d.rows = s.h;
+  d.cols = s.w;
+  d.channels = s.c;
+  d.classes = model.classes();
+  d.pixels.assign(static_cast<std::size_t>(count * d.pixels_per_image()), 0);
   d.labels.resize(static_cast<std::size_t>(count));
+  auto scaled = [](int v, int side) { return std::max(1, v * side / 28); };   // a length at 28 px
   SplitMix64 rng(seed);
   for (int64_t i = 0; i < count; ++i) {
-    const int label = static_cast<int>(rng.below(cnn::kClasses));
+    const int label = static_cast<int>(rng.below(uint64_t(d.classes)));
     d.labels[i] = static_cast<uint8_t>(label);
-    uint8_t* img = d.pixels.data() + i * cnn::kImagePixels;
-    const int cx = 11 + int(rng.below(6)), cy = 11 + int(rng.below(6));
-    const int ax = 3 + label % 5 + int(rng.below(3)), ay = 3 + label / 2 + int(rng.below(3));
-    const int base = 90 + int(rng.below(120));
-    for (int y = 0; y < cnn::kImageSide; ++y)
-      for (int x = 0; x < cnn::kImageSide; ++x) {
+    uint8_t* img = d.pixels.data() + i * d.pixels_per_image();
+    const int cx = scaled(11, s.w) + int(rng.below(uint64_t(scaled(6, s.w))));
+    const int cy = scaled(11, s.h) + int(rng.below(uint64_t(scaled(6, s.h))));
+    const int ax = scaled(3 + label % 5 + int(rng.below(3)), s.w);
+    const int ay = scaled(3 + label / 2 % 5 + int(rng.below(3)), s.h);
+    std::vector<int> base(std::size_t(s.c));
+    for (int& b : base) b = 90 + int(rng.below(120));
+    for (int y = 0; y < s.h; ++y)
+      for (int x = 0; x < s.w; ++x) {
         const double u = double(x - cx) / ax, v = double(y - cy) / ay;
-        const bool inside = label < 5 ? u * u + v * v <= 1.0 : std::fabs(u) <= 1.0 && std::fabs(v) <= 1.0;
+        const bool inside = label % 10 < 5 ? u * u + v * v <= 1.0 : std::fabs(u) <= 1.0 && std::fabs(v) <= 1.0;
         if (!inside) continue;
-        const int texture = int(rng.below(61)) - 30 + (y % 3 == 0 ? 25 : 0);
-        img[y * cnn::kImageSide + x] = static_cast<uint8_t>(std::clamp(base + texture, 1, 255));
+        for (int c = 0; c < s.c; ++c) {
+          const int texture = int(rng.below(61)) - 30 + (y % 3 == 0 ? 25 : 0);
+          img[(c * s.h + y) * s.w + x] = static_cast<uint8_t>(std::clamp(base[std::size_t(c)] + texture, 1, 255));
+        }
       }
   }
   return d;
@@ -271,8 +282,8 @@ std::vector<SelftestCase> run_selftest(const SelftestOptions& options) {
     data.name = "synthetic";
     // Enough samples for distinct indices in every batch and evaluation.
     const int64_t count = std::max<int64_t>(512, 3 * int64_t(max_batch) + 64);
-    data.train = synthetic_images(count, options.seed, "synthetic/train");
-    data.val = synthetic_images(count, options.seed + 1, "synthetic/val");
+    data.train = synthetic_images(options.model, count, options.seed, "synthetic/train");
+    data.val = synthetic_images(options.model, count, options.seed + 1, "synthetic/val");
   } else {
     data = load_data_source(options.data_dir);
   }

@@ -13,7 +13,6 @@
 #include "backends/devices.h"
 #include "backends/registry.h"
 #include "model/init_params.h"
-#include "model/cnn_spec.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
 #include "util/on_threads.h"
@@ -25,16 +24,20 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-Dataset synthetic_images(int64_t count) {
+// Uniform random images of the model's shape: the timed steps do not depend on the values.
+Dataset synthetic_images(const ModelSpec& model, int64_t count) {
   Dataset d;
   d.name = "calibration";
   d.count = count;
-  d.rows = d.cols = cnn::kImageSide;
-  d.pixels.resize(static_cast<std::size_t>(count) * cnn::kImagePixels);
+  d.rows = model.input().h;
+  d.cols = model.input().w;
+  d.channels = model.input().c;
+  d.classes = model.classes();
+  d.pixels.resize(static_cast<std::size_t>(count * d.pixels_per_image()));
   d.labels.resize(static_cast<std::size_t>(count));
   SplitMix64 rng(12345);
   for (auto& p : d.pixels) p = static_cast<uint8_t>(rng.below(256));
-  for (auto& l : d.labels) l = static_cast<uint8_t>(rng.below(cnn::kClasses));
+  for (auto& l : d.labels) l = static_cast<uint8_t>(rng.below(uint64_t(d.classes)));
   return d;
 }
 
@@ -147,7 +150,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
     if (progress) progress(s);
   };
 
-  const Dataset data = synthetic_images(2048);
+  const Dataset data = synthetic_images(o.model, 2048);
   for (int k : levels(max_k))
     for (int64_t b : o.batches) {
       c.compute.push_back(lockstep_point(k, b, o, data, where));
