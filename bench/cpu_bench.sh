@@ -73,10 +73,12 @@ for r in $(seq 1 "$repeat"); do
 done | tee "$out/all.jsonl"
 echo "load after:  $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$out/all.jsonl" "$isa" "$peak" <<'PY'
+"$cli" model reference --json > "$out/model.json"
+python3 - "$out/all.jsonl" "$isa" "$peak" "$out/model.json" <<'PY'
 import json, sys, statistics
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
 isa, peak = sys.argv[2], sys.argv[3].split()
+flops_per_image = json.load(open(sys.argv[4]))["train_flops_per_image"]
 by = {}
 for r in rows:
     by.setdefault(r["mode"], []).append(r)
@@ -105,7 +107,7 @@ if mb1 and mb2: print("scaling   mirrorbench cpu:2 / cpu:1           = %.3f  (ta
 if mb2 and ddp: print("vs torch  mirrorbench cpu:2 / torch DDP 2x1    = %.3f  (target <= %.2f)" % (mb2 / ddp, ddp_target))
 if mb1 and one: print("vs torch  mirrorbench cpu:1 / torch 1 thread   = %.3f%s" % (mb1 / one, "  (target <= 0.25)" if isa == "avx2" else ""))
 if mb1 and len(peak) == 2:
-    gflops = max(x["images_per_s"] for x in by["mirrorbench cpu:1"]) * 14.78e-3   # x cnn::train_flops_per_image
+    gflops = max(x["images_per_s"] for x in by["mirrorbench cpu:1"]) * flops_per_image * 1e-9
     print("cpu:1     %.1f GFLOP/s nominal = %.0f %% of the %s GFLOP/s FMA peak (%s)  (target >= 50 %%)"
           % (gflops, 100 * gflops / float(peak[1]), peak[1], peak[0]))
 PY

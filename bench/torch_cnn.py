@@ -1,10 +1,14 @@
 #!/usr/bin/python3
-"""The reference CNN in PyTorch, for side-by-side timing with mirrorbench (bench/cpu_bench.sh).
+"""A mirrorbench model in PyTorch, for side-by-side timing with mirrorbench (bench/cpu_bench.sh,
+bench/model_bench.sh).
 
-Same model (conv32-pool-conv64-pool-dense64-dense10), same Keras-default Adam hyperparameters
+Same model (the reference CNN conv32-pool-conv64-pool-dense64-dense10 unless --model names
+another: any mirrorbench model text or preset, built by torch_model.net_from_summary), same Keras-default Adam hyperparameters
 (lr 1e-3, betas 0.9/0.999, eps 1e-7), same global batch, data resident in memory as float
 tensors. Modes:
   --procs 1 --threads T      one process, T intra-op threads
+  --synthetic N              N random images of the model's shape instead of the IDX data
+                             (for models of other shapes: the time does not depend on the values)
   --procs P                  DistributedDataParallel over gloo, P processes x 1 thread, each
                              rank taking its contiguous share of every global batch
 Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_loss"}.
@@ -20,7 +24,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-from torch_model import Net, load
+from torch_model import Net, load, model_summary, net_from_summary
 
 
 def evaluate(model, vx, vy):
@@ -33,6 +37,17 @@ def evaluate(model, vx, vy):
     return correct / len(vx)
 
 
+def synthetic(summary, count, seed):
+    """`count` training and count / 6 validation images of the model's shape, values as the
+    IDX loader gives them (uint8 / 255), labels below the model's class count."""
+    h, w, c = summary["input_shape"] if summary else (28, 28, 1)
+    classes = summary["classes"] if summary else 10
+    gen = torch.Generator().manual_seed(seed)
+    make = lambda n: (torch.randint(0, 256, (n, c, h, w), generator=gen).to(torch.float32) / 255.0,
+                      torch.randint(0, classes, (n,), generator=gen))
+    return (*make(count), *make(max(1, count // 6)))
+
+
 def train(rank, procs, args, mode):
     torch.manual_seed(args.seed)
     torch.set_num_threads(args.threads if procs == 1 else 1)
@@ -40,8 +55,9 @@ def train(rank, procs, args, mode):
         os.environ.setdefault("MASTER_ADDR", "127.0.0.1")
         os.environ.setdefault("MASTER_PORT", str(args.port))
         dist.init_process_group("gloo", rank=rank, world_size=procs)
-    xs, ys, vx, vy = load(args.data, args.limit_train)
-    model = Net()
+    summary = model_summary(args.model) if args.model else None
+    xs, ys, vx, vy = synthetic(summary, args.synthetic, args.seed) if args.synthetic else load(args.data, args.limit_train)
+    model = net_from_summary(summary) if summary else Net()
     if procs > 1:
         model = nn.parallel.DistributedDataParallel(model)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3, betas=(0.9, 0.999), eps=1e-7)
@@ -86,6 +102,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=1)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit-train", type=int, default=0)
+    ap.add_argument("--model", default="", help="a mirrorbench model text or preset (default: the reference CNN)")
+    ap.add_argument("--synthetic", type=int, default=0, help="train on N random images of the model's shape")
     ap.add_argument("--port", type=int, default=29517)
     args = ap.parse_args()
     mode = f"torch {args.procs}proc x {args.threads if args.procs == 1 else 1}thr" + (" DDP" if args.procs > 1 else "")

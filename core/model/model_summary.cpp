@@ -23,6 +23,25 @@ std::string grouped(uint64_t n) {
   return out;
 }
 
+// The layer's settings under Keras's config names, so that a program can build the same network
+// (bench/torch_model.py builds torch.nn modules from them) without reading the text form.
+nlohmann::json keras_config(const Layer& layer) {
+  const char* padding = layer.padding == Padding::Same ? "same" : "valid";
+  const char* activation = layer.activation == Activation::Relu ? "relu" : "linear";
+  switch (layer.kind) {
+    case LayerKind::Conv2D:
+      return {{"filters", layer.units}, {"kernel_size", {layer.kernel, layer.kernel}}, {"strides", {1, 1}},
+              {"padding", padding}, {"activation", activation}, {"use_bias", layer.bias}};
+    case LayerKind::Dense: return {{"units", layer.units}, {"activation", activation}, {"use_bias", layer.bias}};
+    case LayerKind::MaxPool:
+    case LayerKind::AvgPool: return {{"pool_size", {2, 2}}, {"strides", {2, 2}}, {"padding", padding}};
+    case LayerKind::Dropout: return {{"rate", layer.rate}};
+    case LayerKind::GlobalAvgPool:
+    case LayerKind::Flatten: break;
+  }
+  return nlohmann::json::object();
+}
+
 }  // namespace
 
 std::string model_summary_text(const ModelSpec& model, int64_t batch) {
@@ -66,6 +85,7 @@ nlohmann::json model_summary_json(const ModelSpec& model, int64_t batch) {
     layers.push_back({{"name", l.name},
                       {"class", keras_class(l.layer.kind)},
                       {"word", layer_text(l.layer, &l == &m.layers.back())},
+                      {"config", keras_config(l.layer)},
                       {"output_shape", shape},
                       {"params", l.param_count},
                       {"tensors", params}});
