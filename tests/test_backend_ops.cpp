@@ -1,8 +1,10 @@
 // The op-consistency test: every available backend against the reference engine (loss, hits,
 // every gradient tensor, Adam, evaluation, empty batch) over several batch sizes, printing the
-// worst difference of each check, the CPU engine also with each SIMD target forced; the CPU
-// engine's own kernels (conv1, conv2 Winograd, pool2, Adam bit for bit) against the reference
-// layers on every SIMD target; the engine's threading and argument checks; and the
+// worst difference of each check, the CPU engine also with each SIMD target forced; a matrix
+// of seeded random small models (every layer kind and setting of the model grammar) x SIMD
+// targets against the reference, the reference family on the generic per-layer plan, and the
+// dropout key reaching both engines alike; the CPU engine's own kernels (conv1, conv2
+// Winograd, pool2, Adam bit for bit) against the reference layers on every SIMD target; the engine's threading and argument checks; and the
 // device-string grammar (parse_devices) as a data-driven table.
 #include <QtTest>
 
@@ -10,7 +12,9 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,9 +26,11 @@
 #include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/layer_plan.h"
 #include "backends/onednn/onednn_engine.h"
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
+#include "backends/onednn/step_plan.h"
 #include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "backends/reference/reference_net.h"
@@ -88,6 +94,167 @@ class ForcedSimdTarget {
   ForcedSimdTarget(const ForcedSimdTarget&) = delete;
   ForcedSimdTarget& operator=(const ForcedSimdTarget&) = delete;
 };
+
+// ---- random models (ggml's test-backend-ops over the model grammar) ----
+// A deterministic generator of small valid models in model_text.h's grammar: input 7..16 per
+// side (height and width drawn apart: odd sides often), 1 or 3 channels, one to three conv
+// blocks (kernel 1/3/5/7, valid or same, _linear/_nobias now and then) each followed by an
+// optional max/average pooling (valid or same) and an optional dropout, then a head (gap, an
+// explicit flatten, or a dense reading the image directly), up to two hidden dense layers
+// with optional dropout between, and the logits (2..12 classes). Every sixth model is a pure
+// dense net. It writes canonical text; the parser has the last word (a valid conv wider than
+// its input, a valid pooling of one pixel): such a draw is refused, counted and drawn again.
+struct RandomSpecs {
+  std::vector<std::string> texts;   // accepted, canonical (model_text(model_from_text(t)) == t)
+  int refused = 0;                  // draws the parser refused
+  std::vector<std::string> refusals;
+};
+
+std::string random_spec_text(SplitMix64& rng, int k) {
+  static constexpr int kKernels[] = {1, 3, 5, 7};
+  static constexpr const char* kRates[] = {"0", "10", "12.5", "25", "37.5", "50", "80"};
+  static constexpr int kClasses[] = {2, 3, 5, 7, 10, 12};
+  auto flags = [&](bool allow_linear) {
+    std::string f;
+    if (allow_linear && rng.below(4) == 0) f += "_linear";
+    if (rng.below(4) == 0) f += "_nobias";
+    return f;
+  };
+  auto maybe_dropout = [&](std::vector<std::string>& words, int one_in) {
+    if (rng.below(uint64_t(one_in)) == 0) words.push_back(std::string("drop") + kRates[rng.below(std::size(kRates))]);
+  };
+  const int h = 7 + int(rng.below(10)), w = 7 + int(rng.below(10));
+  const int c = k % 2 ? 3 : 1;
+  std::vector<std::string> words;
+  if (k % 6 == 5) {
+    // A pure dense net: on the image directly or after an explicit flatten (and a dropout of
+    // the input now and then).
+    maybe_dropout(words, 4);
+    if (rng.below(2)) words.push_back("flatten");
+  } else {
+    if (rng.below(8) == 0) words.push_back(rng.below(2) ? "pool@s" : "avgpool");   // a pooling of the input
+    const int blocks = 1 + int(rng.below(3));
+    for (int b = 0; b < blocks; ++b) {
+      // The first block's kernel cycles through 1, 3, 5, 7 over the specs; the others' are drawn.
+      const int kernel = b == 0 ? kKernels[(k / 2) % 4] : kKernels[rng.below(4)];
+      const bool same = rng.below(2) == 0;
+      // Mostly 2..8 filters (one partial channel block on AVX2/AVX-512), now and then 9..20
+      // (whole blocks and a partial one).
+      std::string conv = "conv" + std::to_string(rng.below(4) ? 2 + rng.below(7) : 9 + rng.below(12));
+      if (kernel != 3 || same) conv += "@" + std::to_string(kernel) + (same ? "s" : "");
+      words.push_back(conv + flags(true));
+      // The first block's pooling cycles through the four and none; the others' are drawn.
+      static constexpr const char* kPools[] = {"pool", "pool@s", "avgpool", "avgpool@s", "", ""};
+      const char* pool = kPools[b == 0 ? k % 5 : int(rng.below(std::size(kPools)))];
+      if (*pool) words.push_back(pool);
+      maybe_dropout(words, 4);
+    }
+    switch (k % 3) {
+      case 0: words.push_back("gap"); break;
+      case 1: words.push_back("flatten"); break;
+      default: break;   // the dense layer reads the image itself
+    }
+  }
+  const int hidden = k % 6 == 5 ? 1 + int(rng.below(2)) : int(rng.below(3));   // pure dense nets: at least one
+  for (int i = 0; i < hidden; ++i) {
+    maybe_dropout(words, 3);
+    words.push_back("dense" + std::to_string(3 + rng.below(22)) + flags(true));
+  }
+  maybe_dropout(words, 3);
+  // The logits: linear by default (the canonical text says nothing), a bias unless _nobias.
+  words.push_back("dense" + std::to_string(kClasses[rng.below(std::size(kClasses))]) + (rng.below(5) == 0 ? "_nobias" : ""));
+  std::string text = std::to_string(h) + "x" + std::to_string(w) + "x" + std::to_string(c) + ":";
+  for (std::size_t i = 0; i < words.size(); ++i) text += (i ? "-" : "") + words[i];
+  return text;
+}
+
+// `count` accepted specs, deterministic for `seed`; draws stop at 20 x count (a generator the
+// parser nearly always refuses shows as few texts and many refusals).
+RandomSpecs random_specs(int count, uint64_t seed) {
+  RandomSpecs out;
+  for (int k = 0, draws = 0; int(out.texts.size()) < count && draws < 20 * count; ++draws) {
+    SplitMix64 rng(seed * 0x9E3779B97F4A7C15ull + uint64_t(draws));
+    const std::string text = random_spec_text(rng, k);
+    try {
+      model_from_text(text);
+      out.texts.push_back(text);
+      ++k;
+    } catch (const ConfigError& e) {
+      ++out.refused;
+      out.refusals.push_back(e.what());
+    }
+  }
+  return out;
+}
+
+constexpr int kRandomSpecCount = 64;
+constexpr uint64_t kRandomSpecSeed = 2024;
+constexpr int kSpecsPerOtherTarget = 8;
+
+// The matrix's specs: kRandomSpecCount of them, or more for a deeper search with
+// MB_RANDOM_SPECS=N in the environment (as ggml's test-backend-ops takes its own sizes).
+const RandomSpecs& matrix_specs() {
+  static const RandomSpecs specs =
+      random_specs(std::max(kRandomSpecCount, qEnvironmentVariableIntValue("MB_RANDOM_SPECS")), kRandomSpecSeed);
+  return specs;
+}
+
+// What a set of specs exercises, per feature the matrix must cover (each count must be > 0).
+std::map<std::string, int> spec_coverage(const std::vector<std::string>& texts) {
+  std::map<std::string, int> c;
+  for (const char* key :
+       {"Conv2D", "MaxPooling2D", "AveragePooling2D", "GlobalAveragePooling2D", "Flatten", "Dense", "Dropout",
+        "input 1 channel", "input 3 channels", "conv k1", "conv k3", "conv k5", "conv k7", "conv valid", "conv same",
+        "conv _linear", "conv _nobias", "maxpool valid, odd side", "maxpool same, odd side",
+        "avgpool valid, odd side", "avgpool same, odd side", "dense after conv/pool without flatten",
+        "hidden dense _linear", "dense _nobias", "logits _nobias", "pure dense net", "classes other than 10",
+        "dropout rates (3 or more distinct)", "dropout on an image", "dropout on a vector"})
+    c[key] = 0;
+  std::set<double> rates;
+  for (const std::string& text : texts) {
+    const ModelSpec model = model_from_text(text);
+    const ModelShape& m = model.shape();
+    ++c[m.input.c == 1 ? "input 1 channel" : m.input.c == 3 ? "input 3 channels" : "input other channels"];
+    if (m.classes != 10) ++c["classes other than 10"];
+    bool pure_dense = true;
+    for (std::size_t i = 0; i < m.layers.size(); ++i) {
+      const LayerShape& l = m.layers[i];
+      ++c[std::string(keras_class(l.layer.kind))];
+      const bool odd = l.in.h % 2 || l.in.w % 2;
+      const bool same = l.layer.padding == Padding::Same;
+      switch (l.layer.kind) {
+        case LayerKind::Conv2D:
+          pure_dense = false;
+          ++c["conv k" + std::to_string(l.layer.kernel)];
+          ++c[same ? "conv same" : "conv valid"];
+          if (l.layer.activation == Activation::Linear) ++c["conv _linear"];
+          if (!l.layer.bias) ++c["conv _nobias"];
+          break;
+        case LayerKind::MaxPool:
+        case LayerKind::AvgPool:
+          pure_dense = false;
+          if (odd)
+            ++c[std::string(l.layer.kind == LayerKind::MaxPool ? "maxpool" : "avgpool") + (same ? " same" : " valid") +
+                ", odd side"];
+          break;
+        case LayerKind::GlobalAvgPool: pure_dense = false; break;
+        case LayerKind::Dense:
+          if (!l.flat_in && !pure_dense) ++c["dense after conv/pool without flatten"];
+          if (i + 1 < m.layers.size() && l.layer.activation == Activation::Linear) ++c["hidden dense _linear"];
+          if (!l.layer.bias) ++c[i + 1 < m.layers.size() ? "dense _nobias" : "logits _nobias"];
+          break;
+        case LayerKind::Dropout:
+          rates.insert(l.layer.rate);
+          ++c[l.flat_in ? "dropout on a vector" : "dropout on an image"];
+          break;
+        case LayerKind::Flatten: break;
+      }
+    }
+    if (pure_dense) ++c["pure dense net"];
+  }
+  c["dropout rates (3 or more distinct)"] = rates.size() >= 3 ? int(rates.size()) : 0;
+  return c;
+}
 
 // Conv1 inputs: images with an exact-zero background on the left (ties in the pool windows),
 // random weights (OIHW and the kernel's [tap][channel]) and biases, and a pool-output gradient
@@ -219,6 +386,219 @@ class TestBackendOps : public QObject {
       }
     QCOMPARE(failures, 0);
     QVERIFY(!cases.empty() && cases.size() % 20 == 0);
+  }
+
+  // ---- random models: ggml's test-backend-ops matrix over the model grammar ----
+  // The generator (random_spec_text) writes only what the parser accepts, canonically, and the
+  // matrix's specs cover every layer kind and setting; refusals are counted, and a generator
+  // the parser mostly refuses is wrong.
+  void random_specs_cover_the_grammar() {
+    const RandomSpecs& specs = matrix_specs();
+    QCOMPARE(int(specs.texts.size()), std::max(kRandomSpecCount, qEnvironmentVariableIntValue("MB_RANDOM_SPECS")));
+    qInfo("%d specs accepted, %d draws refused", int(specs.texts.size()), specs.refused);
+    for (const std::string& why : specs.refusals) qInfo("  refused: %s", why.c_str());
+    QVERIFY2(specs.refused < int(specs.texts.size()), "the parser refused most of the generator's specs");
+    for (std::size_t k = 0; k < specs.texts.size(); ++k) {
+      const std::string& text = specs.texts[k];
+      qInfo("  spec %02zu: %s", k, text.c_str());
+      QCOMPARE(QString::fromStdString(model_text(model_from_text(text))), QString::fromStdString(text));
+    }
+    // Distinct specs: a generator stuck on one model tests one model.
+    QCOMPARE(std::set<std::string>(specs.texts.begin(), specs.texts.end()).size(), specs.texts.size());
+    for (const auto& [feature, count] : spec_coverage(specs.texts)) {
+      qInfo("  %-40s %d", feature.c_str(), count);
+      QVERIFY2(count > 0, qPrintable(QString("no spec covers: %1").arg(QString::fromStdString(feature))));
+    }
+    // Over many more draws, too, fewer than half are refused (about a quarter are: valid
+    // kernels wider than what the poolings left; a slip in the generator shows here before
+    // it shows as a thin matrix), and every one of them parses back canonically.
+    const RandomSpecs many = random_specs(400, kRandomSpecSeed + 1);
+    qInfo("400 more specs: %d draws refused", many.refused);
+    QCOMPARE(int(many.texts.size()), 400);
+    QVERIFY2(many.refused < 400, qPrintable(QString("%1 of %2 draws refused").arg(many.refused).arg(400 + many.refused)));
+    for (const std::string& text : many.texts)
+      QCOMPARE(QString::fromStdString(model_text(model_from_text(text))), QString::fromStdString(text));
+  }
+
+  // Rows: every generated spec on the best SIMD target this CPU runs, and kSpecsPerOtherTarget
+  // of them (a different slice each) on every other compiled target (skipped where the CPU
+  // cannot run it). The forced target moves the own Highway kernels (for these models: Adam);
+  // oneDNN's primitives run whatever oneDNN picks. Batches 1, 7 and 33 (oneDNN blocks some
+  // kernels by batch); run_selftest's rows per spec (loss, hits, every gradient tensor and
+  // two Adam steps per batch, the empty batch, evaluation) with its tolerances. A failing
+  // row's name holds the spec's text: run_selftest with model_from_text(text), these batches
+  // and the target forced replays it.
+  void random_specs_match_reference_data() {
+    QTest::addColumn<QString>("spec");
+    QTest::addColumn<QString>("target");
+    const RandomSpecs& specs = matrix_specs();
+    const auto targets = onednn::simd_targets();
+    std::size_t best = 0;
+    while (best + 1 < targets.size() && !targets[best].supported) ++best;
+    for (std::size_t t = 0; t < targets.size(); ++t)
+      for (std::size_t k = 0; k < specs.texts.size(); ++k) {
+        // Other targets: every stride-th spec from t on (kSpecsPerOtherTarget of them).
+        const std::size_t stride = specs.texts.size() / kSpecsPerOtherTarget;
+        if (t != best && k % stride != t % stride) continue;
+        QTest::addRow("%02zu@%s %s", k, targets[t].name.c_str(), specs.texts[k].c_str())
+            << QString::fromStdString(specs.texts[k]) << QString::fromStdString(targets[t].name);
+      }
+  }
+  void random_specs_match_reference() {
+    QFETCH(QString, spec);
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    SelftestOptions opt;
+    opt.targets = {"onednn"};
+    opt.batches = {1, 7, 33};
+    opt.model = model_from_text(spec.toStdString());
+    const auto cases = run_selftest(opt);
+    int failures = 0;
+    double worst = 0;
+    QString worst_what;
+    for (const auto& c : cases) {
+      if (!c.pass) {
+        qInfo().noquote() << spec << "@" << target << ":" << describe(c);
+        ++failures;
+      }
+      if (c.tol > 0 && c.max_rel_err / c.tol >= worst) {
+        worst = c.max_rel_err / c.tol;
+        worst_what = QString::fromStdString(c.what);
+      }
+    }
+    qInfo().noquote() << QString("%1 @%2: %3 rows, worst %4 of the tolerance (%5)")
+                             .arg(spec, target)
+                             .arg(cases.size())
+                             .arg(worst, 0, 'g', 3)
+                             .arg(worst_what);
+    QCOMPARE(failures, 0);
+    // Per batch: loss/correct/samples, every gradient tensor, 2 Adam steps; then the empty
+    // batch and evaluate on val and train: nothing silently skipped.
+    const std::size_t tensors = opt.model.shape().params.size();
+    QCOMPARE(cases.size(), opt.batches.size() * (5 + tensors) + 7);
+  }
+
+  // The reference family on the generic per-layer plan (make_step_plan's `generic`: the
+  // engine picks the own kernels for it, so only this reaches LayerPlan with these shapes)
+  // against the reference interpreter: loss, hits and every gradient tensor with
+  // run_selftest's tolerances (selftest.cpp: loss atol 1e-4 / rtol 1e-5, hits within one,
+  // gradients atol 1e-4 x the tensor's max |ref| / rtol 1e-3). The engine-level options do
+  // not reach this switch (make_onednn_engine has none), so the plan is driven directly,
+  // as the engine drives it.
+  void generic_layer_plan_matches_reference_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<int>("batch");
+    for (const char* model : {"reference", "dense:37"})
+      for (int batch : {1, 7}) QTest::addRow("%s/batch=%d", model, batch) << QString(model) << batch;
+  }
+  void generic_layer_plan_matches_reference() {
+    QFETCH(QString, model);
+    QFETCH(int, batch);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    QVERIFY(reference_family_width(spec).has_value());
+    const std::size_t P = spec.param_count();
+    // Glorot weights and random biases (init_params gives zero ones), as run_selftest's.
+    std::vector<float> params(P), grads(P, NAN), ref_grads(P, NAN);
+    init_params(spec, params, 3);
+    SplitMix64 rng(31);
+    for (const auto& t : spec.shape().params)
+      if (t.fan_in == 0)
+        for (std::size_t i = 0; i < t.size; ++i) params[t.offset + i] = static_cast<float>(0.1 * (rng.next_unit() - 0.5));
+    // Images with an exact-zero left part (ReLU zeros and pooling ties, as in real data).
+    const std::size_t pixels = std::size_t(spec.input().size());
+    std::vector<float> images(std::size_t(batch) * pixels);
+    for (std::size_t i = 0; i < images.size(); ++i)
+      images[i] = (i % std::size_t(spec.input().w)) < 10 ? 0.0f : static_cast<float>(rng.next_unit());
+    std::vector<uint8_t> labels(static_cast<std::size_t>(batch));
+    for (auto& l : labels) l = static_cast<uint8_t>(rng.below(uint64_t(spec.classes())));
+    const float scale = 1.0f / float(batch);
+
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    dnnl::stream stream(engine);
+    const auto own = onednn::make_step_plan(engine, batch, spec, params.data(), grads.data());
+    QVERIFY2(dynamic_cast<onednn::LayerPlan*>(own.get()) == nullptr, "the reference family should get the own kernels");
+    const auto plan = onednn::make_step_plan(engine, batch, spec, params.data(), grads.data(), Conv2Kernel::Own, true);
+    QVERIFY(dynamic_cast<onednn::LayerPlan*>(plan.get()) != nullptr);
+    qInfo("%s", plan->describe().c_str());
+    std::copy(images.begin(), images.end(), plan->input());
+    plan->sync_weights(stream, 1);
+    plan->forward(stream, true, {});
+    const BatchStats got = ref::softmax_xent_forward(plan->logits(), labels.data(), batch, spec.classes());
+    ref::softmax_xent_backward(plan->logits(), labels.data(), batch, spec.classes(), scale, plan->logits_grad());
+    plan->backward(stream);
+
+    ReferenceWorkspace ws(spec);
+    const BatchStats want =
+        reference_forward_backward(params.data(), images.data(), labels.data(), batch, scale, ref_grads.data(), ws);
+    QVERIFY2(within(got.loss_sum, want.loss_sum, {1e-4, 1e-5}),
+             qPrintable(QString("loss %1 vs reference %2").arg(got.loss_sum, 0, 'g', 9).arg(want.loss_sum, 0, 'g', 9)));
+    QVERIFY(std::abs(got.correct - want.correct) <= 1);
+    for (const auto& t : spec.shape().params) {
+      const std::span<const float> x(grads.data() + t.offset, t.size), r(ref_grads.data() + t.offset, t.size);
+      double scale_max = 0;
+      for (float v : r) scale_max = std::max(scale_max, double(std::fabs(v)));
+      const WorstElement w = worst_element(x, r, {1e-4 * scale_max + 1e-30, 1e-3});
+      qInfo("grad %-12s max |ref| %.3g: max abs err %.3g, worst %.3g of the tolerance (at [%zu]: %.9g vs %.9g)",
+            t.name.c_str(), scale_max, w.max_abs_err, w.ratio, w.index, w.x, w.ref);
+      QVERIFY2(scale_max > 0 && w.ratio <= 1.0, t.name.c_str());
+    }
+  }
+
+  // The dropout key reaches both engines alike: with the same non-default key (seed, epoch)
+  // the CPU engine's masks are the reference's (gradients agree within run_selftest's
+  // tolerance); another epoch draws other masks (the gradients move), so the check is not
+  // vacuous.
+  void dropout_key_reaches_both_engines() {
+    const ModelSpec spec = model_from_text("9x7x3:conv4@3s-drop50-pool@s-conv3-flatten-drop25-dense9-drop12.5-dense5");
+    SplitMix64 rng(41);
+    Dataset data;
+    data.name = "dropout-key";
+    data.count = 32;
+    data.rows = 9;
+    data.cols = 7;
+    data.channels = 3;
+    data.classes = 5;
+    data.pixels.resize(std::size_t(data.count) * std::size_t(data.pixels_per_image()));
+    for (auto& p : data.pixels) p = static_cast<uint8_t>(rng.below(256));
+    data.labels.resize(std::size_t(data.count));
+    for (auto& l : data.labels) l = static_cast<uint8_t>(rng.below(5));
+    std::vector<float> params(spec.param_count());
+    init_params(spec, params, 8);
+    auto eng = make_onednn_engine(8, 1, spec);
+    auto ref = make_engine({DeviceKind::Cpu, 0}, Backend::Reference, 8, Precision::Fp32, spec);
+    const std::vector<int32_t> idx{3, 17, 5, 30, 11, 0, 22};
+    auto grads = [&](ReplicaEngine& e, const DropoutKey& key) {
+      e.bind_data(data, data);
+      e.set_params(params);
+      e.set_dropout_key(key);
+      e.forward_backward(idx, 1.0f / 7);
+      std::vector<float> g(spec.param_count());
+      e.get_grads(g);
+      return g;
+    };
+    const DropoutKey key{0xD20Full, 3};
+    const auto ge = grads(*eng, key), gr = grads(*ref, key), gr_other = grads(*ref, DropoutKey{0xD20Full, 4});
+    double all_max = 0, all_moved = 0;
+    for (const auto& t : spec.shape().params) {
+      const std::span<const float> x(ge.data() + t.offset, t.size), r(gr.data() + t.offset, t.size);
+      double scale_max = 0, moved = 0;
+      for (std::size_t i = t.offset; i < t.offset + t.size; ++i) {
+        scale_max = std::max(scale_max, double(std::fabs(gr[i])));
+        moved = std::max(moved, double(std::fabs(gr_other[i] - gr[i])));
+      }
+      const WorstElement w = worst_element(x, r, {1e-4 * scale_max + 1e-30, 1e-3});
+      qInfo("grad %-12s same key: worst %.3g of the tolerance; another epoch moves it by up to %.3g (max |grad| %.3g)",
+            t.name.c_str(), w.ratio, moved, scale_max);
+      QVERIFY(scale_max > 0);
+      QVERIFY2(w.ratio <= 1.0,
+               qPrintable(QString("%1 at [%2]: %3 vs reference %4").arg(t.name.c_str()).arg(w.index).arg(w.x).arg(w.ref)));
+      all_max = std::max(all_max, scale_max);
+      all_moved = std::max(all_moved, moved);
+    }
+    // Other masks move the gradient by a good part of its size (the last layer's bias, which
+    // only sees the logits, moves least).
+    QVERIFY(all_moved > 0.1 * all_max);
   }
 
   void conv2_choice_follows_the_option() {

@@ -1,5 +1,7 @@
 // The reference layers' backward passes against central finite differences of their forward
-// passes (one data-driven row per layer and one for the whole model), plus exact checks of the
+// passes (one data-driven row per layer and one for the whole model; whole-model rows for models
+// outside the reference family: same padding, poolings on odd sides, gap, _linear/_nobias,
+// dense on images, dropout with fixed masks), plus exact checks of the
 // forward layouts, the tie rules, the empty batch and the uniform-logit loss.
 #include <QtTest>
 
@@ -13,6 +15,7 @@
 #include "backends/reference/reference_net.h"
 #include "model/cnn_spec.h"
 #include "model/init_params.h"
+#include "model/model_text.h"
 #include "util/error.h"
 #include "util/random.h"
 #include "util/tolerance.h"
@@ -242,6 +245,110 @@ GradCheck check_whole_model(double eps) {
   return c;
 }
 
+// ---- any model: the interpreter's float backward against differences of its double forward ----
+
+// Up to `per_tensor` entries of every parameter tensor (all of a smaller one: every bias is
+// represented), differenced through reference_forward_double with the same dropout masks as
+// the float backward: a fixed key (seed, epoch) and fixed sample ids make each mask a constant,
+// so the loss is piecewise smooth in the parameters (kinks only at ReLU zeros and pool argmax
+// switches, which the two-step check below skips). `checked` counts the entries per tensor.
+struct ModelGradCheck {
+  GradCheck c;
+  std::vector<int> checked;        // per parameter tensor
+  double loss_training = 0, loss_inference = 0, loss_other_key = 0;   // the double forward's
+};
+
+ModelGradCheck check_model(const ModelSpec& model, double eps, int per_tensor, uint64_t seed) {
+  const ModelShape& m = model.shape();
+  SplitMix64 rng(seed);
+  const int n = 2;
+  std::vector<float> params(m.param_count);
+  init_params(model, params, seed + 1);
+  // Non-zero biases, so every bias path carries a gradient and ReLUs are not all symmetric.
+  for (const auto& t : m.params)
+    if (t.fan_in == 0)
+      for (std::size_t i = 0; i < t.size; ++i) params[t.offset + i] = static_cast<float>(0.2 * rng.next_unit() - 0.1);
+  const auto images = random_floats(std::size_t(n) * std::size_t(m.input.size()), rng, 0, 1);
+  std::vector<uint8_t> labels(n);
+  for (auto& l : labels) l = static_cast<uint8_t>(rng.below(uint64_t(m.classes)));
+  // Sample ids as a data set's indices (not 0..n-1) and a key as the trainer sets per epoch.
+  const std::vector<int32_t> ids{1234, 77};
+  const SampleKeys keys{ids, DropoutKey{0xFDull, 5}};
+
+  std::vector<float> grads(m.param_count, NAN);
+  ReferenceWorkspace ws(model);
+  reference_forward_backward(params.data(), images.data(), labels.data(), n, 1.0f / n, grads.data(), ws, keys);
+
+  std::vector<double> params_d(params.begin(), params.end());
+  const std::vector<double> images_d(images.begin(), images.end());
+  const std::function<double()> f = [&] {
+    return reference_forward_double(params_d.data(), images_d.data(), labels.data(), n, model, true, keys).loss_sum / n;
+  };
+  ModelGradCheck out;
+  out.loss_training = f();
+  out.loss_inference = reference_forward_double(params_d.data(), images_d.data(), labels.data(), n, model).loss_sum / n;
+  out.loss_other_key =
+      reference_forward_double(params_d.data(), images_d.data(), labels.data(), n, model, true,
+                               SampleKeys{ids, DropoutKey{0xFDull, 6}})
+          .loss_sum /
+      n;
+  out.checked.assign(m.params.size(), 0);
+  for (std::size_t ti = 0; ti < m.params.size(); ++ti) {
+    const ParamTensor& t = m.params[ti];
+    std::vector<std::size_t> entries;
+    if (t.size <= std::size_t(per_tensor)) {
+      entries.resize(t.size);
+      std::iota(entries.begin(), entries.end(), std::size_t{0});
+    } else {
+      for (int k = 0; k < per_tensor; ++k) entries.push_back(rng.below(t.size));
+    }
+    for (std::size_t i : entries) {
+      double& p = params_d[t.offset + i];
+      const double fd = central_difference(p, eps, f);
+      const double fd_half = central_difference(p, eps / 2, f);
+      // A kink within eps makes the two steps disagree (smooth: they agree to ~eps^2).
+      if (std::fabs(fd - fd_half) > 1e-9 + 1e-6 * std::fabs(fd_half)) {
+        ++out.c.skipped;
+        continue;
+      }
+      out.c.numeric.push_back(fd_half);
+      out.c.analytic.push_back(grads[t.offset + i]);
+      out.c.where.push_back(t.name + "[" + std::to_string(i) + "]");
+      ++out.checked[ti];
+    }
+  }
+  return out;
+}
+
+// The verdict on a check: few skips, every entry within {atol, rtol}, the worst one reported.
+void verify_grad_check(const GradCheck& c, double atol, double rtol) {
+  QVERIFY(!c.numeric.empty());
+  // Skips are for the rare kink within eps; many would mean the check checks nothing.
+  QVERIFY2(c.skipped * 10 <= c.numeric.size() + c.skipped,
+           qPrintable(QString("%1 of %2 entries skipped").arg(c.skipped).arg(c.numeric.size() + c.skipped)));
+
+  std::size_t worst = 0, failures = 0;
+  double worst_ratio = -1.0, max_abs = 0.0;
+  for (std::size_t i = 0; i < c.numeric.size(); ++i) {
+    const double diff = std::fabs(c.analytic[i] - c.numeric[i]);
+    const double ratio = tolerance_ratio(c.analytic[i], c.numeric[i], {atol, rtol});
+    if (!(ratio <= 1.0)) {
+      ++failures;
+      qInfo("  outside the tolerance: %s: analytic %.9g, numeric %.9g", c.where[i].c_str(), c.analytic[i], c.numeric[i]);
+    }
+    max_abs = std::max(max_abs, diff);
+    if (!(ratio <= worst_ratio)) {
+      worst_ratio = ratio;
+      worst = i;
+    }
+  }
+  qInfo("%zu entries (%zu skipped): max |analytic - numeric| %.3g; worst vs tolerance %s: analytic %.9g, "
+        "numeric %.9g (%.3g of the allowed)",
+        c.numeric.size(), c.skipped, max_abs, c.where[worst].c_str(), c.analytic[worst], c.numeric[worst],
+        worst_ratio);
+  QCOMPARE(failures, std::size_t{0});
+}
+
 }  // namespace
 
 class TestReferenceGrad : public QObject {
@@ -295,28 +402,68 @@ class TestReferenceGrad : public QObject {
       case Case::SoftmaxXent: c = check_softmax_xent(float(eps)); break;
       case Case::WholeModel: c = check_whole_model(eps); break;
     }
-    QVERIFY(!c.numeric.empty());
-    // Skips are for the rare kink within eps; many would mean the check checks nothing.
-    QVERIFY2(c.skipped * 10 <= c.numeric.size() + c.skipped,
-             qPrintable(QString("%1 of %2 entries skipped").arg(c.skipped).arg(c.numeric.size() + c.skipped)));
+    verify_grad_check(c, atol, rtol);
+  }
 
-    std::size_t worst = 0, failures = 0;
-    double worst_ratio = -1.0, max_abs = 0.0;
-    for (std::size_t i = 0; i < c.numeric.size(); ++i) {
-      const double diff = std::fabs(c.analytic[i] - c.numeric[i]);
-      const double ratio = tolerance_ratio(c.analytic[i], c.numeric[i], {atol, rtol});
-      if (!(ratio <= 1.0)) ++failures;
-      max_abs = std::max(max_abs, diff);
-      if (!(ratio <= worst_ratio)) {
-        worst_ratio = ratio;
-        worst = i;
-      }
-    }
-    qInfo("%zu entries (%zu skipped): max |analytic - numeric| %.3g; worst vs tolerance %s: analytic %.9g, "
-          "numeric %.9g (%.3g of the allowed)",
-          c.numeric.size(), c.skipped, max_abs, c.where[worst].c_str(), c.analytic[worst], c.numeric[worst],
-          worst_ratio);
-    QCOMPARE(failures, std::size_t{0});
+  // The whole loss of models outside the reference family through the interpreter: its float
+  // backward against central differences of its double forward (the same loops), per model a
+  // sample of every parameter tensor. Tolerances as the reference's whole-model row and for
+  // the same reasons: the double differences are exact to ~1e-10 (eps 1e-6, the loss ~1 in
+  // double), so what is left is the float backward's rounding, ~1e-7 relative per layer (a
+  // 7x7 kernel or a dense layer over a few hundred inputs sums more terms, still < 1e-5
+  // relative); 1e-6 absolute + 1e-4 relative keeps a wide margin for that and for a ReLU or
+  // pool argmax float decides differently from double, while a wiring error (a wrong pad
+  // offset, a window averaged over the padding, a mask not applied in backward) is O(1)
+  // relative. Dropout runs with a fixed key and fixed sample ids: its masks are constants, so
+  // the loss stays piecewise smooth and differences apply as anywhere else.
+  void model_finite_differences_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("dropout");
+    const auto row = [](const char* name, const char* text) {
+      QTest::addRow("%s", name) << QString(text) << QString(text).contains("drop");
+    };
+    // Same padding with every kernel size, one input channel and three (non-square planes).
+    row("same conv K=1,3,5,7, 1 channel", "9x8x1:conv3@1s-conv4@3s-conv3@5s-conv2@7s-dense4");
+    row("same conv K=7,5,3,1, 3 channels", "8x9x3:conv3@7s-conv3@5s-conv2@3s-conv3@1s-dense3");
+    // Valid convs of every size, 3 input channels.
+    row("valid conv K=1,5,7,3", "15x13x3:conv3@1-conv3@5-conv2@7-conv3-dense5");
+    // Average pooling, valid (the last odd row/column dropped) and same (its last window
+    // averages the real pixels only), on odd sides.
+    row("avgpool valid and same, odd sides", "11x9x2:conv3@3s-avgpool-conv3@3s-avgpool@s-dense4");
+    row("avgpool same on the input's odd sides", "7x5x3:avgpool@s-conv4@3s-avgpool@s-dense3");
+    // Max pooling same on odd sides (the padded window's max over its real pixels), then valid.
+    row("maxpool same, odd sides", "9x7x1:conv4@3s-pool@s-conv3-pool@s-dense5");
+    row("maxpool valid and same, 3 channels", "11x11x3:conv4@5s-pool-conv3@3s-pool@s-flatten-dense6");
+    // Global average pooling into a dense head.
+    row("gap", "8x8x3:conv4-conv5@3s-gap-dense8-dense4");
+    // No ReLU and no bias: conv, hidden dense and the logits.
+    row("_linear and _nobias", "7x7x3:conv4@3s_linear_nobias-pool@s-conv3_nobias-dense6_linear_nobias-dense3_nobias");
+    // A dense layer straight on a conv's image (no flatten: C, H, W order) and after a pooling.
+    row("dense after conv without flatten", "8x6x1:conv3-dense7-dense4");
+    row("dense after pool without flatten", "9x9x3:conv2@5s_linear-avgpool@s-dense6-dense12");
+    // Dropout on images (before a pooling, and on the input itself) and on vectors, several rates.
+    row("dropout on images and vectors", "9x9x3:conv4@3s-drop30-pool@s-conv3-flatten-drop50-dense8-drop12.5-dense5");
+    row("dropout on the input and after gap", "8x7x1:drop20-conv4@3s-drop80-conv3@1-gap-drop37.5-dense3");
+    // A pure dense net with dropout between its layers.
+    row("pure dense net with dropout", "6x5x2:dense12-drop25-dense8_linear-drop50-dense3");
+  }
+  void model_finite_differences() {
+    QFETCH(QString, model);
+    QFETCH(bool, dropout);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    QCOMPARE(QString::fromStdString(model_text(spec)), model);   // the rows are canonical texts
+    // Every tensor: 12 entries of each weight (biases of a few units: all of them).
+    const ModelGradCheck m = check_model(spec, 1e-6, 12, 16);
+    for (std::size_t t = 0; t < m.checked.size(); ++t)
+      QVERIFY2(m.checked[t] > 0, qPrintable(QString("no entry of %1 checked")
+                                                .arg(QString::fromStdString(spec.shape().params[t].name))));
+    // The masks are really there (training differs from inference, and another epoch's key
+    // draws others), and nowhere without dropout.
+    qInfo("loss: training %.9g, inference %.9g, another key %.9g", m.loss_training, m.loss_inference,
+          m.loss_other_key);
+    QCOMPARE(m.loss_training != m.loss_inference, dropout);
+    QCOMPARE(m.loss_training != m.loss_other_key, dropout);
+    verify_grad_check(m.c, 1e-6, 1e-4);
   }
 
   // ---- forward layouts and tie rules, exactly ------------------------------------------------
