@@ -4,8 +4,9 @@
 // of seeded random small models (every layer kind and setting of the model grammar) x SIMD
 // targets against the reference, the reference family on the generic per-layer plan, and the
 // dropout key reaching both engines alike; the CPU engine's own kernels (conv1, conv2
-// Winograd, pool2, Adam bit for bit) against the reference layers on every SIMD target; the engine's threading and argument checks; and the
-// device-string grammar (parse_devices) as a data-driven table.
+// Winograd, pool2, Adam bit for bit) against the reference layers on every SIMD target; the
+// engine's threading and argument checks; and the device-string grammar (parse_devices) as a
+// data-driven table.
 #include <QtTest>
 
 #include <omp.h>

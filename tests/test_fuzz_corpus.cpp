@@ -1,8 +1,8 @@
 // Replays every file of the fuzz corpora (tests/fuzz/<target>/) through the same entry points
 // the libFuzzer targets use, built with the normal compiler, so each change is checked against
-// every input the fuzzers kept or found: an input must parse or be refused with a DataError;
-// any other exception fails the row, and a crash fails the whole test. Seeds named seed-valid*
-// must parse.
+// every input the fuzzers kept or found: an input must parse or be refused with a DataError (the
+// model text: a ConfigError); any other exception fails the row, and a crash fails the whole
+// test. Seeds named seed-valid* must parse.
 #include <QtTest>
 
 #include <algorithm>
@@ -19,13 +19,15 @@ namespace test = mb::test;
 
 namespace {
 
-const char* const kTargets[] = {"idx", "checkpoint", "run_record"};
+const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text"};
 
-// True when the input parsed, false when it was refused with a DataError.
+// True when the input parsed, false when it was refused with a DataError (a ConfigError for
+// the model text).
 bool replay(const std::string& target, std::string_view bytes) {
   if (target == "idx") return mb::fuzz::idx(bytes);
   if (target == "checkpoint") return mb::fuzz::checkpoint(bytes);
   if (target == "run_record") return mb::fuzz::run_record(bytes);
+  if (target == "model_text") return mb::fuzz::model_text(bytes);
   throw std::logic_error("unknown fuzz target " + target);
 }
 

@@ -54,6 +54,8 @@ class Inference {
         flat_ = true;
         break;
       case LayerKind::Flatten:
+        // A Dense must read it (a flat model takes nothing else), and its side is an int.
+        if (cur_.size() > int64_t(kMaxParams)) fail(fmt::format("its {} values are too many for a Dense", cur_.size()));
         cur_ = {1, 1, int(cur_.size())};
         flat_ = true;
         break;

@@ -121,6 +121,24 @@ Layer read_layer(std::string_view full, std::string_view word, int position) {
   return {};
 }
 
+// A dropout's per cent as written: the shortest fixed-point decimal P that reads back to the
+// same rate (P / 100), so that the text gives the model back; never an exponent, whose '-' would
+// split the layer. rate * 100 may be an ulp or two off the P that was read: its neighbours count.
+std::string percent_text(double rate) {
+  const auto reads_back = [rate](const std::string& t) {
+    double p = -1;
+    const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), p);
+    return ec == std::errc{} && end == t.data() + t.size() && p / 100 == rate;
+  };
+  const double p = rate * 100;
+  const double down = std::nextafter(p, 0.0), up = std::nextafter(p, 100.0);
+  const double near[] = {p, down, up, std::nextafter(down, 0.0), std::nextafter(up, 100.0)};
+  for (int decimals = 0; decimals <= 340; ++decimals)   // 2.2e-308 needs 325 for 17 digits
+    for (double q : near)
+      if (std::string t = fmt::format("{:.{}f}", q, decimals); reads_back(t)) return t;
+  return fmt::format("{:.17f}", p);   // a rate no per cent gives (not read from a text)
+}
+
 const ModelPreset* find_preset(std::string_view name) {
   for (const ModelPreset& p : kPresets)
     if (p.name == name) return &p;
@@ -149,7 +167,7 @@ std::string layer_text(const Layer& l, bool last) {
       // The last dense is linear by default (the logits); a hidden one has a ReLU.
       if (!last && l.activation == Activation::Linear) out += "_linear";
       break;
-    case LayerKind::Dropout: return fmt::format("drop{:g}", l.rate * 100);
+    case LayerKind::Dropout: return "drop" + percent_text(l.rate);
   }
   if (!l.bias) out += "_nobias";
   return out;

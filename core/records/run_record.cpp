@@ -518,7 +518,10 @@ std::string scenario_column(const Scenario& s) {
   const auto plain = scenario_texts(Scenario{});
   std::string out;
   for (const auto& [key, text] : scenario_texts(s)) {
-    const bool off = std::any_of(plain.begin(), plain.end(), [&](const auto& p) { return p.first == key && p.second == text; });
+    // Named captures: clang before 16 cannot capture structured bindings.
+    const bool off = std::any_of(plain.begin(), plain.end(), [&key = key, &text = text](const auto& p) {
+      return p.first == key && p.second == text;
+    });
     if (!off) out += (out.empty() ? "" : " ") + key + "=" + text;
   }
   return out;

@@ -2,7 +2,8 @@
 // test_fuzz_corpus, which replays every corpus file through them with the normal compiler.
 // Each parses one input through a parser's in-memory entry point and returns whether it
 // parsed (true) or was refused with a DataError (false); any other exception escapes, and a
-// parsed result that breaks its own invariants traps. Both are findings.
+// parsed result that breaks its own invariants traps. Both are findings. (The model text's
+// parser refuses with a ConfigError, an argument's error, instead.)
 #pragma once
 #include <cstdint>
 #include <cstring>
@@ -13,6 +14,9 @@
 
 #include "data/dataset.h"
 #include "model/cnn_spec.h"
+#include "model/model_spec.h"
+#include "model/model_summary.h"
+#include "model/model_text.h"
 #include "records/checkpoint.h"
 #include "records/run_record.h"
 #include "util/error.h"
@@ -69,6 +73,67 @@ inline bool run_record(std::string_view input) {
         back.config.seed != r.config.seed || back.config.gpu_models.size() != r.config.gpu_models.size())
       __builtin_trap();
     return true;
+  } catch (const DataError&) {
+    return false;
+  }
+}
+
+// Input: a model's one-line text or preset name (--model, the GUI's field, records). A model
+// that parsed must come back equal from its canonical text, which must itself be a fixed
+// point; its inferred shapes must chain, be positive and stay in the limits; its parameter
+// tensors must tile the flat buffer exactly (param_count, offsets); its name must read back
+// to it; the summary must not throw. Only counts are checked: nothing parameter-sized is ever
+// allocated (param_count may be up to kMaxParams, 1 GiB of floats).
+inline bool model_text(std::string_view input) {
+  try {
+    const ModelSpec m = model_from_text(input);
+    const std::string text = mb::model_text(m);
+    const ModelSpec back = model_from_text(text);
+    if (!(back == m) || mb::model_text(back) != text || back.param_count() != m.param_count()) __builtin_trap();
+    if (!(model_from_text(m.name()) == m)) __builtin_trap();
+
+    const ModelShape& s = m.shape();
+    const auto positive = [](const ImageShape& i) { return i.h >= 1 && i.w >= 1 && i.c >= 1; };
+    if (!(s.input == m.input()) || !positive(s.input) || s.input.h > kMaxImageSide || s.input.w > kMaxImageSide ||
+        s.input.c > kMaxChannels || s.layers.size() != m.layers().size() || s.layers.empty())
+      __builtin_trap();
+    ImageShape cur = s.input;
+    std::size_t layer_params = 0;
+    for (std::size_t i = 0; i < s.layers.size(); ++i) {
+      const LayerShape& l = s.layers[i];
+      if (!(l.layer == m.layers()[i]) || !(l.in == cur) || !positive(l.out) ||
+          (l.flat_out && (l.out.h != 1 || l.out.w != 1)) || l.name.empty())
+        __builtin_trap();
+      cur = l.out;
+      layer_params += l.param_count;
+    }
+    const Layer& last = s.layers.back().layer;
+    if (last.kind != LayerKind::Dense || last.activation != Activation::Linear || s.classes != last.units ||
+        s.classes < 2 || s.classes > kMaxClasses)
+      __builtin_trap();
+    std::size_t offset = 0;
+    for (const ParamTensor& p : s.params) {
+      if (p.rank < 1 || p.rank > 4 || p.offset != offset || p.layer < 0 || std::size_t(p.layer) >= s.layers.size())
+        __builtin_trap();
+      std::size_t size = 1;
+      for (int d = 0; d < p.rank; ++d) {
+        if (p.shape[std::size_t(d)] < 1) __builtin_trap();
+        size *= std::size_t(p.shape[std::size_t(d)]);
+      }
+      if (size != p.size) __builtin_trap();
+      offset += p.size;
+    }
+    if (offset != m.param_count() || layer_params != m.param_count() || m.param_count() > kMaxParams)
+      __builtin_trap();
+
+    const std::string summary = model_summary_text(m, 128);
+    const nlohmann::json json = model_summary_json(m, 128);
+    if (summary.empty() || json.at("total_params").get<std::size_t>() != m.param_count() ||
+        json.at("text").get<std::string>() != text || json.dump().empty())
+      __builtin_trap();
+    return true;
+  } catch (const ConfigError&) {
+    return false;
   } catch (const DataError&) {
     return false;
   }

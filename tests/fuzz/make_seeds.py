@@ -112,3 +112,26 @@ broken = json.loads(text(record))
 broken["config"]["replicas"] = 2.5
 write("run_record", "float-replicas", text(broken).encode())
 write("run_record", "not-json", text(record).encode()[:120])
+
+# ---- model text: the --model text, a preset name or layers ----
+for preset in ["reference", "mlp", "lenet5", "cnn-cifar", "dense:4096"]:
+    write("model_text", "valid-preset-" + preset.replace(":", "-"), preset.encode())
+write("model_text", "valid-old-record-name", b"cnn-dense256")
+write("model_text", "valid-same-padding-avgpool", b"conv16@5s-avgpool@s-conv32@7s-pool@s-avgpool-dense64-dense10")
+write("model_text", "valid-gap-dropout-flags",
+      b"32x32x3:conv32@3s_nobias-conv32-pool-drop12.5-conv64_linear-gap-dense128_linear-drop0.25-dense10_nobias")
+write("model_text", "valid-flatten-1x1-kernel", b"64x48x3:conv8@1-pool@s-flatten-dense32_linear_nobias-dense2")
+write("model_text", "valid-drop-below-1e-4", b"dense64-drop0.0000001-dense10")   # no exponent: its '-' splits
+write("model_text", "even-kernel", b"conv32@4-pool-dense10")
+write("model_text", "pool-of-1x1", b"1x1x1:pool-dense10")
+write("model_text", "conv-after-dense", b"dense64-conv32-dense10")
+write("model_text", "zero-units", b"conv32-pool-dense0-dense10")
+write("model_text", "missing-last-dense", b"conv32-pool-conv64-pool")
+write("model_text", "relu-flag-on-pool", b"conv32-pool_linear-dense10")
+write("model_text", "garbage-bytes", bytes((i * 151 + 7) & 0xFF for i in range(200)))
+write("model_text", "very-long", b"conv8@3s-" * 300 + b"dense10")
+write("model_text", "filters-over-int", b"conv99999999999999999999-dense10")
+write("model_text", "units-wrap-to-ten", b"conv32-pool-dense4294967306")
+write("model_text", "input-100000-square", b"100000x100000x3:conv32-dense10")
+write("model_text", "dense-preset-over-int", b"dense:4294967360")
+write("model_text", "flatten-over-int", b"1024x1024x64:conv4096@3s-flatten-dense10")   # 2^32 values
