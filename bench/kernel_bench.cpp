@@ -7,6 +7,7 @@
 //   build/bin/kernel_bench --target avx2 --batch 64 --layers
 //   build/bin/kernel_bench --peak          the FMA peak of one core per target, one line each
 //   build/bin/kernel_bench --only conv2 --target avx2 --seconds 5   (e.g. under perf record)
+//   build/bin/kernel_bench --model lenet5 --batch 128   any model's step as the engine plans it, per layer
 //   build/bin/kernel_bench --hidden 4096 --layers   a what-if dense width: the step, the dense
 //                                          GEMMs against the FMA peak, Adam against its traffic
 // Emulating an AVX2-only CPU on an AVX-512 one: kernel_bench --onednn-isa avx2 --target avx2
@@ -34,6 +35,7 @@
 #include "backends/onednn/onednn_engine.h"
 #include "backends/onednn/onednn_plan.h"
 #include "backends/onednn/simd_target.h"
+#include "backends/onednn/step_plan.h"
 #include "backends/onednn/winograd_conv2.h"
 #include "backends/reference/layers.h"
 #include "fma_peak.h"
@@ -41,6 +43,7 @@
 #include "model/cnn_spec.h"
 #include "model/init_params.h"
 #include "model/model_spec.h"
+#include "model/model_text.h"
 #include "optim/adam.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -75,6 +78,7 @@ struct Options {
   double seconds = 0.3;         // of timing per kernel and target
   int threads = 1;
   int hidden = cnn::kReferenceHidden;   // the dense width (--hidden: a what-if model)
+  std::string model;            // --model: profile this model's plan per layer instead
 };
 
 // Best time per call over rounds of about 20 ms each, for about `seconds` in all: on a shared
@@ -515,6 +519,64 @@ void bench_layers(int batch, const Options& opt) {
   print_dense_share(best[0], batch, opt);
 }
 
+// Any model's step, as the engine plans it (make_step_plan: the own kernels for the reference
+// family, one oneDNN primitive per layer otherwise): per stage the best of rounds, the whole
+// step, and its GFLOP/s against this core's FMA peak, so a layer that runs far from the peak
+// shows which.
+void bench_model_layers(int batch, const Options& opt) {
+  const ModelSpec model = model_from_text(opt.model);
+  omp_set_num_threads(opt.threads);
+  dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  dnnl::stream stream(engine);
+  std::vector<float> params(model.param_count()), grads(model.param_count());
+  init_params(model, params, 5);
+  auto plan = onednn::make_step_plan(engine, batch, model, params.data(), grads.data());
+  SplitMix64 rng(9);
+  for (int64_t i = 0; i < batch * model.input().size(); ++i) plan->input()[i] = static_cast<float>(rng.next_unit());
+  for (int i = 0; i < batch * model.classes(); ++i) plan->logits_grad()[i] = static_cast<float>(rng.next_unit() - 0.5);
+  std::vector<int> ids(static_cast<std::size_t>(batch));
+  for (int i = 0; i < batch; ++i) ids[std::size_t(i)] = i;
+  const SampleKeys samples{ids, DropoutKey{1, 0}};
+  uint64_t version = 0;
+  auto step = [&] {
+    plan->sync_weights(stream, ++version);
+    plan->forward(stream, true, samples);
+    plan->backward(stream);
+  };
+  double whole = 1e30;
+  std::vector<onednn::StepPlan::StageTime> best;
+  const auto deadline = Clock::now() + std::chrono::duration<double>(6 * opt.seconds);
+  do {
+    for (int i = 0; i < 3; ++i) {
+      const double start = now();
+      step();
+      whole = std::min(whole, now() - start);
+    }
+    plan->set_profiling(true, g_cpu_clock);
+    for (int i = 0; i < 3; ++i) step();
+    const auto& p = plan->profile();
+    if (best.empty()) best = p;
+    for (std::size_t i = 0; i < p.size() && i < best.size(); ++i) best[i].seconds = std::min(best[i].seconds, p[i].seconds);
+    plan->set_profiling(false);
+  } while (Clock::now() < deadline);
+
+  const double flops = model.train_flops_per_image() * batch;
+  const double peak = fma_peak_gflops(std::max(opt.seconds, 0.5));
+  fmt::print("\n{}: training step, batch {}, {} thread(s), oneDNN ISA {}; ms per stage ({}), best of rounds\n",
+             model_text(model), batch, opt.threads, isa_name(dnnl::get_effective_cpu_isa()),
+             g_cpu_clock ? "thread CPU time" : "wall time");
+  fmt::print("  {}\n", plan->describe());
+  double sum = 0;
+  for (const auto& st : best) {
+    const double ms = st.seconds / std::max<int64_t>(1, st.calls) * 1e3;
+    sum += ms;
+    fmt::print("  {:<34} {:>10.3f}\n", st.name, ms);
+  }
+  fmt::print("  {:<34} {:>10.3f}\n  {:<34} {:>10.3f}\n", "sum of stages", sum, "whole step (unprofiled)", whole * 1e3);
+  fmt::print("  {:.2f} MFLOP per image: {:.1f} GFLOP/s = {:.0f} % of the FMA peak ({:.1f} GFLOP/s)\n",
+             model.train_flops_per_image() * 1e-6, flops / whole * 1e-9, 100 * flops / whole * 1e-9 / peak, peak);
+}
+
 int run(const Options& opt) {
   omp_set_num_threads(opt.threads);
   g_cpu_clock = opt.threads == 1;
@@ -526,6 +588,10 @@ int run(const Options& opt) {
     if (t.supported && (opt.target == "all" || opt.target == t.name)) targets.push_back(t.name);
   MB_CHECK(!targets.empty(), ConfigError, "--target {}: not a SIMD target this CPU runs", opt.target);
 
+  if (!opt.model.empty()) {
+    for (int n : opt.batches) bench_model_layers(n, opt);
+    return 0;
+  }
   if (opt.peak_only) {   // one line per target, for scripts: "peak TARGET GFLOP/s"
     for (const auto& target : targets) {
       onednn::force_simd_target(target);
@@ -614,6 +680,9 @@ int main(int argc, char** argv) {
         opt.seconds = std::stod(value());
       } else if (a == "--threads") {
         opt.threads = std::stoi(value());
+      } else if (a == "--model") {
+        opt.model = value();
+        mb::model_from_text(opt.model);   // an invalid text: the parser's message, exit 2
       } else if (a == "--hidden") {
         opt.hidden = std::stoi(value());
         MB_CHECK(opt.hidden >= 1 && opt.hidden <= mb::kMaxUnits, mb::ConfigError, "--hidden {}: outside 1..{}",
@@ -621,7 +690,8 @@ int main(int argc, char** argv) {
       } else {
         std::fprintf(stderr,
                      "usage: kernel_bench [--validate | --layers | --peak] [--only conv1|pool2|conv2|adam] "
-                     "[--target NAME] [--onednn-isa ISA] [--batch N] [--seconds S] [--threads T] [--hidden N]\n");
+                     "[--target NAME] [--onednn-isa ISA] [--batch N] [--seconds S] [--threads T] [--hidden N] "
+                     "[--model SPEC]\n");
         return 2;
       }
     }

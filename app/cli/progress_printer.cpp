@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "config/train_options.h"
-#include "model/cnn_spec.h"
 #include "model/model_spec.h"
 #include "model/model_text.h"
 

@@ -31,8 +31,8 @@ namespace {
 constexpr uint32_t kImagesMagic = 0x00000803;   // unsigned byte, 3 dims: count, rows, cols
 constexpr uint32_t kLabelsMagic = 0x00000801;   // unsigned byte, 1 dim: count
 constexpr uint8_t kUnsignedByte = 0x08;
-// The model's input and output sizes (model/cnn_spec.h); repeated here because the data
-// layer sits below the model layer and must not depend on it.
+// The MNIST family's images and classes, the IDX sets this reader takes; a model of another
+// shape is refused against the data by data/data_fit.h, naming both.
 constexpr int64_t kImageSide = 28;
 constexpr int kClasses = 10;
 constexpr int64_t kImageBytes = kImageSide * kImageSide;

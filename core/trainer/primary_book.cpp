@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "model/cnn_spec.h"
 #include "model/model_spec.h"
 #include "model/model_text.h"
 #include "util/digest.h"

@@ -13,7 +13,6 @@
 #include "backends/straggler_engine.h"
 #include "comm/process_link.h"
 #include "model/init_params.h"
-#include "model/cnn_spec.h"
 #include "trainer/trace_sampler.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"

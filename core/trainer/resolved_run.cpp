@@ -11,7 +11,6 @@
 #include "backends/registry.h"
 #include "config/train_options.h"
 #include "data/data_fit.h"
-#include "model/cnn_spec.h"
 #include "records/run_record.h"
 #include "trainer/run_check.h"
 #include "util/error.h"

@@ -205,6 +205,7 @@ LayerPlan::Step LayerPlan::reorder_step(const memory& from, const memory& to) {
 // 2 x 2 max or average pooling with stride 2 (TF's "same": padding at the bottom and right, the
 // average over the window's real pixels), and global average pooling as one window per plane.
 void LayerPlan::plan_pool(std::size_t i, const memory& src) {
+  if (plan_own_max_pool(i, src)) return;
   const LayerShape& l = model_.shape().layers[i];
   LayerSteps& ls = layers_[i];
   const bool global = l.layer.kind == LayerKind::GlobalAvgPool;
@@ -245,6 +246,34 @@ void LayerPlan::plan_pool(std::size_t i, const memory& src) {
   if (workspace) b.args.emplace(DNNL_ARG_WORKSPACE, workspace);
   ls.bwd_d.push_back(std::move(b));
   ls.impl.push_back(fmt::format("bwd {}", bd.impl_info_str()));
+}
+
+// oneDNN's pooling kernels cost as much as a convolution on small images (lenet5's pool1 took
+// 7 ms of a 27 ms step on AVX2): a valid 2 x 2 max-pooling of a square image whose layout the
+// own kernel reads (plain, or channels blocked by 8 or 16) runs on it, output in the input's
+// layout. Selection only: the same bits as oneDNN's and the reference's (first max on ties).
+bool LayerPlan::plan_own_max_pool(std::size_t i, const memory& src) {
+  const LayerShape& l = model_.shape().layers[i];
+  if (l.layer.kind != LayerKind::MaxPool || l.layer.padding != Padding::Valid || l.in.h != l.in.w) return false;
+  const memory::dims dims = src.get_desc().dims();
+  const Tag tags[] = {Tag::nchw, Tag::nChw8c, Tag::nChw16c};
+  const int blocks[] = {1, 8, 16};
+  int block = 0;
+  for (int t = 0; t < 3; ++t)
+    if (src.get_desc() == memory::desc(dims, Dt::f32, tags[t])) block = blocks[t];
+  if (block == 0 || !pool_block_supported(block)) return false;
+  const Tag tag = block == 1 ? Tag::nchw : block == 8 ? Tag::nChw8c : Tag::nChw16c;
+  OwnPool& p = own_pool_[i];
+  p.shape = {batch_, (l.in.c + block - 1) / block * block, l.in.h, l.out.h, block, block};
+  p.in = src;
+  const memory::desc dst(memory::dims{batch_, l.in.c, l.out.h, l.out.w}, Dt::f32, tag);
+  out_[i] = make(dst);
+  d_out_[i] = make(dst);
+  const std::size_t count = dst.get_size() / sizeof(float);
+  p.arg.resize(count);
+  p.ones.assign(count, 1.0f);
+  layers_[i].impl.push_back(fmt::format("own max-pool ({})", block == 1 ? "plain" : fmt::format("blocked by {}", block)));
+  return true;
 }
 
 // A dense layer as oneDNN's inner product. A plain input (the image itself, a plain flatten, a
@@ -379,6 +408,10 @@ void LayerPlan::forward(dnnl::stream& stream, bool training, const SampleKeys& s
         run(stream, dropout_.at(i).to_plain);
         stream.wait();
         dropout_forward(i, training, samples);
+      } else if (const auto own = own_pool_.find(i); own != own_pool_.end()) {
+        stream.wait();
+        OwnPool& p = own->second;
+        max_pool_forward(p.shape, data_of(p.in), data_of(out_[i]), p.arg.data());
       } else {
         run(stream, !training && !ls.infer.empty() ? ls.infer : ls.fwd);
       }
@@ -406,6 +439,9 @@ void LayerPlan::backward(dnnl::stream& stream) {
       if (m.layers[i].layer.kind == LayerKind::Dropout) {
         dropout_backward(i);
         run(stream, dropout_.at(i).from_plain);
+      } else if (const auto own = own_pool_.find(i); own != own_pool_.end()) {
+        const OwnPool& p = own->second;
+        max_pool_backward_relu(p.shape, data_of(d_out_[i]), p.ones.data(), p.arg.data(), data_of(d_out_[i - 1]));
       } else {
         run(stream, ls.bwd_d);
       }

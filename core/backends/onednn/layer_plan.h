@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/step_plan.h"
 
 namespace mb::onednn {
@@ -46,6 +47,9 @@ class LayerPlan final : public StepPlan {
   void plan_pool(std::size_t i, const dnnl::memory& src);
   void plan_dense(std::size_t i, const dnnl::memory& src);
   void plan_dropout(std::size_t i, const dnnl::memory& src);
+  // The own max-pooling kernel (blocked_pool.h) where layer i's shape is one it was written
+  // for; false leaves the layer to oneDNN.
+  bool plan_own_max_pool(std::size_t i, const dnnl::memory& src);
   // Mask or copy layer i's input into its output (dropout), and the backward of that.
   void dropout_forward(std::size_t i, bool training, const SampleKeys& samples);
   void dropout_backward(std::size_t i);
@@ -83,6 +87,16 @@ class LayerPlan final : public StepPlan {
     std::vector<uint8_t> kept;
   };
   std::unordered_map<std::size_t, DropoutBuffers> dropout_;
+  // Max-pooling layers on the own kernel: the shape it sees (channels padded to its block), its
+  // input, the argmax of the last forward, and ones in the output's layout (the kernel's ReLU
+  // fold then keeps every gradient: the layer before applies its own ReLU mask).
+  struct OwnPool {
+    PoolShape shape;
+    dnnl::memory in;
+    std::vector<uint8_t> arg;
+    std::vector<float> ones;
+  };
+  std::unordered_map<std::size_t, OwnPool> own_pool_;
   bool last_forward_training_ = false;
 
   std::vector<Step> weight_sync_, grad_export_;
