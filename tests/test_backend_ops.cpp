@@ -487,6 +487,43 @@ class TestBackendOps : public QObject {
   // gradients atol 1e-4 x the tensor's max |ref| / rtol 1e-3). The engine-level options do
   // not reach this switch (make_onednn_engine has none), so the plan is driven directly,
   // as the engine drives it.
+  // The own max-pooling kernel is a specialisation chosen by shape in any model: a valid 2x2
+  // pooling of a square image in a layout it reads (plain, blocked by 8 or 16); otherwise
+  // oneDNN's. Either way the same numbers as the reference (a linear conv before it: negative
+  // maxima, so its backward must not mask by the output's sign).
+  void own_max_pool_is_chosen_by_shape_data() {
+    QTest::addColumn<QString>("model");
+    QTest::addColumn<bool>("own");
+    QTest::newRow("after a conv, square") << "12x12x3:conv8-pool-dense5" << true;
+    QTest::newRow("after a linear conv") << "12x12x3:conv8_linear-pool-conv4-dense5" << true;
+    QTest::newRow("odd square side") << "13x13x1:conv6@3s-pool-dense4" << true;
+    QTest::newRow("on the input") << "12x12x3:pool-conv8-dense5" << true;
+    QTest::newRow("after dropout (plain)") << "12x12x3:conv8-drop25-pool-dense5" << true;
+    QTest::newRow("not square") << "12x10x3:conv8-pool-dense5" << false;
+    QTest::newRow("same padding") << "12x12x3:conv8-pool@s-dense5" << false;
+  }
+  void own_max_pool_is_chosen_by_shape() {
+    QFETCH(QString, model);
+    QFETCH(bool, own);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    std::vector<float> params(spec.param_count()), grads(spec.param_count());
+    dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    const std::string plan = onednn::make_step_plan(engine, 7, spec, params.data(), grads.data())->describe();
+    qInfo("%s", plan.c_str());
+    QCOMPARE(plan.find("own max-pool") != std::string::npos, own);
+    SelftestOptions opt;
+    opt.targets = {"onednn"};
+    opt.batches = {1, 7};
+    opt.model = spec;
+    int failures = 0;
+    for (const auto& c : run_selftest(opt))
+      if (!c.pass) {
+        qInfo().noquote() << describe(c);
+        ++failures;
+      }
+    QCOMPARE(failures, 0);
+  }
+
   void generic_layer_plan_matches_reference_data() {
     QTest::addColumn<QString>("model");
     QTest::addColumn<int>("batch");
