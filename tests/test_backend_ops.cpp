@@ -17,6 +17,7 @@
 #include <memory>
 #include <set>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -27,6 +28,7 @@
 #include "backends/onednn/adam_kernel.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
+#include "backends/onednn/conv_wgrad.h"
 #include "backends/onednn/layer_plan.h"
 #include "backends/onednn/onednn_engine.h"
 #include "backends/onednn/onednn_plan.h"
@@ -487,6 +489,83 @@ class TestBackendOps : public QObject {
   // gradients atol 1e-4 x the tensor's max |ref| / rtol 1e-3). The engine-level options do
   // not reach this switch (make_onednn_engine has none), so the plan is driven directly,
   // as the engine drives it.
+  // The own weight gradient of a convolution with few input channels (conv_wgrad.h) against
+  // a double loop, with the gradient blocked by 8 and by 16 (AVX2's and AVX-512's layouts, so
+  // both run on either), the block's padding channels included, on every SIMD target.
+  void conv_wgrad_matches_a_double_loop_data() {
+    QTest::addColumn<QString>("simd");
+    QTest::addColumn<int>("in_c");
+    QTest::addColumn<int>("kernel");
+    QTest::addColumn<bool>("same");
+    QTest::addColumn<int>("out_c");
+    QTest::addColumn<int>("block");
+    for (const auto& t : onednn::simd_targets())
+      for (int block : {8, 16})
+        for (const auto& [in_c, kernel, same, out_c] :
+             {std::tuple{1, 5, true, 6}, {3, 3, false, 20}, {1, 1, false, 16}, {4, 7, true, 9}, {2, 3, true, 32}})
+          QTest::addRow("%s/ic%d k%d %s oc%d /%d", t.name.c_str(), in_c, kernel, same ? "same" : "valid", out_c, block)
+              << QString::fromStdString(t.name) << in_c << kernel << same << out_c << block;
+  }
+  void conv_wgrad_matches_a_double_loop() {
+    QFETCH(QString, simd);
+    QFETCH(int, in_c);
+    QFETCH(int, kernel);
+    QFETCH(bool, same);
+    QFETCH(int, out_c);
+    QFETCH(int, block);
+    if (!simd_target_supported(simd)) QSKIP(qPrintable("this CPU cannot run " + simd));
+    ForcedSimdTarget forced(simd);
+    const int n = 3, h = 11, w = 9, pad = same ? kernel / 2 : 0;
+    const onednn::ConvWgradShape s{n, in_c, h, w, out_c, h + 2 * pad - kernel + 1, w + 2 * pad - kernel + 1, kernel, pad,
+                                   block};
+    QVERIFY(onednn::conv_wgrad_supported(s));
+    SplitMix64 rng(77);
+    std::vector<float> x(std::size_t(n * in_c * h * w)), dy_plain(std::size_t(n * out_c * s.out_h * s.out_w));
+    for (float& v : x) v = float(rng.next_unit() - 0.5);
+    for (float& v : dy_plain) v = float(rng.next_unit() - 0.5);
+    // Blocked: (n, c / B, y, x, c % B), the padding channels NaN-free zeros as oneDNN keeps them.
+    const int blocks = (out_c + block - 1) / block;
+    std::vector<float> dy(std::size_t(n * blocks * block * s.out_h * s.out_w), 0.0f);
+    for (int i = 0; i < n; ++i)
+      for (int c = 0; c < out_c; ++c)
+        for (int p = 0; p < s.out_h * s.out_w; ++p)
+          dy[((std::size_t(i) * blocks + c / block) * s.out_h * s.out_w + p) * block + c % block] =
+              dy_plain[(std::size_t(i) * out_c + c) * s.out_h * s.out_w + p];
+    const int taps = in_c * kernel * kernel;
+    std::vector<float> dw(std::size_t(out_c * taps), NAN), db(std::size_t(out_c), NAN);
+    onednn::conv_weight_grad(s, x.data(), dy.data(), dw.data(), db.data());
+    double worst = 0;
+    for (int oc = 0; oc < out_c; ++oc) {
+      double bias = 0, bias_abs = 0;
+      for (int i = 0; i < n; ++i)
+        for (int p = 0; p < s.out_h * s.out_w; ++p) {
+          const double g = dy_plain[(std::size_t(i) * out_c + oc) * s.out_h * s.out_w + p];
+          bias += g, bias_abs += std::fabs(g);
+        }
+      worst = std::max(worst, std::fabs(db[std::size_t(oc)] - bias) / bias_abs);
+      for (int ic = 0; ic < in_c; ++ic)
+        for (int ky = 0; ky < kernel; ++ky)
+          for (int kx = 0; kx < kernel; ++kx) {
+            double sum = 0, sum_abs = 0;
+            for (int i = 0; i < n; ++i)
+              for (int y = 0; y < s.out_h; ++y)
+                for (int xx = 0; xx < s.out_w; ++xx) {
+                  const int r = y + ky - pad, c = xx + kx - pad;
+                  if (r < 0 || r >= h || c < 0 || c >= w) continue;
+                  const double t = double(dy_plain[((std::size_t(i) * out_c + oc) * s.out_h + y) * s.out_w + xx]) *
+                                   x[((std::size_t(i) * in_c + ic) * h + r) * w + c];
+                  sum += t, sum_abs += std::fabs(t);
+                }
+            const float got = dw[std::size_t(oc) * taps + (ic * kernel + ky) * kernel + kx];
+            worst = std::max(worst, std::fabs(got - sum) / std::max(sum_abs, 1e-30));
+          }
+    }
+    qInfo("worst |error| / sum of |terms|: %.3g", worst);
+    // Float sums of a few hundred terms: each partial sum rounds by 2^-24 relative to the sum of
+    // the magnitudes so far, so a few hundred ulps of that is the bound; 1e-5 is ~170 ulps.
+    QVERIFY2(worst <= 1e-5, qPrintable(QString::number(worst)));
+  }
+
   // The own max-pooling kernel is a specialisation chosen by shape in any model: a valid 2x2
   // pooling of a square image in a layout it reads (plain, blocked by 8 or 16); otherwise
   // oneDNN's. Either way the same numbers as the reference (a linear conv before it: negative

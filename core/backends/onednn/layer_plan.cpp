@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "backends/onednn/conv_wgrad.h"
 #include "util/error.h"
 
 namespace mb::onednn {
@@ -153,30 +154,43 @@ void LayerPlan::plan_conv(std::size_t i, const memory& src) {
   ls.fwd.push_back(std::move(f));
   ls.impl.push_back(fmt::format("fwd {}", fwd.impl_info_str()));
 
-  // Backward in the layouts its fastest kernels want (the forward's are not always theirs: a
-  // few input channels read plain forward, blocked backward), reordered where they differ.
-  using BwdW = dnnl::convolution_backward_weights;
-  const memory::desc dst_any = any(dst_dims);
-  const auto bw = bias ? BwdW::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims),
-                                               plain_desc(b_dims), dst_any, strides, pads, pads},
-                                              attr_, engine_, fwd)
-                       : BwdW::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims), dst_any, strides,
-                                               pads, pads},
-                                              attr_, engine_, fwd);
-  account(bw);
-  const memory bw_src = in_layout(conv_src, bw.src_desc(), ls.bwd_w);
-  const memory bw_ddst = in_layout(d_out_[i], bw.diff_dst_desc(), ls.bwd_w);
-  Step w{BwdW(bw), {{DNNL_ARG_SRC, bw_src},
-                    {DNNL_ARG_DIFF_DST, bw_ddst},
-                    {DNNL_ARG_DIFF_WEIGHTS, export_grads(bw.diff_weights_desc(), flat_view(grads_, l.weight, w_dims))}}};
-  if (bias) w.args.emplace(DNNL_ARG_DIFF_BIAS, flat_view(grads_, l.bias, b_dims));
-  ls.bwd_w.push_back(std::move(w));
-  ls.impl.push_back(fmt::format("bwd-w {}", bw.impl_info_str()));
+  // The weight gradient: the own loop where few input channels meet a blocked gradient
+  // (conv_wgrad.h), else oneDNN's, in the layouts its fastest kernels want (the forward's are
+  // not always theirs: a few input channels read plain forward, blocked backward), reordered
+  // where they differ.
+  memory bw_ddst = d_out_[i];
+  const memory::desc& dd = d_out_[i].get_desc();
+  const int block = dd == memory::desc(dst_dims, Dt::f32, Tag::nChw8c)    ? 8
+                    : dd == memory::desc(dst_dims, Dt::f32, Tag::nChw16c) ? 16
+                                                                          : 0;
+  const ConvWgradShape ws{n, l.in.c, l.in.h, l.in.w, l.out.c, l.out.h, l.out.w, k, pad, block};
+  if (is_plain(conv_src.get_desc()) && conv_wgrad_supported(ws)) {
+    own_wgrad_[i] = {ws, conv_src};
+    ls.impl.push_back(fmt::format("bwd-w own (few channels, blocked by {})", block));
+  } else {
+    using BwdW = dnnl::convolution_backward_weights;
+    const memory::desc dst_any = any(dst_dims);
+    const auto bw = bias ? BwdW::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims),
+                                                 plain_desc(b_dims), dst_any, strides, pads, pads},
+                                                attr_, engine_, fwd)
+                         : BwdW::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims), dst_any, strides,
+                                                 pads, pads},
+                                                attr_, engine_, fwd);
+    account(bw);
+    const memory bw_src = in_layout(conv_src, bw.src_desc(), ls.bwd_w);
+    bw_ddst = in_layout(d_out_[i], bw.diff_dst_desc(), ls.bwd_w);
+    Step w{BwdW(bw), {{DNNL_ARG_SRC, bw_src},
+                      {DNNL_ARG_DIFF_DST, bw_ddst},
+                      {DNNL_ARG_DIFF_WEIGHTS, export_grads(bw.diff_weights_desc(), flat_view(grads_, l.weight, w_dims))}}};
+    if (bias) w.args.emplace(DNNL_ARG_DIFF_BIAS, flat_view(grads_, l.bias, b_dims));
+    ls.bwd_w.push_back(std::move(w));
+    ls.impl.push_back(fmt::format("bwd-w {}", bw.impl_info_str()));
+  }
 
   if (!l.needs_input_grad) return;
   using BwdD = dnnl::convolution_backward_data;
-  const auto bd = BwdD::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims), dst_any, strides, pads,
-                                        pads},
+  const auto bd = BwdD::primitive_desc({algorithm::convolution_direct, src_any, any(w_dims), any(dst_dims), strides,
+                                        pads, pads},
                                        attr_, engine_, fwd);
   account(bd);
   // bwd-w runs first: its copy of the output gradient serves bwd-d when the layouts agree.
@@ -434,6 +448,14 @@ void LayerPlan::backward(dnnl::stream& stream) {
         for (std::size_t e = 0; e < count; ++e) g[e] = a[e] > 0.0f ? g[e] : 0.0f;
       });
     if (!ls.bwd_w.empty()) stage(stream, ls.name + " bwd-w", [&] { run(stream, ls.bwd_w); });
+    if (const auto own = own_wgrad_.find(i); own != own_wgrad_.end())
+      stage(stream, ls.name + " bwd-w", [&] {
+        stream.wait();
+        const LayerShape& l = m.layers[i];
+        const ParamTensor& w = m.params[std::size_t(l.weight)];
+        float* db = l.bias >= 0 ? grads_ + m.params[std::size_t(l.bias)].offset : nullptr;
+        conv_weight_grad(own->second.shape, data_of(own->second.src), data_of(d_out_[i]), grads_ + w.offset, db);
+      });
     if (!m.layers[i].needs_input_grad) continue;
     stage(stream, ls.name + " bwd-d", [&] {
       if (m.layers[i].layer.kind == LayerKind::Dropout) {

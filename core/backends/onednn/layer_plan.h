@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/onednn/blocked_pool.h"
+#include "backends/onednn/conv_wgrad.h"
 #include "backends/onednn/step_plan.h"
 
 namespace mb::onednn {
@@ -97,6 +98,12 @@ class LayerPlan final : public StepPlan {
     std::vector<float> ones;
   };
   std::unordered_map<std::size_t, OwnPool> own_pool_;
+  // Convolutions whose weight gradient runs on the own loop: its shape and the plain input.
+  struct OwnWgrad {
+    ConvWgradShape shape;
+    dnnl::memory src;
+  };
+  std::unordered_map<std::size_t, OwnWgrad> own_wgrad_;
   bool last_forward_training_ = false;
 
   std::vector<Step> weight_sync_, grad_export_;
