@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "model/model_text.h"
 #include "test_support.h"
 #include "trainer_fixtures.h"
 #include "trainer/mirrored_trainer.h"
@@ -113,21 +114,28 @@ class TestBalancedTrainer : public QObject {
   void uneven_shares_train_what_one_replica_trains_data() {
     QTest::addColumn<int>("images");
     QTest::addColumn<int>("first");   // replica 0's share of 64 from step 3 on
-    QTest::newRow("48/16") << 256 << 48;
+    QTest::addColumn<QString>("model");
+    QTest::newRow("48/16") << 256 << 48 << "reference";
     // 68 samples: a last step of 4, where replica 0's share 4 x 8/64 is empty (zero gradient).
-    QTest::newRow("8/56, empty share in the last step") << 68 << 8;
+    QTest::newRow("8/56, empty share in the last step") << 68 << 8 << "reference";
+    // Dropout masks follow the global sample, whichever replica's share holds it.
+    QTest::newRow("48/16, colour model with dropout")
+        << 256 << 48 << "12x12x3:conv6@3s-pool@s-drop20-conv8_nobias-gap-drop10-dense5";
   }
   void uneven_shares_train_what_one_replica_trains() {
     QFETCH(int, images);
     QFETCH(int, first);
-    auto data = test::make_synthetic_split(images, 32);
-    const TrainConfig c = small_config("cpu:2");
+    QFETCH(QString, model);
+    const ModelSpec spec = model_from_text(model.toStdString());
+    auto data = test::make_model_split(spec, images, 32);
+    TrainConfig c = small_config("cpu:2"), c1 = small_config("cpu:1");
+    c.model = c1.model = spec;
     QTemporaryDir dir;
     const std::vector<ShareChange> shares = {{0, {32, 32}}, {1, {first, 64 - first}}};
     const Trained uneven = train(replay_of(c, record_with_shares(c, data, shares, dir, "uneven.json")), data);
     QCOMPARE(uneven.record.status, RunStatus::Completed);
     QVERIFY(uneven.record.replicas_in_sync);
-    const Trained one = train(small_config("cpu:1"), data);
+    const Trained one = train(c1, data);
     // Each replica's loss is divided by the global batch: the same gradient up to the order
     // of the float additions (as for lock-step's even shares, test_trainer).
     const double diff = max_abs_diff(uneven.params, one.params);
