@@ -19,7 +19,7 @@ namespace test = mb::test;
 
 namespace {
 
-const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text"};
+const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source"};
 
 // True when the input parsed, false when it was refused with a DataError (a ConfigError for
 // the model text).
@@ -28,6 +28,7 @@ bool replay(const std::string& target, std::string_view bytes) {
   if (target == "checkpoint") return mb::fuzz::checkpoint(bytes);
   if (target == "run_record") return mb::fuzz::run_record(bytes);
   if (target == "model_text") return mb::fuzz::model_text(bytes);
+  if (target == "data_source") return mb::fuzz::data_source(bytes);
   throw std::logic_error("unknown fuzz target " + target);
 }
 

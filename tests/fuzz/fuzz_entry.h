@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
+#include "data/synthetic.h"
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
 #include "model/model_summary.h"
@@ -135,6 +136,30 @@ inline bool model_text(std::string_view input) {
   } catch (const ConfigError&) {
     return false;
   } catch (const DataError&) {
+    return false;
+  }
+}
+
+// Input: a --data value. A synthetic source that parsed must write back to a word that reads
+// back to the same spec, within the limits, and (when small) make images of its shape whose
+// labels are below its class count. Anything else is "not synthetic" (nullopt) or refused.
+inline bool data_source(std::string_view input) {
+  try {
+    const auto spec = parse_synthetic_source(input);
+    if (!spec) return false;
+    if (spec->shape.h < 1 || spec->shape.w < 1 || spec->shape.c < 1 || spec->shape.h > kMaxImageSide ||
+        spec->shape.w > kMaxImageSide || spec->shape.c > kMaxChannels || spec->classes < 2 || spec->classes > kMaxClasses)
+      __builtin_trap();
+    const auto back = parse_synthetic_source(synthetic_source(*spec));
+    if (!back || !(*back == *spec)) __builtin_trap();
+    if (spec->shape.size() <= (1 << 14)) {
+      const Dataset d = make_synthetic_images(*spec, 3, 1, "fuzz");
+      if (d.pixels.size() != std::size_t(3 * spec->shape.size()) || d.labels.size() != 3) __builtin_trap();
+      for (uint8_t l : d.labels)
+        if (l >= spec->classes) __builtin_trap();
+    }
+    return true;
+  } catch (const ConfigError&) {
     return false;
   }
 }

@@ -135,3 +135,17 @@ write("model_text", "units-wrap-to-ten", b"conv32-pool-dense4294967306")
 write("model_text", "input-100000-square", b"100000x100000x3:conv32-dense10")
 write("model_text", "dense-preset-over-int", b"dense:4294967360")
 write("model_text", "flatten-over-int", b"1024x1024x64:conv4096@3s-flatten-dense10")   # 2^32 values
+
+# ---- data source: the --data value's synthetic form ----
+write("data_source", "valid-cifar-shape", b"synthetic:32x32x3")
+write("data_source", "valid-classes", b"synthetic:28x28x1:7")
+write("data_source", "valid-largest", b"synthetic:1024x1024x64:256")
+write("data_source", "two-sides", b"synthetic:28x28")
+write("data_source", "zero-side", b"synthetic:0x28x1")
+write("data_source", "one-class", b"synthetic:28x28x1:1")
+write("data_source", "too-many-classes", b"synthetic:28x28x1:257")
+write("data_source", "side-over-int", b"synthetic:99999999999x1x1")
+write("data_source", "side-too-large", b"synthetic:2048x2x1")
+write("data_source", "a-folder", b"/usr/share/datasets/fashion-mnist")
+write("data_source", "extra-field", b"synthetic:28x28x1:10:3")
+write("data_source", "plus-sign", b"synthetic:+28x28x1")
