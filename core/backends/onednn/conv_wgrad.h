@@ -22,7 +22,10 @@ bool conv_wgrad_supported(const ConvWgradShape& s);
 // dw = sum over images and positions of dy x the shifted input, OIHW (the flat buffer's
 // layout); db (nullptr: no bias) = sum of dy per channel. Overwrites both. Each image's sums
 // are formed first and then added in image order, so the result does not depend on the
-// thread count (threads take output-channel blocks).
-void conv_weight_grad(const ConvWgradShape& s, const float* x, const float* dy, float* dw, float* db);
+// thread count (threads take output-channel blocks). With `relu_out` (the layer's output, in
+// dy's layout) dy is read through the ReLU's derivative, relu_out > 0 ? dy : 0, the same bits
+// as masking dy first.
+void conv_weight_grad(const ConvWgradShape& s, const float* x, const float* dy, const float* relu_out, float* dw,
+                      float* db);
 
 }  // namespace mb::onednn

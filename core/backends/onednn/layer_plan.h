@@ -3,7 +3,7 @@
 // workspace, flatten as a view, and the two loops oneDNN lacks (the ReLU mask of backward and
 // dropout, whose masks are model/dropout.h's pure function of the sample). Every activation
 // keeps the layout its producer chose (blocked for convolutions on AVX-512/AVX2); a dense layer
-// reads it through weights reordered from the flat buffer's PyTorch layout.
+// reads a plain copy of a blocked one, with the flat buffer's PyTorch-layout weights in place.
 #pragma once
 #include <string>
 #include <unordered_map>
@@ -39,7 +39,8 @@ class LayerPlan final : public StepPlan {
     std::string name;                      // the layer's name (model_shape.h): "conv1", "pool2"
     std::vector<Step> fwd, bwd_w, bwd_d;   // oneDNN primitives (training forward)
     std::vector<Step> infer;               // forward for validation where it differs (poolings: no workspace)
-    bool relu = false;                     // backward starts with d_out *= (out > 0)
+    bool relu = false;                     // backward starts with d_out *= (out > 0)...
+    bool relu_folded = false;              // ...unless an own kernel reading d_out applies it
     std::vector<std::string> impl;         // implementation names, for describe()
   };
 
@@ -89,19 +90,24 @@ class LayerPlan final : public StepPlan {
   };
   std::unordered_map<std::size_t, DropoutBuffers> dropout_;
   // Max-pooling layers on the own kernel: the shape it sees (channels padded to its block), its
-  // input, the argmax of the last forward, and ones in the output's layout (the kernel's ReLU
-  // fold then keeps every gradient: the layer before applies its own ReLU mask).
+  // input, the argmax of the last forward, and what its backward masks the gradient by: its own
+  // output when the layer before ends in a ReLU (max > 0 is that ReLU's derivative at the
+  // argmax, so the layer before skips its mask pass), else ones.
   struct OwnPool {
     PoolShape shape;
     dnnl::memory in;
     std::vector<uint8_t> arg;
     std::vector<float> ones;
+    const float* mask_by = nullptr;
   };
   std::unordered_map<std::size_t, OwnPool> own_pool_;
-  // Convolutions whose weight gradient runs on the own loop: its shape and the plain input.
+  // Convolutions whose weight gradient runs on the own loop: its shape, the plain input, and
+  // the layer's ReLU output where the loop applies the ReLU mask as it reads the gradient (a
+  // first layer: nothing else reads that gradient).
   struct OwnWgrad {
     ConvWgradShape shape;
     dnnl::memory src;
+    dnnl::memory relu_out;
   };
   std::unordered_map<std::size_t, OwnWgrad> own_wgrad_;
   bool last_forward_training_ = false;
