@@ -7,8 +7,11 @@ another: any mirrorbench model text or preset, built by torch_model.net_from_sum
 (lr 1e-3, betas 0.9/0.999, eps 1e-7), same global batch, data resident in memory as float
 tensors. Modes:
   --procs 1 --threads T      one process, T intra-op threads
-  --synthetic N              N random images of the model's shape instead of the IDX data
-                             (for models of other shapes: the time does not depend on the values)
+  --synthetic N              the first N of mirrorbench's synthetic images of the model's shape
+                             (--data synthetic:HxWxC:K, remade bit for bit by synthetic_images.py)
+                             and its validation set, instead of the IDX data: the same values,
+                             because time depends on them (a set learnt to zero loss fills the
+                             gradients with subnormal floats)
   --procs P                  DistributedDataParallel over gloo, P processes x 1 thread, each
                              rank taking its contiguous share of every global batch
 Prints one JSON line per epoch: {"mode", "epoch", "time_s", "val_acc", "train_loss"}.
@@ -24,6 +27,7 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
+import synthetic_images
 from torch_model import Net, load, model_summary, net_from_summary
 
 
@@ -37,15 +41,16 @@ def evaluate(model, vx, vy):
     return correct / len(vx)
 
 
-def synthetic(summary, count, seed):
-    """`count` training and count / 6 validation images of the model's shape, values as the
-    IDX loader gives them (uint8 / 255), labels below the model's class count."""
+def synthetic(summary, count):
+    """The first `count` training images and the validation set of mirrorbench's synthetic data
+    of the model's shape and class count, values as the loader gives them (uint8 / 255)."""
     h, w, c = summary["input_shape"] if summary else (28, 28, 1)
     classes = summary["classes"] if summary else 10
-    gen = torch.Generator().manual_seed(seed)
-    make = lambda n: (torch.randint(0, 256, (n, c, h, w), generator=gen).to(torch.float32) / 255.0,
-                      torch.randint(0, classes, (n,), generator=gen))
-    return (*make(count), *make(max(1, count // 6)))
+    train, val = synthetic_images.split_sizes(h, w, c)
+    def make(n, seed):
+        pixels, labels = synthetic_images.make_images(h, w, c, classes, n, seed)
+        return torch.from_numpy(pixels).to(torch.float32) / 255.0, torch.from_numpy(labels).to(torch.int64)
+    return (*make(min(count, train), synthetic_images.TRAIN_SEED), *make(val, synthetic_images.VAL_SEED))
 
 
 def train(rank, procs, args, mode):
@@ -56,7 +61,7 @@ def train(rank, procs, args, mode):
         os.environ.setdefault("MASTER_PORT", str(args.port))
         dist.init_process_group("gloo", rank=rank, world_size=procs)
     summary = model_summary(args.model) if args.model else None
-    xs, ys, vx, vy = synthetic(summary, args.synthetic, args.seed) if args.synthetic else load(args.data, args.limit_train)
+    xs, ys, vx, vy = synthetic(summary, args.synthetic) if args.synthetic else load(args.data, args.limit_train)
     model = net_from_summary(summary) if summary else Net()
     if procs > 1:
         model = nn.parallel.DistributedDataParallel(model)
@@ -103,7 +108,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--limit-train", type=int, default=0)
     ap.add_argument("--model", default="", help="a mirrorbench model text or preset (default: the reference CNN)")
-    ap.add_argument("--synthetic", type=int, default=0, help="train on N random images of the model's shape")
+    ap.add_argument("--synthetic", type=int, default=0, help="train on the first N of mirrorbench's synthetic images of the model's shape")
     ap.add_argument("--port", type=int, default=29517)
     args = ap.parse_args()
     mode = f"torch {args.procs}proc x {args.threads if args.procs == 1 else 1}thr" + (" DDP" if args.procs > 1 else "")

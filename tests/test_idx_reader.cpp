@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +15,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "data/synthetic.h"
 #include "test_support.h"
 #include "util/error.h"
 
@@ -118,6 +120,8 @@ class TestIdxReader : public QObject {
   void load_dir_missing();
   void default_data_dir_honours_the_environment();
   void fashion_mnist();
+  void synthetic_images_are_pinned();
+  void synthetic_images_are_learnable_but_not_to_100_percent();
 
  private:
   fs::path dir() const { return fs::path(tmp_.path().toStdString()); }
@@ -385,6 +389,69 @@ void TestIdxReader::fashion_mnist() {
     // Fashion-MNIST is balanced: 6,000 / 1,000 of each class.
     for (int64_t n : per_class) QCOMPARE(n, set->count / 10);
   }
+}
+
+// FNV-1a 64 over labels, then pixels: the digest tests/test_synthetic_images.py pins for the
+// NumPy remake of the same set (bench/synthetic_images.py), so PyTorch's side of a benchmark
+// trains on these very images.
+uint64_t labels_then_pixels_digest(const Dataset& d) {
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (const auto* bytes : {&d.labels, &d.pixels})
+    for (uint8_t b : *bytes) h = (h ^ b) * 0x100000001B3ull;
+  return h;
+}
+
+void TestIdxReader::synthetic_images_are_pinned() {
+  const SyntheticSpec spec{{7, 5, 3}, 4};
+  const Dataset d = make_synthetic_images(spec, 9, 0x7261696E, "pinned");
+  QCOMPARE(d.labels.size(), std::size_t(9));
+  QCOMPARE(d.pixels.size(), std::size_t(9 * 7 * 5 * 3));
+  QCOMPARE(labels_then_pixels_digest(d), uint64_t(2021891162517911781ull));
+  QCOMPARE(labels_then_pixels_digest(make_synthetic_images({{32, 32, 3}, 10}, 20, 0x76616C00, "cifar-like")),
+           uint64_t(14688361112842884821ull));
+  // The first k images of a larger set are the k of a smaller one (--limit-train's prefix).
+  const Dataset more = make_synthetic_images(spec, 30, 0x7261696E, "more");
+  QVERIFY(std::equal(d.pixels.begin(), d.pixels.end(), more.pixels.begin()));
+  QVERIFY(std::equal(d.labels.begin(), d.labels.end(), more.labels.begin()));
+}
+
+// A nearest-class-mean reader (means from the set itself) gets about the ceiling the random
+// labels leave, 1 - 0.1 x (1 - 1/K): the classes are told apart by their templates, and no
+// reader can do much better.
+void TestIdxReader::synthetic_images_are_learnable_but_not_to_100_percent() {
+  const SyntheticSpec spec{{16, 16, 3}, 5};
+  const int n = 3000;
+  const Dataset d = make_synthetic_images(spec, n, 11, "learnable");
+  const std::size_t per = std::size_t(spec.shape.size());
+  std::vector<std::vector<double>> mean(5, std::vector<double>(per, 0.0));
+  std::vector<int> count(5, 0);
+  for (int i = 0; i < n; ++i) {
+    const int l = d.labels[std::size_t(i)];
+    QVERIFY(l < 5);
+    ++count[std::size_t(l)];
+    for (std::size_t p = 0; p < per; ++p) mean[std::size_t(l)][p] += d.pixels[std::size_t(i) * per + p];
+  }
+  for (int k = 0; k < 5; ++k) {
+    QVERIFY(count[std::size_t(k)] > n / 10);
+    for (double& v : mean[std::size_t(k)]) v /= count[std::size_t(k)];
+  }
+  int right = 0;
+  for (int i = 0; i < n; ++i) {
+    int best = 0;
+    double best_d = 1e300;
+    for (int k = 0; k < 5; ++k) {
+      double dist = 0;
+      for (std::size_t p = 0; p < per; ++p) {
+        const double e = d.pixels[std::size_t(i) * per + p] - mean[std::size_t(k)][p];
+        dist += e * e;
+      }
+      if (dist < best_d) best_d = dist, best = k;
+    }
+    right += best == d.labels[std::size_t(i)];
+  }
+  const double accuracy = double(right) / n, ceiling = 1.0 - kSyntheticRelabelled * (1.0 - 1.0 / 5);
+  qInfo("nearest class mean: %.3f (ceiling %.3f)", accuracy, ceiling);
+  QVERIFY2(accuracy > ceiling - 0.05 && accuracy < ceiling + 0.02, qPrintable(QString::number(accuracy)));
 }
 
 QTEST_GUILESS_MAIN(TestIdxReader)

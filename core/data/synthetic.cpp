@@ -29,15 +29,17 @@ int whole(std::string_view digits) {
                                 source, why));
 }
 
-// A smooth template per class: a few seeded sinusoids over the plane, per channel, in 0..1.
+// A smooth template per class: per channel a triangle wave across the plane, of seeded
+// frequencies and phase, in 0..1 (exactly rounded operations only, see synthetic.h).
 std::vector<float> class_template(const SyntheticSpec& s, int label) {
   SplitMix64 rng(0x5EEDull * 977 + uint64_t(label) * 0x9E3779B97F4A7C15ull);
   std::vector<float> t(std::size_t(s.shape.size()));
   for (int c = 0; c < s.shape.c; ++c) {
-    const double fy = 0.5 + 3.0 * rng.next_unit(), fx = 0.5 + 3.0 * rng.next_unit(), phase = 6.2832 * rng.next_unit();
+    const double fy = 0.5 + 3.0 * rng.next_unit(), fx = 0.5 + 3.0 * rng.next_unit(), phase = rng.next_unit();
     for (int y = 0; y < s.shape.h; ++y)
       for (int x = 0; x < s.shape.w; ++x) {
-        const double v = std::sin(fy * 6.2832 * y / s.shape.h + fx * 6.2832 * x / s.shape.w + phase);
+        const double u = fy * y / s.shape.h + fx * x / s.shape.w + phase;
+        const double v = 4.0 * std::fabs(u - std::floor(u) - 0.5) - 1.0;
         t[(std::size_t(c) * s.shape.h + y) * s.shape.w + x] = float(0.5 + 0.5 * v);
       }
   }
@@ -87,9 +89,11 @@ Dataset make_synthetic_images(const SyntheticSpec& s, int64_t count, uint64_t se
   std::vector<std::vector<float>> templates;
   for (int k = 0; k < s.classes; ++k) templates.push_back(class_template(s, k));
   SplitMix64 rng(seed);
-  for (int64_t i = 0; i < count; ++i) {
+  for (int64_t i = 0; i < count; ++i) {   // three draws for the label, then one per pixel
     const int label = int(rng.below(uint64_t(s.classes)));
-    d.labels[std::size_t(i)] = uint8_t(label);
+    const bool relabelled = rng.next_unit() < kSyntheticRelabelled;
+    const int drawn = int(rng.below(uint64_t(s.classes)));
+    d.labels[std::size_t(i)] = uint8_t(relabelled ? drawn : label);
     const std::vector<float>& t = templates[std::size_t(label)];
     uint8_t* img = d.pixels.data() + std::size_t(i) * per;
     for (std::size_t p = 0; p < per; ++p) {
