@@ -532,6 +532,43 @@ class TestCli : public QObject {
     QCOMPARE(checkpoint_metadata(ckpt).at("model"), mb::model_text(m));
   }
 
+  // A Keras file as --model: `model FILE` says what it read, and the model trains in sync on two
+  // replicas; a refused layer exits 2 naming it.
+  void trains_a_keras_file_in_sync() {
+    const QString file = tmp_.filePath("keras_model.json");
+    const nlohmann::json layer = {{"class_name", "Conv2D"},
+                                  {"config", {{"name", "conv2d"}, {"filters", 8}, {"kernel_size", {3, 3}},
+                                              {"padding", "same"}, {"activation", "relu"},
+                                              {"batch_input_shape", {nullptr, 16, 16, 3}}}}};
+    nlohmann::json model = {{"class_name", "Sequential"},
+                            {"config", {{"name", "tiny"},
+                                        {"layers", {layer,
+                                                    {{"class_name", "MaxPooling2D"}, {"config", {{"name", "pool"}}}},
+                                                    {{"class_name", "Flatten"}, {"config", {{"name", "flatten"}}}},
+                                                    {{"class_name", "Dense"},
+                                                     {"config", {{"name", "out"}, {"units", 5}, {"activation", "softmax"}}}}}}}},
+                            {"keras_version", "2.15.0"}};
+    std::ofstream(file.toStdString()) << model.dump();
+    Result r = run_cli({"model", file});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("Keras 2.15.0 JSON") && r.out.contains("16x16x3:conv8@3s-pool-dense5") &&
+                 r.out.contains("softmax") && r.out.contains("2,789"),   // 3*3*3*8+8 = 224, 8*8*8*5+5 = 2,565
+             qPrintable(r.out));
+    const QString json = tmp_.filePath("keras.json");
+    r = run_cli({"train", "--model", file, "--data", "synthetic:16x16x3:5", "--limit-train", "256", "--limit-val", "64",
+                 "--devices", "cpu:2", "--batch", "32", "--epochs", "1", "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const mb::RunRecord rec = mb::read_run_json(json.toStdString());
+    QVERIFY(rec.replicas_in_sync);
+    QCOMPARE(mb::model_text(rec.config.model), std::string("16x16x3:conv8@3s-pool-dense5"));
+
+    model["config"]["layers"][1] = {{"class_name", "BatchNormalization"}, {"config", {{"name", "bn"}}}};
+    std::ofstream(file.toStdString()) << model.dump();
+    r = run_cli({"train", "--model", file, "--data", "synthetic:16x16x3:5", "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("model.layers[1] 'bn' (BatchNormalization)"), qPrintable(r.err));
+  }
+
   void a_model_that_does_not_fit_the_data_names_both_shapes() {
     // cnn-cifar reads 32x32x3; the data set is 28x28x1.
     Result r = run_cli({"train", "--model", "cnn-cifar", "--data", data_dir_, "--epochs", "1"});

@@ -19,7 +19,7 @@ namespace test = mb::test;
 
 namespace {
 
-const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source"};
+const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source", "keras", "zip"};
 
 // True when the input parsed, false when it was refused with a DataError (a ConfigError for
 // the model text).
@@ -29,6 +29,8 @@ bool replay(const std::string& target, std::string_view bytes) {
   if (target == "run_record") return mb::fuzz::run_record(bytes);
   if (target == "model_text") return mb::fuzz::model_text(bytes);
   if (target == "data_source") return mb::fuzz::data_source(bytes);
+  if (target == "keras") return mb::fuzz::keras(bytes);
+  if (target == "zip") return mb::fuzz::zip(bytes);
   throw std::logic_error("unknown fuzz target " + target);
 }
 

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "config/option_text.h"
+#include "keras/keras_model.h"
 #include "util/digest.h"
 #include "util/error.h"
 
@@ -45,7 +46,7 @@ void parse_precision_option(TrainConfig& c, std::string_view text) {
 }
 
 std::string format_model(const TrainConfig& c) { return model_text(c.model); }
-void parse_model(TrainConfig& c, std::string_view text) { c.model = model_from_text(text); }
+void parse_model(TrainConfig& c, std::string_view text) { c.model = model_from_source(text); }
 
 // The simulated link: "GBIT[:US]" (bandwidth in Gbit/s, latency in microseconds), or "off".
 }  // namespace
@@ -207,7 +208,8 @@ const TrainOption kOptions[] = {
     {.key = "model", .flag = "--model", .value_name = "M",
      .help = "a preset (reference, dense:N with N dense units, mlp, lenet5, cnn-cifar) or layers joined by '-': "
              "convF convF@K convF@Ks pool pool@s avgpool gap flatten denseN dropP, an optional HxWxC: prefix "
-             "(mirrorbench-cli model M shows its layers)",
+             "(mirrorbench-cli model M shows its layers), or a Keras model file: model.to_json() output, a .keras file, a "
+             "TensorFlow.js model.json",
      .kind = OptionKind::Custom, .agree = true, .record_keys = "model,layers", .example = "dense:4096",
      .format = format_model, .parse = parse_model,
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.model = c.model; },

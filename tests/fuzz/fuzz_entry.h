@@ -13,7 +13,9 @@
 #include <nlohmann/json.hpp>
 
 #include "data/dataset.h"
+#include "archive/zip_archive.h"
 #include "data/synthetic.h"
+#include "keras/keras_model.h"
 #include "model/cnn_spec.h"
 #include "model/model_spec.h"
 #include "model/model_summary.h"
@@ -160,6 +162,43 @@ inline bool data_source(std::string_view input) {
     }
     return true;
   } catch (const ConfigError&) {
+    return false;
+  }
+}
+
+// Input: a Keras model file's bytes (JSON, or a .keras zip when it starts with "PK"). A model
+// that imported must be a valid model whose text reads back to it; anything else is refused
+// as data (DataError) or as a model mirrorbench does not train (ConfigError).
+inline bool keras(std::string_view input) {
+  try {
+    const KerasImport k = input.starts_with("PK") ? import_keras_archive(std::string(input), "fuzz.keras")
+                                                 : import_keras_json(input, "fuzz.json");
+    if (!(model_from_text(mb::model_text(k.model)) == k.model) || k.model.layers().empty() || k.notes.empty())
+      __builtin_trap();
+    return true;
+  } catch (const ConfigError&) {
+    return false;
+  } catch (const DataError&) {
+    return false;
+  }
+}
+
+// Input: a zip archive. Every entry listed is read within small limits (or refused), and what
+// is read is never longer than the limit.
+inline bool zip(std::string_view input) {
+  ZipLimits limits;
+  limits.max_entries = 64;
+  limits.max_entry_bytes = 1 << 20;
+  try {
+    const ZipArchive z(std::string(input), "fuzz.zip", limits);
+    for (const std::string& name : z.entries()) {
+      try {
+        if (z.read(name).size() > std::size_t(limits.max_entry_bytes)) __builtin_trap();
+      } catch (const DataError&) {
+      }
+    }
+    return true;
+  } catch (const DataError&) {
     return false;
   }
 }

@@ -149,3 +149,81 @@ write("data_source", "side-too-large", b"synthetic:2048x2x1")
 write("data_source", "a-folder", b"/usr/share/datasets/fashion-mnist")
 write("data_source", "extra-field", b"synthetic:28x28x1:10:3")
 write("data_source", "plus-sign", b"synthetic:+28x28x1")
+
+# ---- Keras model files: JSON (to_json, Keras 3 config.json, TF.js), or a .keras zip ----
+import io
+import zipfile
+
+
+def keras_layer(cls, **config):
+    return {"class_name": cls, "config": dict(name=cls.lower(), trainable=True, dtype="float32", **config)}
+
+
+def keras_sequential(layers, **extra):
+    return dict({"class_name": "Sequential", "config": {"name": "sequential", "layers": layers}}, **extra)
+
+
+REF_LAYERS = [
+    keras_layer("Conv2D", filters=32, kernel_size=[3, 3], strides=[1, 1], padding="valid", activation="relu",
+                use_bias=True, batch_input_shape=[None, 28, 28, 1]),
+    keras_layer("MaxPooling2D", pool_size=[2, 2], strides=[2, 2], padding="valid"),
+    keras_layer("Conv2D", filters=64, kernel_size=[3, 3], padding="valid", activation="relu"),
+    keras_layer("MaxPooling2D", pool_size=[2, 2]),
+    keras_layer("Flatten"),
+    keras_layer("Dense", units=64, activation="relu"),
+    keras_layer("Dense", units=10, activation="softmax"),
+]
+ref = keras_sequential(REF_LAYERS, keras_version="2.13.1", backend="tensorflow")
+write("keras", "valid-keras2-reference", json.dumps(ref).encode())
+write("keras", "valid-keras22-bare-list", json.dumps({"class_name": "Sequential", "config": REF_LAYERS}).encode())
+write("keras", "valid-tfjs", json.dumps({"format": "layers-model", "modelTopology": {"model_config": ref}}).encode())
+k3 = keras_sequential([{"module": "keras.layers", "class_name": "InputLayer", "registered_name": None,
+                        "config": {"batch_shape": [None, 32, 32, 3], "dtype": "float32", "name": "input_layer"}},
+                       keras_layer("Conv2D", filters=8, kernel_size=[3, 3], padding="same",
+                                   activation={"module": "keras.activations", "class_name": "function",
+                                               "config": "relu", "registered_name": "function"}),
+                       keras_layer("GlobalAveragePooling2D"), keras_layer("Dense", units=10, activation="softmax")],
+                      module="keras")
+write("keras", "valid-keras3-config", json.dumps(k3).encode())
+buf = io.BytesIO()
+with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as z:
+    for name, data in [("metadata.json", b'{"keras_version": "3.3.3"}'), ("config.json", json.dumps(k3).encode()),
+                       ("model.weights.h5", b"\x89HDF\r\n\x1a\n")]:
+        z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, zipfile.ZIP_DEFLATED)
+write("keras", "valid-keras3-archive", buf.getvalue())
+lam = json.loads(json.dumps(ref))
+lam["config"]["layers"].insert(2, keras_layer("Lambda", function=["4wEAAAAAAAAAAAAAAAEAAAAC", None, None],
+                                              function_type="lambda"))
+write("keras", "lambda", json.dumps(lam).encode())
+branch = {"class_name": "Functional", "config": {"name": "model", "layers": [
+    {"class_name": "InputLayer", "name": "in", "inbound_nodes": [],
+     "config": {"name": "in", "batch_input_shape": [None, 28, 28, 1]}},
+    dict(keras_layer("Conv2D", filters=4, kernel_size=3), name="a", inbound_nodes=[[["in", 0, 0, {}]]]),
+    dict(keras_layer("Conv2D", filters=4, kernel_size=3), name="b", inbound_nodes=[[["in", 0, 0, {}]]]),
+    dict(keras_layer("Add"), name="add", inbound_nodes=[[["a", 0, 0, {}], ["b", 0, 0, {}]]])]}}
+write("keras", "functional-branches", json.dumps(branch).encode())
+write("keras", "deep-nesting", b"[" * 5000 + b"]" * 5000)
+write("keras", "no-input-shape", json.dumps(keras_sequential(REF_LAYERS[1:])).encode())
+
+# ---- zip archives ----
+def zip_of(entries, method=zipfile.ZIP_DEFLATED):
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", method) as z:
+        for name, data in entries:
+            z.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), data, method)
+    return buf.getvalue()
+
+
+write("zip", "valid-two-entries", zip_of([("a.txt", b"hello"), ("dir/b.bin", bytes(range(256)))]))
+write("zip", "valid-stored", zip_of([("s", b"stored bytes")], zipfile.ZIP_STORED))
+write("zip", "bomb-2mb-of-zeros", zip_of([("config.json", b"\0" * (2 << 20))]))
+write("zip", "truncated", zip_of([("a.txt", b"hello" * 100)])[:-30])
+lying = bytearray(zip_of([("a.txt", b"x" * 1000)]))
+at = lying.rfind(b"PK\x01\x02")
+lying[at + 24:at + 28] = struct.pack("<I", 10)   # the central directory's uncompressed size: 10
+write("zip", "size-lie", bytes(lying))
+write("zip", "not-a-zip", b"PK\x03\x04" + b"\0" * 60)
+
+# The hand-written Keras fixtures of every format (tests/data/keras/), accepted or refused.
+for fixture in sorted((HERE.parent / "data" / "keras").glob("*.json")):
+    write("keras", "fixture-" + fixture.stem.replace("_", "-"), fixture.read_bytes())
