@@ -331,17 +331,18 @@ void TestInsight::what_if_link_says_whether_it_changes_anything_here() {
     for (const QLabel* l : picker.findChildren<QLabel*>()) all += l->text();
     return all;
   };
-  picker.set(ModelSpec{}, SimulatedLink{1, 0});
+  picker.set_model(ModelSpec{});
+  picker.set_link(SimulatedLink{1, 0});
   picker.set_replicas(2);
   QVERIFY2(note().contains("Calibrate"), qPrintable(note()));   // nothing to compare with yet
   const MachineCalibration m = synthetic_calibration(2);
   picker.set_calibration(&m.calibration);
   QVERIFY2(note().contains("sets the exchange's pace") && note().contains("3.9 ms"), qPrintable(note()));
-  picker.set(ModelSpec{}, SimulatedLink{400, 0});
+  picker.set_link(SimulatedLink{400, 0});
   QVERIFY2(note().contains("changes nothing here") && note().contains("0.498 ms"), qPrintable(note()));
   picker.set_replicas(1);
   QVERIFY(note().contains("One replica exchanges nothing"));
-  picker.set(ModelSpec{}, SimulatedLink{});
+  picker.set_link(SimulatedLink{});
   QVERIFY(!note().contains("exchange"));   // no link: nothing said about one
 }
 

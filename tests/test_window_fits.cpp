@@ -340,7 +340,7 @@ void TestWindowFits::the_setup_column_holds_still_as_hints_change() {
   QVERIFY(!before.isEmpty());
 
   auto* straggler = panel->findChild<QGroupBox*>("straggler_group");
-  auto* model = panel->findChild<QComboBox*>("what_if_model");
+  auto* model = panel->findChild<QComboBox*>("model_preset");
   auto* link = panel->findChild<QComboBox*>("what_if_link");
   QVERIFY(straggler && model && link);
   const std::vector<std::pair<QString, std::function<void(bool)>>> switches = {
@@ -369,7 +369,8 @@ void TestWindowFits::the_setup_column_holds_still_as_hints_change() {
   }
 
   // The what-if group's longest note: a what-if model over the slowest simulated link.
-  model->setCurrentIndex(model->count() - 1);
+  model->setCurrentIndex(model->count() - 2);   // the last preset (the item after it: "your own")
+  emit model->activated(model->count() - 2);
   link->setCurrentIndex(link->count() - 1);
   settle();
   QVERIFY(link->currentIndex() > 0);

@@ -14,7 +14,9 @@
 #include <QImage>
 #include <QLabel>
 #include <QLineSeries>
+#include <QLineEdit>
 #include <QListWidget>
+#include <QMessageBox>
 #include <QProcess>
 #include <QProgressBar>
 #include <QPushButton>
@@ -54,6 +56,8 @@
 #include "records/run_record.h"
 #include "run/progress_panel.h"
 #include "run/run_controller.h"
+#include "model/model_text.h"
+#include "setup/model_picker.h"
 #include "setup/run_setup_panel.h"
 #include "gui_process.h"
 #include "gui_window_fixture.h"
@@ -148,6 +152,7 @@ class TestWorkbench : public QObject {
   void shutdown_with_a_queued_run_ends_the_plan();
   void hand_copied_run_file_is_its_own_run();
   void invalid_batch_is_explained_in_place();
+  void the_model_group_reads_texts_presets_and_keras_files();
   void the_wheel_scrolls_past_unfocused_fields();
   void log_panel_filters_by_level();
   void device_list_offers_gpus_and_explains_their_absence();
@@ -891,6 +896,60 @@ void TestWorkbench::exports_confirm_and_remember_their_folder() {
   QCOMPARE(opened, QDir(out.path()).absolutePath());
   confirm_export(window_.get(), file);
   QVERIFY2(window_->statusBar()->currentMessage().contains(file), qPrintable(window_->statusBar()->currentMessage()));
+}
+
+// The Model group: its note follows the text as it is typed (or says inline why it is no model,
+// and Run waits), presets fill the text, a Keras file fills it with what the file was read as,
+// and a file that cannot be trained is refused in a dialog naming its layer, the text kept.
+void TestWorkbench::the_model_group_reads_texts_presets_and_keras_files() {
+  auto* text = window_->findChild<QLineEdit*>("model_text");
+  auto* note = window_->findChild<QLabel*>("model_note");
+  auto* preset = window_->findChild<QComboBox*>("model_preset");
+  auto* picker = window_->findChild<ModelPicker*>("model_group");
+  auto* run = window_->findChild<QPushButton*>("run_button");
+  QVERIFY(text && note && preset && picker && run);
+  QCOMPARE(text->text(), QString("reference"));
+  QVERIFY2(note->text().contains("121,930 parameters") && note->text().contains("0.49 MB per all-reduce"),
+           qPrintable(note->text()));
+  QVERIFY(run->isEnabled());
+
+  text->selectAll();
+  QTest::keyClicks(text, "28x28x1:conv8-pool-dense");   // no units yet
+  QVERIFY(!picker->model());
+  QVERIFY2(note->text().contains("dense"), qPrintable(note->text()));
+  QVERIFY(!run->isEnabled());
+  QTest::keyClicks(text, "10");
+  QVERIFY(picker->model());
+  // 3*3*1*8+8 = 80, 13*13*8*10+10 = 13,530
+  QVERIFY2(note->text().contains("13,610 parameters") && note->text().contains("Not the reference CNN"),
+           qPrintable(note->text()));
+  QCOMPARE(preset->currentIndex(), preset->count() - 1);   // "your own"
+  QVERIFY(run->isEnabled());
+
+  const int mlp = preset->findText("mlp");
+  QVERIFY(mlp >= 0);
+  preset->setCurrentIndex(mlp);
+  emit preset->activated(mlp);
+  QCOMPARE(text->text(), QString("mlp"));
+  QVERIFY2(note->text().contains("242,762 parameters"), qPrintable(note->text()));
+
+  const QString keras = QString(MB_TEST_DATA_DIR) + "/keras/";
+  QVERIFY(picker->open_keras_file(keras + "keras3_cifar_config.json"));
+  QCOMPARE(text->text().toStdString(), model_text(model_from_text("cnn-cifar")));
+  QCOMPARE(preset->currentText(), QString("cnn-cifar"));
+  QVERIFY2(note->text().contains("From keras3_cifar_config.json") && note->text().contains("1,250,858"),
+           qPrintable(note->text()));
+
+  QString refusal;
+  QTimer::singleShot(0, [&] {
+    auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget());
+    if (!box) return;
+    refusal = box->text();
+    box->accept();
+  });
+  QVERIFY(!picker->open_keras_file(keras + "refuse_batchnorm.json"));
+  QVERIFY2(refusal.contains("model.layers[1] 'batch_normalization' (BatchNormalization)"), qPrintable(refusal));
+  QCOMPARE(text->text().toStdString(), model_text(model_from_text("cnn-cifar")));
 }
 
 void TestWorkbench::scripted_mode_exit_codes() {

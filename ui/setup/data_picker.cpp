@@ -12,6 +12,8 @@
 #include <filesystem>
 
 #include "data/dataset.h"
+#include "data/synthetic.h"
+#include "model/model_shape.h"
 #include "setup/note_label.h"
 
 namespace mb {
@@ -23,6 +25,10 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
   combo_->setMinimumContentsLength(16);
   combo_->addItem(tr("Fashion-MNIST (default)"), QString());
   combo_->setItemData(0, QString::fromStdString(default_data_dir().string()), Qt::ToolTipRole);
+  combo_->addItem(tr("Synthetic images"), QStringLiteral("synthetic"));
+  combo_->setItemData(1, tr("Labelled images of the model's input shape, seeded: any model runs for speed. Not a real "
+                            "data set: its runs are never a baseline for one."),
+                      Qt::ToolTipRole);
   browse_ = new QToolButton(this);
   browse_->setText(tr("Other folder…"));
   browse_->setToolTip(tr("Choose a folder with IDX files in the MNIST layout: train-images-idx3-ubyte, "
@@ -43,10 +49,24 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
   update_status();
 }
 
-QString DataPicker::dir() const { return combo_->currentData().toString(); }
+QString DataPicker::dir() const {
+  if (!synthetic()) return combo_->currentData().toString();
+  return QString::fromStdString(synthetic_source({input_, std::max(classes_, 2)}));
+}
+
+bool DataPicker::synthetic() const { return combo_->currentData().toString() == QStringLiteral("synthetic"); }
+
+void DataPicker::set_model(const ImageShape& input, int classes) {
+  if (input == input_ && classes == classes_) return;
+  input_ = input;
+  classes_ = std::min(classes, kMaxClasses);
+  update_status();
+  if (synthetic()) emit changed();
+}
 
 void DataPicker::set_dir(const QString& dir) {
   if (dir.isEmpty()) combo_->setCurrentIndex(0);
+  else if (parse_synthetic_source(dir.toStdString())) combo_->setCurrentIndex(1);   // its shape: the model's
   else add_dir(dir, true);
 }
 
@@ -71,7 +91,7 @@ void DataPicker::browse() {
 
 QStringList DataPicker::recent_dirs() const {
   QStringList dirs;
-  for (int i = 1; i < combo_->count(); ++i) dirs << combo_->itemData(i).toString();
+  for (int i = 2; i < combo_->count(); ++i) dirs << combo_->itemData(i).toString();   // after default and synthetic
   return dirs;
 }
 
@@ -82,6 +102,7 @@ void DataPicker::set_recent_dirs(const QStringList& dirs) {
 }
 
 QString DataPicker::problem() const {
+  if (synthetic()) return {};
   const QString chosen = dir();
   const std::filesystem::path folder =
       chosen.isEmpty() ? default_data_dir() : std::filesystem::path(chosen.toStdString());
@@ -101,11 +122,43 @@ QString DataPicker::problem() const {
   if (!missing.isEmpty())
     return tr("%1 is not an IDX data folder: missing %2 (raw or .gz).")
         .arg(QString::fromStdString(folder.string()), missing.join(", "));
+  return misfit();
+}
+
+QString DataPicker::misfit() const {
+  if (synthetic()) return {};
+  if (input_ != ImageShape{28, 28, 1})
+    return tr("The model reads %1x%2x%3 images; an IDX folder holds 28x28x1 ones: choose Synthetic images (of "
+              "the model's shape), or a model for 28x28x1.")
+        .arg(input_.h)
+        .arg(input_.w)
+        .arg(input_.c);
+  if (classes_ < 10)
+    return tr("The model has %1 outputs; an IDX folder has 10 classes: end the model with dense10.").arg(classes_);
   return {};
 }
 
 void DataPicker::update_status() {
-  // A problem is explained by the panel under all the fields; here only the good case.
+  if (synthetic()) {
+    status_->setStyleSheet("color: #555555;");
+    status_->setText(tr("Synthetic %1x%2x%3 images, %4 classes, one label in ten random: for speed, not a data set's "
+                        "accuracy.")
+                         .arg(input_.h)
+                         .arg(input_.w)
+                         .arg(input_.c)
+                         .arg(std::max(classes_, 2)));
+    status_->setVisible(true);
+    return;
+  }
+  // A model of another shape is said here too, where it is fixed (the panel lists every
+  // problem under the fields); a folder's own problem only there.
+  if (const QString m = misfit(); !m.isEmpty()) {
+    status_->setStyleSheet("color: #b00020;");
+    status_->setText(m);
+    status_->setVisible(true);
+    return;
+  }
+  status_->setStyleSheet("color: #555555;");
   const bool ok = problem().isEmpty();
   QString folder = dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir();
   // A path has no spaces to wrap at: let it break after each "/" (a zero-width space), so a

@@ -1,10 +1,13 @@
-// The setup panel's data set group: Fashion-MNIST by default, or any folder with the four
-// MNIST-layout IDX files (chosen with Browse, remembered as recent folders), and what is
-// wrong with the chosen folder, if anything.
+// The setup panel's data set group: Fashion-MNIST by default, any folder with the four
+// MNIST-layout IDX files (chosen with Browse, remembered as recent folders), or synthetic
+// images of the model's shape (data/synthetic.h: for a model no data set here fits); and what
+// is wrong with the choice, if anything.
 #pragma once
 #include <QGroupBox>
 #include <QString>
 #include <QStringList>
+
+#include "model/layer.h"
 
 class QComboBox;
 class QLabel;
@@ -17,13 +20,20 @@ class DataPicker : public QGroupBox {
  public:
   explicit DataPicker(QWidget* parent = nullptr);
 
-  QString dir() const;                     // empty: the default data set
+  QString dir() const;                     // empty: the default data set; "synthetic:HxWxC:K"
   void set_dir(const QString& dir);        // empty: the default data set
+  bool synthetic() const;
+  // The model's input and classes: the synthetic images' shape, and what an IDX folder (28x28x1,
+  // 10 classes) is checked against.
+  void set_model(const ImageShape& input, int classes);
   QStringList recent_dirs() const;
   void set_recent_dirs(const QStringList& dirs);   // folders that no longer exist are dropped
 
-  // Why the chosen folder cannot be trained on (missing, not IDX), or empty.
+  // Why the choice cannot be trained on (a folder missing or not IDX, images of another shape
+  // than the model's), or empty.
   QString problem() const;
+  // The part of it that is the model's: images of another shape, fewer outputs than classes.
+  QString misfit() const;
 
  signals:
   void changed();
@@ -36,6 +46,8 @@ class DataPicker : public QGroupBox {
   QComboBox* combo_;
   QToolButton* browse_;
   QLabel* status_;
+  ImageShape input_;
+  int classes_ = 10;
 };
 
 }  // namespace mb

@@ -26,6 +26,7 @@
 #include "setup/note_label.h"
 #include "setup/process_picker.h"
 #include "setup/straggler_picker.h"
+#include "setup/model_picker.h"
 #include "setup/what_if_picker.h"
 #include "trainer/run_check.h"
 
@@ -35,6 +36,7 @@ const int RunSetupPanel::kBatchPresets[4] = {64, 128, 256, 512};
 
 RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher, QWidget* parent) : QWidget(parent) {
   data_ = new DataPicker(this);
+  model_ = new ModelPicker(this);
   devices_ = new DevicePicker(std::move(inventory), this);
   processes_ = new ProcessPicker(launcher, this);
   straggler_ = new StragglerPicker(this);
@@ -76,6 +78,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
 
   auto* layout = new QVBoxLayout(this);
   layout->addWidget(data_);
+  layout->addWidget(model_);
   layout->addWidget(devices_);
   layout->addWidget(processes_);
   layout->addWidget(build_training_group());
@@ -96,6 +99,13 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(straggler_, &StragglerPicker::lock_step_vs_balanced_clicked, this,
           &RunSetupPanel::lock_step_vs_balanced_clicked);
   connect(what_if_, &WhatIfPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(model_, &ModelPicker::changed, this, [this] {
+    if (const auto m = model_->model()) {
+      what_if_->set_model(*m);
+      data_->set_model(m->input(), m->classes());
+    }
+    on_changed();
+  });
   update_state();
 }
 
@@ -311,7 +321,7 @@ TrainConfig RunSetupPanel::config() const {
   c.step_delay_s = pace_->isChecked() ? pace_s_ : 0;
   c.scenario.straggler = straggler_->straggler();
   c.scenario.balance = balance_->isChecked();
-  c.model = what_if_->model();
+  c.model = model_->model().value_or(ModelSpec());   // while the text is no model, problems() says so
   c.scenario.link = what_if_->link();
   return c;
 }
@@ -339,7 +349,10 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   pace_->setChecked(c.step_delay_s > 0);
   straggler_->set(c.scenario.straggler);
   balance_->setChecked(c.scenario.balance);
-  what_if_->set(c.model, c.scenario.link);
+  model_->set(c.model);
+  what_if_->set_model(c.model);
+  data_->set_model(c.model.input(), c.model.classes());
+  what_if_->set_link(c.scenario.link);
   on_changed();
 }
 
@@ -354,6 +367,7 @@ std::vector<RunProblem> RunSetupPanel::core_problems() const {
 QStringList RunSetupPanel::problems() const {
   QStringList p;
   if (const QString d = data_->problem(); !d.isEmpty()) p << d;
+  if (!model_->model()) p << tr("The model's layers are not a model (the Model group says why).");
   p << launch_problems();
   for (const RunProblem& x : core_problems())
     if (x.is_error()) p << QString::fromStdString(x.message);
@@ -453,6 +467,7 @@ void RunSetupPanel::update_state() {
   pace_note_->setText(pace_note());
 
   processes_->set_note(process_note());
+  model_->set_batch(batch_per_replica_->isChecked() ? b : (b + std::max(1, n) - 1) / std::max(1, n));
   straggler_->set_replicas(n);
   what_if_->set_replicas(n);
   const QStringList problems = this->problems();

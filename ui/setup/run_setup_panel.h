@@ -29,6 +29,7 @@ class DevicePicker;
 class ProcessPicker;
 class StragglerPicker;
 class WhatIfPicker;
+class ModelPicker;
 
 class RunSetupPanel : public QWidget {
   Q_OBJECT
@@ -103,6 +104,7 @@ class RunSetupPanel : public QWidget {
   QString trainer_error_;
 
   DataPicker* data_;
+  ModelPicker* model_;                     // the network: a preset, a layer text or a Keras file
   DevicePicker* devices_;
   ProcessPicker* processes_;
   StragglerPicker* straggler_;

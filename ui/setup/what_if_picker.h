@@ -1,8 +1,8 @@
-// The setup panel's "What if" group: a what-if model (the dense width, TrainConfig::model) and a
-// simulated link (the scenario's SimulatedLink) with their presets, for the lesson
-// "why more devices made it slower": communication grows with the model and with a slower link.
-// Both are demonstrations and labelled as such wherever such a run shows; the reference CNN on
-// this machine's own exchange is the default.
+// The setup panel's "What if" group: a simulated link (the scenario's SimulatedLink) with its
+// presets, for the lesson "why more devices made it slower": communication grows with the model
+// (the Model group, model_picker.h, whose gradient it is told) and with a slower link. A
+// demonstration, labelled as such wherever such a run shows; this machine's own exchange is the
+// default.
 #pragma once
 #include <QGroupBox>
 
@@ -22,9 +22,10 @@ class WhatIfPicker : public QGroupBox {
  public:
   explicit WhatIfPicker(QWidget* parent = nullptr);
 
-  ModelSpec model() const;
   SimulatedLink link() const;   // gbit 0: off
-  void set(const ModelSpec& model, const SimulatedLink& link);
+  void set_link(const SimulatedLink& link);
+  // The model whose gradient the link would carry (the Model group's).
+  void set_model(const ModelSpec& model);
   // What the note compares a simulated link with: the replicas the run would exchange among,
   // and this machine's calibrated all-reduce (nullptr: not calibrated yet).
   void set_replicas(int replicas);
@@ -36,8 +37,8 @@ class WhatIfPicker : public QGroupBox {
  private:
   void update_note();
   QString link_note() const;
-  QComboBox* model_;
   QComboBox* link_;
+  ModelSpec model_;
   QLabel* note_;
   int replicas_ = 1;
   std::optional<Calibration> calibration_;
