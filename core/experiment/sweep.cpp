@@ -2,6 +2,8 @@
 #include "model/model_text.h"
 #include "experiment/sweep.h"
 
+#include "keras/keras_model.h"
+
 #include <algorithm>
 #include <cmath>
 #include <set>
@@ -56,7 +58,7 @@ std::vector<ModelSpec> parse_sweep_models(std::string_view list, std::string_vie
   std::vector<ModelSpec> out;
   for (const std::string_view word : entries(list)) {
     try {
-      out.push_back(model_from_text(word));
+      out.push_back(model_from_source(word));   // a preset, a layer text or a Keras file
     } catch (const ConfigError& e) {
       throw ConfigError(fmt::format("{}: \"{}\": {}", flag, word, e.what()));
     }

@@ -227,8 +227,9 @@ void SweepPanel::make_value_editors(const SweepOptions& defaults) {
                            .arg(defaults.reference_batch));
   models_ = new QLineEdit(QString::fromStdString(sweep_models_text(defaults.models)), this);
   models_->setObjectName("sweep_models");
-  models_->setToolTip(tr("The models to train, each on 1 to N replicas: reference (the reference CNN, dense 64) or "
-                         "dense:N for a what-if dense width N (dense:4096: 6.6 M parameters, 26 MB per all-reduce)"));
+  models_->setToolTip(tr("The models to train, each on 1 to N replicas, separated by commas: presets (reference, mlp, "
+                         "lenet5, cnn-cifar, dense:N for a what-if dense width N), layer texts as in the Model group, "
+                         "or Keras model files (.json, .keras)"));
   links_ = new QLineEdit(QString::fromStdString(sweep_links_text(defaults.links)), this);
   links_->setObjectName("sweep_links");
   links_->setToolTip(tr("The links between CPU replicas, each as GBIT[:US] (bandwidth in Gbit/s, latency per hop in "

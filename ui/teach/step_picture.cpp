@@ -156,8 +156,8 @@ const std::vector<GlossaryEntry>& step_glossary() {
        QObject::tr("How wrong the answers are on these images (cross-entropy): lower is better. Each replica only "
                    "knows the loss of its own share.")},
       {QObject::tr("gradient"),
-       QObject::tr("One number per parameter (121,930 in the reference CNN, more in a wider what-if model) "
-                   "saying which way to change it to lower the loss. Each replica computes one from its own share.")},
+       QObject::tr("One number per parameter of the model (the Model group counts them) saying which way to change "
+                   "it to lower the loss. Each replica computes one from its own share.")},
       {QObject::tr("gradient norm"),
        QObject::tr("The length of a replica's own gradient before the exchange: how strongly its share pushes the "
                    "model. Different shares push differently.")},
@@ -165,7 +165,7 @@ const std::vector<GlossaryEntry>& step_glossary() {
        QObject::tr("The exchange: every replica sends its gradient and receives the sum of all of them, so afterwards "
                    "every replica holds the same total gradient.")},
       {QObject::tr("bytes"),
-       QObject::tr("The gradient is one 4-byte number per parameter (121,930 in the reference CNN): that is "
+       QObject::tr("The gradient is one 4-byte number per parameter (the Model group's MB per all-reduce): that is "
                    "what every replica sends and receives in each step.")},
       {QObject::tr("Adam update"),
        QObject::tr("The optimizer (Adam) moves every parameter a little along the summed gradient. Same start, same "
