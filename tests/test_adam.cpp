@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "optim/adam.h"
+#include "optim/lr_schedule.h"
 #include "util/error.h"
 #include "util/random.h"
 #include "util/tolerance.h"
@@ -32,6 +33,22 @@ class TestAdam : public QObject {
   Q_OBJECT
 
  private slots:
+  // Goyal et al.'s gradual warm-up: linear from the base rate to the scaled one over the
+  // warm-up's steps, then the target; from zero when nothing is scaled; none: the target.
+  void warmup_is_linear_then_flat() {
+    const LrWarmup scaled{0.001, 0.004, 4};
+    QCOMPARE(scaled.at(1), 0.001 + 0.003 / 4);
+    QCOMPARE(scaled.at(2), 0.001 + 0.003 / 2);
+    QCOMPARE(scaled.at(4), 0.004);
+    QCOMPARE(scaled.at(1000), 0.004);
+    const LrWarmup unscaled{0.002, 0.002, 8};
+    QCOMPARE(unscaled.at(1), 0.002 / 8);
+    QCOMPARE(unscaled.at(4), 0.002 / 2);
+    QCOMPARE(unscaled.at(8), 0.002);
+    const LrWarmup none{0.001, 0.003, 0};
+    QCOMPARE(none.at(1), 0.003);
+  }
+
   void step_size_matches_formula_data() {
     QTest::addColumn<qint64>("step");
     for (qint64 t : {1, 2, 3, 10, 1000, 100000}) QTest::addRow("t=%lld", static_cast<long long>(t)) << t;

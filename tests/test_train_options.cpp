@@ -196,6 +196,8 @@ class TestTrainOptions : public QObject {
     c.scenario.link = {10, 25};
     c.scenario.balance = true;
     c.scenario.shares_from = "/tmp/mirrorbench-balanced.json";
+    c.scenario.accumulate = 4;
+    c.scenario.lr_warmup_epochs = 1.5;
     c.engine = {Conv2Kernel::OnednnDirect, "avx2", CudaPath::Fused, 0.5, {FaultKind::Stall, 7, 1}, "sse4", false};
     for (const TrainOption& o : train_options())
       if (o.is_scenario() || o.is_engine()) {

@@ -32,6 +32,7 @@ struct BackendInfo {
   std::span<const Precision> precisions;   // what it computes in (fp32 first)
   bool straggler = false;                  // a simulated straggler can slow it (the host runs its compute)
   bool balanced_shares = false;            // --balance: its steps take any share, timed every step
+  bool host_step = false;                  // its step is ReplicaEngine's generic one: --accumulate, --lr-warmup
   bool simulated_link = false;             // a simulated link can slow its all-reduce (ends on the host)
   std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision,
                                                 const ModelSpec& model, const EngineOptions& options) = nullptr;

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "comm/communicator.h"
 #include "data/dataset.h"
@@ -40,6 +41,10 @@ struct TrainStep {
   bool time_phases = true;            // false: leave PhaseTimes alone (to measure their cost)
   double* local_grad_norm = nullptr;  // when set: the L2 norm of this replica's own gradient,
                                       // before the all-reduce (engines that cannot: leave it)
+  // Gradient accumulation (--accumulate): false for a micro-batch that only adds its gradient
+  // to the window's; true for the window's last, which all-reduces the window's sum and steps
+  // the optimizer. grad_scale is then 1 / the window's samples over all replicas.
+  bool sync = true;
 };
 
 class ReplicaEngine {
@@ -97,8 +102,10 @@ class ReplicaEngine {
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
     const double cpu0 = step.time_phases ? thread_cpu_seconds() : 0.0;
     pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
-    if (step.time_phases) times[phase::ComputeCpu] += thread_cpu_seconds() - cpu0;
     const std::size_t count = model().param_count();
+    accumulate(step, count, step.time_phases ? &times : nullptr);
+    if (step.time_phases) times[phase::ComputeCpu] += thread_cpu_seconds() - cpu0;
+    if (!step.sync) return;   // a micro-batch: its gradient waits in the window's sum
     if (step.local_grad_norm) {
       double sum = 0;
       const float* g = grad_buffer();
@@ -121,6 +128,28 @@ class ReplicaEngine {
 
   // The statistics of the train_steps since the last call (waits for the device).
   virtual BatchStats take_train_stats() { return std::exchange(pending_, BatchStats{}); }
+
+ protected:
+  // Gradient accumulation on the host's gradient buffer: a micro-batch's gradient is added to
+  // the window's sum (in micro-batch order, the same on every replica); the window's last step
+  // leaves the whole sum in grad_buffer(). Counted as backward time.
+  void accumulate(const TrainStep& step, std::size_t count, PhaseTimes* times) {
+    if (step.sync && !window_open_) return;   // no accumulation: nothing to do, nothing kept
+    const auto t0 = Clock::now();
+    float* g = grad_buffer();
+    if (!window_open_) {
+      window_.assign(g, g + count);
+      window_open_ = true;
+    } else if (!step.sync) {
+      for (std::size_t i = 0; i < count; ++i) window_[i] += g[i];
+    } else {
+      for (std::size_t i = 0; i < count; ++i) g[i] = window_[i] + g[i];
+      window_open_ = false;
+    }
+    if (times) (*times)[phase::Backward] += std::chrono::duration<double>(Clock::now() - t0).count();
+  }
+
+ public:
 
   // What warm_up measured of the gradient all-reduce (CommProfile), for the run record.
   virtual CommProfile comm_profile() const { return {}; }
@@ -156,6 +185,8 @@ class ReplicaEngine {
 
  private:
   BatchStats pending_;
+  std::vector<float> window_;   // the accumulation window's gradient sum so far
+  bool window_open_ = false;
 };
 
 }  // namespace mb

@@ -1,5 +1,6 @@
-// A run's scenario: the what-ifs and demonstrations laid over plain training (a simulated
-// straggler, a simulated link, balanced shares and their replay), one typed value that the
+// A run's scenario: the what-ifs, demonstrations and remedies laid over plain training (a
+// simulated straggler, a simulated link, balanced shares and their replay, gradient
+// accumulation, learning-rate warm-up), one typed value that the
 // trainer, the predictor, the window and the record carry whole. Each field is one row of the
 // option table (config/train_options.cpp: its flag, text, help, what it does to a run, how it
 // reads to people), which derives the command lines, the record, the CSV, the digest and the
@@ -34,6 +35,9 @@ struct Scenario {
   SimulatedLink link;
   bool balance = false;        // balanced shares: each replica's share follows its measured speed
   std::string shares_from;     // replay the share changes of this run record (balanced, bit for bit)
+  // Remedies for communication-bound training (trainer/replica_loop.cpp):
+  int accumulate = 1;            // micro-batches per all-reduce and optimizer step (1: every batch)
+  double lr_warmup_epochs = 0;   // gradual linear warm-up of the learning rate (Goyal et al. 2017)
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }

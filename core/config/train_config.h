@@ -19,6 +19,7 @@ namespace mb {
 // The largest global batch a run, a sweep or the panel accepts (the engines' plans and the
 // step's index buffers are sized by it).
 inline constexpr int64_t kMaxGlobalBatch = 65536;
+inline constexpr int64_t kMaxAccumulate = 1024;   // --accumulate: micro-batches per optimizer step
 
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()

@@ -134,6 +134,34 @@ std::string replay_sentence(const Scenario& s) {
   return s.shares_from.empty() ? "" : fmt::format("balanced shares replayed from {}", s.shares_from);
 }
 
+std::string accumulate_text(const Scenario& s) { return std::to_string(s.accumulate); }
+void parse_accumulate(Scenario& s, std::string_view text) {
+  s.accumulate = int(parse_integer_option("--accumulate", text, 1, kMaxAccumulate));
+}
+std::string accumulate_tag(const Scenario& s) {
+  return s.accumulate > 1 ? fmt::format("accumulate \u00d7{}", s.accumulate) : std::string();
+}
+std::string accumulate_sentence(const Scenario& s) {
+  return s.accumulate > 1 ? fmt::format("gradient accumulation: one all-reduce and one optimizer step every {} "
+                                        "micro-batches (an effective batch {} times the global batch)",
+                                        s.accumulate, s.accumulate)
+                          : std::string();
+}
+
+std::string warmup_text(const Scenario& s) { return fmt::format("{:g}", s.lr_warmup_epochs); }
+void parse_warmup(Scenario& s, std::string_view text) {
+  s.lr_warmup_epochs = parse_real_option("--lr-warmup", text, 0, 1000, false);
+}
+std::string warmup_tag(const Scenario& s) {
+  return s.lr_warmup_epochs > 0 ? fmt::format("lr warm-up {:g} epochs", s.lr_warmup_epochs) : std::string();
+}
+std::string warmup_sentence(const Scenario& s) {
+  return s.lr_warmup_epochs > 0 ? fmt::format("learning-rate warm-up: the rate grows linearly to the run's over the "
+                                              "first {:g} epochs (Goyal et al. 2017)",
+                                              s.lr_warmup_epochs)
+                                : std::string();
+}
+
 // ---- the engines' options: their texts on EngineOptions ----------------------------------------
 
 std::string conv2_text(const EngineOptions& o) { return to_string(o.cpu_conv2); }
@@ -235,7 +263,8 @@ const TrainOption kOptions[] = {
      .record_keys = "base_learning_rate,learning_rate", .example = "0.002",
      .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
        r.base_learning_rate = c.lr;
-       r.learning_rate = c.scale_lr ? c.lr * s.replicas : c.lr;
+       // Linear scaling with the effective batch: the replicas' and the accumulated micro-batches'.
+       r.learning_rate = c.scale_lr ? c.lr * s.replicas * std::max(1, c.scenario.accumulate) : c.lr;
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.lr = r.base_learning_rate; }},
     {.key = "scale_lr", .flag = "--scale-lr", .help = "multiply the learning rate by the replica count",
@@ -320,6 +349,27 @@ const TrainOption kOptions[] = {
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.shares_from = r.scenario.shares_from; },
      .scenario = {.format = replay_text, .parse = parse_replay, .tag = replay_tag, .describe = replay_sentence,
+                  .effect = ScenarioEffect::Math}},
+    // Remedies for communication-bound training (issue 29): they change the math, so a run with
+    // one is never a baseline nor compared as the same math.
+    {.key = "accumulate", .flag = "--accumulate", .value_name = "K",
+     .help = "gradient accumulation: one all-reduce and one optimizer step every K micro-batches (the effective "
+             "batch is K times the global batch; --scale-lr scales with it too; CPU replicas)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "4",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.accumulate = c.scenario.accumulate; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.accumulate = r.scenario.accumulate; },
+     .scenario = {.format = accumulate_text, .parse = parse_accumulate, .tag = accumulate_tag,
+                  .describe = accumulate_sentence, .effect = ScenarioEffect::Math}},
+    {.key = "lr_warmup", .flag = "--lr-warmup", .value_name = "EPOCHS",
+     .help = "gradual learning-rate warm-up (Goyal et al. 2017): the rate grows linearly, step by step, from the "
+             "base rate to the run's (from 0 without --scale-lr) over the first EPOCHS epochs (may be fractional; "
+             "CPU replicas)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "2",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
+       r.scenario.lr_warmup_epochs = c.scenario.lr_warmup_epochs;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.lr_warmup_epochs = r.scenario.lr_warmup_epochs; },
+     .scenario = {.format = warmup_text, .parse = parse_warmup, .tag = warmup_tag, .describe = warmup_sentence,
                   .effect = ScenarioEffect::Math}},
     // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
     // GPU check and the fault tests; recorded whole under "engine_options", never remembered.

@@ -13,6 +13,7 @@
 #include "backends/straggler_engine.h"
 #include "comm/process_link.h"
 #include "model/init_params.h"
+#include "optim/lr_schedule.h"
 #include "trainer/trace_sampler.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"
@@ -122,6 +123,10 @@ class ReplicaLoop {
     comm_.broadcast(std::span<float>(params_), 0);
     engine_->set_params(params_);
     adam_.lr = static_cast<float>(rc_.learning_rate);
+    const int64_t optimizer_steps = (in_.run.steps_per_epoch() + std::max(1, rc_.scenario.accumulate) - 1) /
+                                    std::max(1, rc_.scenario.accumulate);
+    warmup_ = {rc_.base_learning_rate, rc_.learning_rate,
+               int64_t(std::ceil(rc_.scenario.lr_warmup_epochs * double(optimizer_steps)))};
 
     const auto warm_start = Clock::now();
     std::vector<ReplicaEngine::StepShape> shapes;
@@ -164,8 +169,12 @@ class ReplicaLoop {
     const int64_t detail_every = std::max<int64_t>(every_, kDetailEvery);
     PhaseTimes since;   // this replica's phases since the last report
     int64_t steps_since_report = 0;
+    const int64_t k = std::max(1, rc_.scenario.accumulate);
     for (int64_t s = 0; s < steps;) {
       const int64_t b0 = s * global, b = std::min(global, rc_.train_size - b0);
+      // Gradient accumulation: steps [w0, w1) of the epoch are one window, the last one partial.
+      const int64_t w0 = s / k * k, w1 = std::min(w0 + k, steps);
+      const Window window{std::min(rc_.train_size, w1 * global) - w0 * global, s + 1 == w1};
       if (const auto change = shares_.follow_replay(step_); change && rank_ == 0)
         account_.record.shares_changed(change->step, change->shares);
       const int64_t lo = shares_.begin(b, rank_), hi = shares_.begin(b, rank_ + 1);
@@ -176,7 +185,7 @@ class ReplicaLoop {
       const BatchStats earlier = detailed ? engine_->take_train_stats() : BatchStats{};
       const auto step_start = Clock::now();
       double grad_norm = std::nan("");
-      const PhaseTimes step_times = train_step(order, b0, lo, hi, b, detailed ? &grad_norm : nullptr, since);
+      const PhaseTimes step_times = train_step(order, b0, lo, hi, b, window, detailed ? &grad_norm : nullptr, since);
       trace_.add(step_, std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch, s + 1);
       ++s;
       ++step_;
@@ -240,18 +249,27 @@ class ReplicaLoop {
                            count == kLoggedShareChanges ? " (later changes: in the run record)" : ""));
   }
 
+  // The accumulation window a step belongs to: its samples over all replicas and micro-batches
+  // (the gradient is their mean), and whether the step ends it (all-reduce and optimizer step).
+  struct Window {
+    int64_t samples = 0;
+    bool last = true;
+  };
+
   // One step on this replica's share [lo, hi) of the global batch [b0, b0 + b): returns the
   // step's own phases, which are added to `since`.
   PhaseTimes train_step(const std::vector<int32_t>& order, int64_t b0, int64_t lo, int64_t hi, int64_t b,
-                        double* grad_norm, PhaseTimes& since) {
+                        const Window& window, double* grad_norm, PhaseTimes& since) {
     TrainStep step;
     step.indices = std::span<const int32_t>(order.data() + b0 + lo, static_cast<std::size_t>(hi - lo));
     step.order_offset = b0 + lo;
     step.global_batch = b;
-    step.grad_scale = 1.0f / static_cast<float>(b);
-    step.adam_step = ++adam_step_;
+    step.grad_scale = 1.0f / static_cast<float>(window.samples);
+    step.sync = window.last;
+    step.adam_step = window.last ? ++adam_step_ : adam_step_ + 1;
+    if (window.last) adam_.lr = static_cast<float>(warmup_.at(step.adam_step));
     step.time_phases = rc_.time_phases;
-    step.local_grad_norm = grad_norm;
+    step.local_grad_norm = window.last ? grad_norm : nullptr;
     const PhaseTimes before = since;
     engine_->train_step(step, comm_, adam_, since);
     return since - before;
@@ -295,6 +313,7 @@ class ReplicaLoop {
   std::vector<float> params_;
   std::vector<int32_t> val_order_;
   AdamConfig adam_;
+  LrWarmup warmup_;                  // the rate of each optimizer step (the run's rate without warm-up)
   Clock::time_point run_start_;
   int every_ = 1;
   int64_t adam_step_ = 0;

@@ -57,6 +57,21 @@ void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
                        "--no-breakdown (or replay measured shares with --shares-from RECORD)");
 }
 
+// The remedies change the step itself: accumulation keeps a gradient across micro-batches and
+// the warm-up changes the rate step by step, which the host engines' generic step does; the
+// CUDA engine's captured step is not validated for either on a GPU yet.
+void check_remedies(const TrainConfig& c, const BackendInfo& b, Problems& p) {
+  const Scenario& s = c.scenario;
+  if (s.accumulate > 1 && !b.host_step)
+    p.error("accumulate", fmt::format("--accumulate: gradient accumulation runs on CPU replicas (cpu:N) in this "
+                                      "version; the {} engine's captured step is not validated with it on a GPU yet",
+                                      to_string(b.backend)));
+  if (s.lr_warmup_epochs > 0 && !b.host_step)
+    p.error("lr_warmup", fmt::format("--lr-warmup: the warm-up runs on CPU replicas (cpu:N) in this version; the {} "
+                                     "engine's captured step is not validated with a changing rate on a GPU yet",
+                                     to_string(b.backend)));
+}
+
 // A ModelSpec is checked when it is made (model_shape.h's limits); what remains is whether the
 // backend can train it (the registry's supports: the CUDA backend, the reference family only
 // until the GPU check has run).
@@ -122,6 +137,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
   check_balance(c, b, p);
   check_link(c, b, replicas, p);
   check_straggler(c, b, replicas, p);
+  check_remedies(c, b, p);
 }
 
 // The engines' options of the other kind of device change nothing here: said, not refused (a
