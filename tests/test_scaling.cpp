@@ -71,6 +71,17 @@ class TestScaling : public QObject {
     QVERIFY(!two.beyond_machine && two.note.empty());
   }
 
+  // Gradient accumulation: the gradient's all-reduce once per K steps; the statistics exchange
+  // (alpha) still every step.
+  void accumulation_divides_the_gradient_exchange() {
+    PredictOptions o{2, 128, 0, 20e-6};
+    o.scenario.accumulate = 4;
+    const Prediction two = find(predict_scaling(synthetic(2), o), 2, "global");
+    const double step = 7.4e-3 + (10e-6 + 487.72e-6) / 4 + 10e-6;
+    QVERIFY2(near(two.step_s, step), qPrintable(QString::number(two.step_s, 'g', 12)));
+    QCOMPARE(find(predict_scaling(synthetic(2), o), 1, "global").comm_s, 0.0);
+  }
+
   void per_replica_batch_predictions_by_hand() {
     const auto ps = predict_scaling(synthetic(2), PredictOptions{2, 128, 0, 20e-6});
     // Global 256, 235 steps, each replica still at 128.

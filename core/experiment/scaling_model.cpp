@@ -186,6 +186,9 @@ double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Pla
     const double m = at.machines;
     s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * c.gradient_bytes / (o.link_gbps * 1e9 / 8);
   }
+  // Gradient accumulation: one gradient all-reduce per K steps. (The optimizer's step, once per
+  // K too, stays in the calibrated compute: a small over-estimate for the host engines.)
+  s /= double(std::max(1, o.scenario.accumulate));
   if (n > 1 && !small.empty()) {
     // Within one machine of several replicas the sweep's alpha; one replica per machine
     // gathers over the link alone.
