@@ -933,6 +933,16 @@ void TestWorkbench::the_model_group_reads_texts_presets_and_keras_files() {
   QCOMPARE(text->text(), QString("mlp"));
   QVERIFY2(note->text().contains("242,762 parameters"), qPrintable(note->text()));
 
+  // The text round-trips: every preset and a layer text come back as the same model.
+  for (const ModelPreset& p : model_presets()) {
+    const ModelSpec m = model_from_text(p.name);
+    picker->set(m);
+    QVERIFY2(picker->model() && *picker->model() == m, p.name.data());
+  }
+  const ModelSpec custom = model_from_text("32x32x3:conv8@5s_nobias-avgpool@s-drop12.5-gap-dense7");
+  picker->set(custom);
+  QVERIFY(picker->model() && *picker->model() == custom);
+
   const QString keras = QString(MB_TEST_DATA_DIR) + "/keras/";
   QVERIFY(picker->open_keras_file(keras + "keras3_cifar_config.json"));
   QCOMPARE(text->text().toStdString(), model_text(model_from_text("cnn-cifar")));

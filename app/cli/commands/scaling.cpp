@@ -28,13 +28,15 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                            {{"devices", "the kind of replica to calibrate: cpu (CPU replicas)"},
                             {"batch", "global batch (global mode) and per-replica batch (per-replica mode)"},
                             {"backend", "CPU kernels: auto, onednn, reference"},
-                            {"model", "the model to calibrate and predict: reference or dense:N (a what-if width)"},
+                            {"model", "the model to calibrate and predict: a preset, a layer text or a Keras file"},
                             {"simulated_link", "predict with a simulated link between this machine's replicas, as "
                                                "train --simulated-link makes it (GBIT[:US])"},
                             {"balance", "predict balanced shares (train --balance): the replicas' throughputs add "
                                         "instead of the slowest setting the pace"},
                             {"slow_replica", "predict with a simulated straggler, as train --slow-replica makes it: "
-                                             "replica RANK computes FACTOR times slower"}});
+                                             "replica RANK computes FACTOR times slower"},
+                            {"accumulate", "predict with gradient accumulation, as train --accumulate makes it: one "
+                                           "gradient all-reduce every K steps"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
