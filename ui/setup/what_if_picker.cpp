@@ -1,5 +1,4 @@
-// What-if group widget: model and simulated-link presets.
-#include "model/model_text.h"
+// What-if group widget: the simulated link's presets and the remedy.
 #include "setup/what_if_picker.h"
 
 #include <QComboBox>
@@ -7,6 +6,8 @@
 #include <QLabel>
 #include <QLocale>
 #include <QVBoxLayout>
+
+#include <algorithm>
 
 #include "setup/note_label.h"
 #include "util/bandwidth.h"
@@ -46,9 +47,18 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   link_->setToolTip(tr("CPU replicas only: each gradient all-reduce lasts at least what a ring over such links would "
                        "take (2(n−1)/n · bytes / bandwidth + 2(n−1) · latency), counted as communication. A link faster "
                        "than this machine's own exchange changes nothing here."));
+  remedy_ = new QComboBox(this);
+  remedy_->setObjectName("what_if_remedy");
+  remedy_->addItem(tr("none: all-reduce every step"), 1);
+  for (int k : {2, 4, 8, 16}) remedy_->addItem(tr("accumulate %1 batches").arg(k), k);
+  fit_to_column(remedy_);
+  remedy_->setToolTip(tr("Gradient accumulation: one all-reduce and one optimizer step every K batches, so K times "
+                         "fewer exchanges; the effective batch is K times larger (Scale with replicas scales the rate "
+                         "with it), which can cost accuracy. Runs on CPU replicas."));
   note_ = note_label(this);
   auto* form = new QFormLayout;
   form->addRow(tr("Link:"), link_);
+  form->addRow(tr("Remedy:"), remedy_);
   auto* v = new QVBoxLayout(this);
   v->addLayout(form);
   v->addWidget(note_);
@@ -57,6 +67,23 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
     update_note();
     emit changed();
   });
+  connect(remedy_, &QComboBox::currentIndexChanged, this, [this] {
+    update_note();
+    emit changed();
+  });
+}
+
+int WhatIfPicker::accumulate() const { return std::max(1, remedy_->currentData().toInt()); }
+
+void WhatIfPicker::set_accumulate(int k) {
+  const QSignalBlocker b(remedy_);
+  int i = remedy_->findData(k);
+  if (i < 0) {
+    remedy_->addItem(tr("accumulate %1 batches").arg(k), k);
+    i = remedy_->count() - 1;
+  }
+  remedy_->setCurrentIndex(k > 1 ? i : 0);
+  update_note();
 }
 
 SimulatedLink WhatIfPicker::link() const {
@@ -84,15 +111,19 @@ void WhatIfPicker::set_model(const ModelSpec& model) {
 
 void WhatIfPicker::update_note() {
   const SimulatedLink l = link();
-  if (l.gbit <= 0) {
-    note_->setText(tr("Off: the gradient's %1 MB per step travel as fast as this machine moves them.")
-                       .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2));
-    return;
-  }
-  note_->setText(tr("Simulated link of %1 Gbit/s and %2 µs: its times are a demonstration, not this machine's.")
-                     .arg(l.gbit)
-                     .arg(l.latency_us) +
-                 link_note());
+  QString text = l.gbit <= 0 ? tr("Off: the gradient's %1 MB per step travel as fast as this machine moves them.")
+                                   .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2)
+                             : tr("Simulated link of %1 Gbit/s and %2 µs: its times are a demonstration, not this "
+                                  "machine's.")
+                                       .arg(l.gbit)
+                                       .arg(l.latency_us) +
+                                   link_note();
+  if (const int k = accumulate(); k > 1)
+    text += tr(" Accumulating %1 batches: one all-reduce of %2 MB every %1 steps, and an effective batch %1 times "
+               "larger.")
+                .arg(k)
+                .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2);
+  note_->setText(text);
 }
 
 void WhatIfPicker::set_replicas(int replicas) {

@@ -1,8 +1,8 @@
 // The setup panel's "What if" group: a simulated link (the scenario's SimulatedLink) with its
 // presets, for the lesson "why more devices made it slower": communication grows with the model
-// (the Model group, model_picker.h, whose gradient it is told) and with a slower link. A
-// demonstration, labelled as such wherever such a run shows; this machine's own exchange is the
-// default.
+// (the Model group, model_picker.h, whose gradient it is told) and with a slower link; and the
+// remedy, gradient accumulation, for its second half, "what to do about it". Labelled as such
+// wherever such a run shows; this machine's own exchange, every step, is the default.
 #pragma once
 #include <QGroupBox>
 
@@ -24,6 +24,9 @@ class WhatIfPicker : public QGroupBox {
 
   SimulatedLink link() const;   // gbit 0: off
   void set_link(const SimulatedLink& link);
+  // The remedy: gradient accumulation over K micro-batches (1: none), the scenario's field.
+  int accumulate() const;
+  void set_accumulate(int k);
   // The model whose gradient the link would carry (the Model group's).
   void set_model(const ModelSpec& model);
   // What the note compares a simulated link with: the replicas the run would exchange among,
@@ -38,6 +41,7 @@ class WhatIfPicker : public QGroupBox {
   void update_note();
   QString link_note() const;
   QComboBox* link_;
+  QComboBox* remedy_;
   ModelSpec model_;
   QLabel* note_;
   int replicas_ = 1;
