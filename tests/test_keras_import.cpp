@@ -319,6 +319,11 @@ class TestKerasImport : public QObject {
     QVERIFY_THROWS_EXCEPTION(DataError, import_keras_json("{\"class_name\": ", "cut.json"));
     QVERIFY_THROWS_EXCEPTION(ConfigError, import_keras_json("[1, 2]", "list.json"));
     QVERIFY_THROWS_EXCEPTION(ConfigError, import_keras_json(R"({"class_name": "Sequential", "config": 3})", "odd.json"));
+    // A TF.js file whose topology holds no model, or not an object.
+    QVERIFY_THROWS_EXCEPTION(ConfigError, import_keras_json(R"({"modelTopology": {}})", "empty.json"));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, import_keras_json(R"({"modelTopology": {"model_config": 5}})", "five.json"));
+    QVERIFY_THROWS_EXCEPTION(ConfigError, import_keras_json(R"({"class_name": "Functional", "config": {"layers":
+        [{"class_name": "InputLayer", "inbound_nodes": 7, "config": {"batch_shape": [null, 4, 4, 1]}}]}})", "f.json"));
   }
 
   void names_model_file_tells_files_from_texts() {

@@ -183,7 +183,7 @@ class Translator {
       }
       if (l.build_config && l.build_config->is_object() && l.build_config->contains("input_shape")) {
         at_ = &l;
-        return shape_from((*l.build_config)["input_shape"]);
+        return shape_from(l.build_config->at("input_shape"));
       }
       if (l.cls != "InputLayer") break;
     }

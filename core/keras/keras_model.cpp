@@ -85,10 +85,13 @@ Found find_model(const json& root, std::string_view origin) {
 // The model's layers in order, each with its index in Keras's model.layers (Sequential leaves
 // the InputLayer out of it, Functional keeps it).
 std::vector<KerasLayer> layer_list(const json& model, std::string_view origin, std::string& name) {
+  MB_CHECK(model.is_object() && model.contains("config"), ConfigError,
+           "{}: not a Keras model: its model has no class_name and config", origin);
   const std::string cls = string_or(model, "class_name");
-  const json& config = model["config"];
+  const json& config = model.at("config");
   if (config.is_object()) name = string_or(config, "name");
-  const json* layers = config.is_array() ? &config : config.is_object() && config.contains("layers") ? &config["layers"] : nullptr;
+  const json* layers =
+      config.is_array() ? &config : config.is_object() && config.contains("layers") ? &config.at("layers") : nullptr;
   MB_CHECK(layers && layers->is_array(), ConfigError, "{}: a {} model without a layer list", origin, cls);
   MB_CHECK(layers->size() <= kMaxLayers, ConfigError, "{}: {} layers, more than the {} read", origin, layers->size(),
            kMaxLayers);
@@ -98,17 +101,17 @@ std::vector<KerasLayer> layer_list(const json& model, std::string_view origin, s
   std::vector<KerasLayer> out;
   int index = 0;
   for (const json& l : *layers) {
-    MB_CHECK(l.is_object() && l.contains("class_name") && l["class_name"].is_string(), ConfigError,
+    MB_CHECK(l.is_object() && l.contains("class_name") && l.at("class_name").is_string(), ConfigError,
              "{}: layer {} has no class_name", origin, out.size());
     KerasLayer k;
-    k.cls = l["class_name"].get<std::string>();
-    k.config = l.contains("config") && l["config"].is_object() ? &l["config"] : nullptr;
+    k.cls = l.at("class_name").get<std::string>();
+    k.config = l.contains("config") && l.at("config").is_object() ? &l.at("config") : nullptr;
     k.name = k.config ? string_or(*k.config, "name", string_or(l, "name")) : string_or(l, "name");
     k.registered_name = string_or(l, "registered_name");
-    k.build_config = l.contains("build_config") ? &l["build_config"] : nullptr;
+    k.build_config = l.contains("build_config") ? &l.at("build_config") : nullptr;
     k.index = (!functional && k.cls == "InputLayer") ? -1 : index++;
     if (functional && l.contains("inbound_nodes")) {
-      const json& nodes = l["inbound_nodes"];
+      const json& nodes = l.at("inbound_nodes");
       k.node_count = nodes.is_array() ? int(nodes.size()) : 0;
       inbound_names(nodes, k.inputs);
     }
@@ -116,7 +119,7 @@ std::vector<KerasLayer> layer_list(const json& model, std::string_view origin, s
   }
   if (functional) check_chain(out, origin);
   if (!functional && config.is_object() && config.contains("build_input_shape") && !out.empty())
-    out.front().sequential_build_shape = &config["build_input_shape"];
+    out.front().sequential_build_shape = &config.at("build_input_shape");
   return out;
 }
 
