@@ -325,6 +325,7 @@ void TestExperiment::plans_data() {
   QTest::newRow("compare gpus") << int(PlanKind::Compare) << "cuda:1,cuda:2" << "cuda:1";
   QTest::newRow("reference") << int(PlanKind::Reference) << "cpu:2" << "cpu:1";
   QTest::newRow("lock-step vs balanced") << int(PlanKind::Balance) << "cpu:2" << "cpu:2";
+  QTest::newRow("bare vs remedy") << int(PlanKind::Remedy) << "cpu:2" << "cpu:2";
 }
 
 void TestExperiment::plans() {
@@ -344,6 +345,7 @@ void TestExperiment::plans() {
     config.scenario.link.gbit = 10;     // a simulated link: the run's too
   }
   config.model = reference_family(1024);   // a what-if model: every run's, but not the reference experiment's
+  if (PlanKind(kind) == PlanKind::Remedy) config.scenario.accumulate = 8;
   config.step_delay_s = 1;     // teaching pace: for Run only
   const Plan made = make_plan(PlanRequest{PlanKind(kind), config, 1, {}, {}});
   const std::vector<PlannedRun>& plan = made.runs;
@@ -367,6 +369,18 @@ void TestExperiment::plans() {
     }
     QVERIFY(!plan[0].config.scenario.balance && plan[1].config.scenario.balance);
     QCOMPARE(QString::fromUtf8(to_string(PlanKind::Balance)), QString("Lock-step vs balanced"));
+    return;
+  }
+  if (PlanKind(kind) == PlanKind::Remedy) {
+    // The remedy's demonstration: the same run twice, bare then accumulating, link kept.
+    for (const PlannedRun& p : plan) {
+      QCOMPARE(p.role, RunRole::Run);
+      QCOMPARE(p.config.scenario.link.gbit, 10.0);
+      QCOMPARE(p.config.step_delay_s, 0.0);
+    }
+    QCOMPARE(plan[0].config.scenario.accumulate, 1);
+    QCOMPARE(plan[1].config.scenario.accumulate, 8);
+    QCOMPARE(QString::fromUtf8(to_string(PlanKind::Remedy)), QString("Bare vs remedy"));
     return;
   }
   QCOMPARE(plan[0].role, RunRole::Baseline);
@@ -402,6 +416,10 @@ void TestExperiment::plans_refuse() {
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Compare, one); }, "baseline's own device"));
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Reference, one); }, "two or more devices"));
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Balance, one); }, "two or more replicas"));
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Remedy, one); }, "choose a remedy"));
+  TrainConfig one_remedy = one;
+  one_remedy.scenario.accumulate = 4;
+  QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Remedy, one_remedy); }, "two or more replicas"));
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs.size(), std::size_t(2));   // 2 processes x cpu:1 against cpu:1
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs[0].processes, 1);          // the baseline in one process
   TrainConfig four;

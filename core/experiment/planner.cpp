@@ -49,6 +49,19 @@ std::vector<PlannedRun> lock_step_vs_balanced(const TrainConfig& config, int pro
   return {PlannedRun{lock_step, RunRole::Run, processes, hostfile}, PlannedRun{balanced, RunRole::Run, processes, hostfile}};
 }
 
+// The same request twice, bare then with its remedy (gradient accumulation over K batches; a
+// simulated link, when set, in both): what the remedy buys in time, and costs in accuracy.
+std::vector<PlannedRun> bare_vs_remedy(const TrainConfig& config, int processes, const std::string& hostfile) {
+  if (config.scenario.accumulate < 2)
+    throw ConfigError("Bare vs remedy: choose a remedy first (What if: Remedy, or --accumulate K with K >= 2)");
+  if (total_replicas(config, processes) < 2)
+    throw ConfigError(fmt::format("Bare vs remedy needs two or more replicas: with {} nothing is exchanged",
+                                  format_devices(config.devices)));
+  TrainConfig bare = config;
+  bare.scenario.accumulate = 1;
+  return {PlannedRun{bare, RunRole::Run, processes, hostfile}, PlannedRun{config, RunRole::Run, processes, hostfile}};
+}
+
 void check_plan(const Plan& plan, const DeviceInventory* machine) {
   std::string errors;
   for (std::size_t i = 0; i < plan.runs.size(); ++i) {
@@ -89,6 +102,7 @@ Plan make_plan(const PlanRequest& r, const DeviceInventory* machine) {
     case PlanKind::Compare:
     case PlanKind::Reference: plan.runs = comparison(r.kind, config, r.processes, hostfile); break;
     case PlanKind::Balance: plan.runs = lock_step_vs_balanced(config, r.processes, hostfile); break;
+    case PlanKind::Remedy: plan.runs = bare_vs_remedy(config, r.processes, hostfile); break;
     case PlanKind::Sweep: {
       SweepOptions sweep = r.sweep;
       sweep.base = config;

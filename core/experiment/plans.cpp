@@ -12,6 +12,7 @@ std::string_view to_string(PlanKind kind) {
     case PlanKind::Reference: return "Reference experiment";
     case PlanKind::Sweep: return "Sweep";
     case PlanKind::Balance: return "Lock-step vs balanced";
+    case PlanKind::Remedy: return "Bare vs remedy";
   }
   return "Run";   // not reached: every enumerator is handled above
 }

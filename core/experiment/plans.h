@@ -12,8 +12,10 @@
 namespace mb {
 
 // Balance: the straggler demonstration's two runs, lock-step then balanced shares, back to back.
-enum class PlanKind { Single, Compare, Reference, Sweep, Balance };
-// "Run", "Compare", "Reference experiment", "Sweep", "Lock-step vs balanced" (logs)
+// Remedy: the communication remedy's demonstration: the run bare (an all-reduce every step), then
+// with the chosen gradient accumulation, back to back.
+enum class PlanKind { Single, Compare, Reference, Sweep, Balance, Remedy };
+// "Run", "Compare", "Reference experiment", "Sweep", "Lock-step vs balanced", "Bare vs remedy" (logs)
 std::string_view to_string(PlanKind kind);
 
 // What a run is for within its plan.

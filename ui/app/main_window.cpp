@@ -188,6 +188,7 @@ void MainWindow::connect_parts() {
   connect(setup_, &RunSetupPanel::reference_clicked, this, [this] { start_plan(PlanKind::Reference); });
   connect(setup_, &RunSetupPanel::sweep_clicked, this, [this] { start_plan(PlanKind::Sweep); });
   connect(setup_, &RunSetupPanel::lock_step_vs_balanced_clicked, this, [this] { start_plan(PlanKind::Balance); });
+  connect(setup_, &RunSetupPanel::bare_vs_remedy_clicked, this, [this] { start_plan(PlanKind::Remedy); });
   connect(setup_, &RunSetupPanel::stop_clicked, this, &MainWindow::stop);
   connect(sweep_, &SweepPanel::settings_changed, this, [this] { setup_->set_sweep_problem(sweep_->settings_problem()); });
   connect(sweep_, &SweepPanel::export_png_requested, this, [this] { export_sweep_dialog(0); });
@@ -268,6 +269,7 @@ void MainWindow::build_menus() {
   run->addAction(tr("Reference &experiment"), this, [this] { start_plan(PlanKind::Reference); });
   run->addAction(tr("S&weep (the Sweep tab's batch sizes, models or links)"), this, [this] { start_plan(PlanKind::Sweep); });
   run->addAction(tr("&Lock-step vs balanced"), this, [this] { start_plan(PlanKind::Balance); });
+  run->addAction(tr("&Bare vs remedy"), this, [this] { start_plan(PlanKind::Remedy); });
   run->addAction(tr("&Stop"), QKeySequence(tr("Ctrl+.")), this, &MainWindow::stop);
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
@@ -403,7 +405,7 @@ bool MainWindow::start(const PlanRequest& request) {
                  to_string(request.sweep.axis), plan.runs.size(), format_devices(request.config.devices), request.config.epochs,
                  100 * request.sweep.target_val_acc);
     view_tabs_->setCurrentWidget(sweep_);
-  } else if (request.kind == PlanKind::Compare || request.kind == PlanKind::Reference ||
+  } else if (request.kind == PlanKind::Compare || request.kind == PlanKind::Reference || request.kind == PlanKind::Remedy ||
              view_tabs_->currentWidget() == sweep_) {
     view_tabs_->setCurrentWidget(charts_);   // a comparison is read on the training charts and the card
   }
@@ -570,8 +572,9 @@ void MainWindow::log_plan_result(PlanKind kind, QString* summary) const {
                  .arg(c.time->run_s, 0, 'f', 2)
                  .arg(format_percent(run->epochs.back().val_acc, 2));
   spdlog::info("{}", summary->toStdString());
-  // Lock-step vs balanced: two runs of the same devices, not a single-device baseline's verdict.
-  if (!c.verdict || kind == PlanKind::Balance) return;
+  // Lock-step vs balanced, bare vs remedy: two runs of the same devices, not a single-device
+  // baseline's verdict.
+  if (!c.verdict || kind == PlanKind::Balance || kind == PlanKind::Remedy) return;
   spdlog::info("{}, the verdict:", to_string(kind));
   const std::string text = comparison_text(*run, c);
   for (std::size_t at = 0, end; at < text.size(); at = end + 1) {

@@ -99,6 +99,7 @@ RunSetupPanel::RunSetupPanel(DeviceInventory inventory, const Launcher& launcher
   connect(straggler_, &StragglerPicker::lock_step_vs_balanced_clicked, this,
           &RunSetupPanel::lock_step_vs_balanced_clicked);
   connect(what_if_, &WhatIfPicker::changed, this, &RunSetupPanel::on_changed);
+  connect(what_if_, &WhatIfPicker::bare_vs_remedy_clicked, this, &RunSetupPanel::bare_vs_remedy_clicked);
   connect(model_, &ModelPicker::changed, this, [this] {
     if (const auto m = model_->model()) {
       what_if_->set_model(*m);

@@ -84,6 +84,7 @@ class RunSetupPanel : public QWidget {
   void reference_clicked();
   void sweep_clicked();
   void lock_step_vs_balanced_clicked();
+  void bare_vs_remedy_clicked();   // the What-if group's demonstration: bare, then with the remedy
   void stop_clicked();
 
  private:

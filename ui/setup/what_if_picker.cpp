@@ -5,6 +5,7 @@
 #include <QFormLayout>
 #include <QLabel>
 #include <QLocale>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 #include <algorithm>
@@ -59,8 +60,15 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   auto* form = new QFormLayout;
   form->addRow(tr("Link:"), link_);
   form->addRow(tr("Remedy:"), remedy_);
+  demo_ = new QPushButton(tr("Bare vs remedy"), this);
+  demo_->setObjectName("bare_vs_remedy_button");
+  demo_->setToolTip(tr("Two runs of these settings back to back: bare (an all-reduce every step), then with the "
+                       "remedy; the charts and the card show the time each took and the accuracy each reached"));
+  demo_->setEnabled(false);
+  connect(demo_, &QPushButton::clicked, this, &WhatIfPicker::bare_vs_remedy_clicked);
   auto* v = new QVBoxLayout(this);
   v->addLayout(form);
+  v->addWidget(demo_, 0, Qt::AlignLeft);
   v->addWidget(note_);
   update_note();
   connect(link_, &QComboBox::currentIndexChanged, this, [this] {
@@ -110,6 +118,7 @@ void WhatIfPicker::set_model(const ModelSpec& model) {
 }
 
 void WhatIfPicker::update_note() {
+  demo_->setEnabled(accumulate() > 1);
   const SimulatedLink l = link();
   QString text = l.gbit <= 0 ? tr("Off: the gradient's %1 MB per step travel as fast as this machine moves them.")
                                    .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2)

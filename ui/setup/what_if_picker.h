@@ -13,6 +13,7 @@
 #include "model/model_spec.h"
 
 class QComboBox;
+class QPushButton;
 class QLabel;
 
 namespace mb {
@@ -36,12 +37,14 @@ class WhatIfPicker : public QGroupBox {
 
  signals:
   void changed();
+  void bare_vs_remedy_clicked();   // the demonstration: the run bare, then with the remedy
 
  private:
   void update_note();
   QString link_note() const;
   QComboBox* link_;
   QComboBox* remedy_;
+  QPushButton* demo_;
   ModelSpec model_;
   QLabel* note_;
   int replicas_ = 1;
