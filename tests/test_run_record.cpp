@@ -47,6 +47,8 @@ RunRecord full_record() {
   c.share_changes = {{0, {256, 256, 256, 256}}, {17, {320, 256, 256, 192}}, {40, {384, 256, 256, 128}}};
   c.scenario.link.gbit = 10;
   c.scenario.link.latency_us = 25;
+  c.scenario.accumulate = 4;
+  c.scenario.lr_warmup_epochs = 1.5;
   c.engine = {Conv2Kernel::Onednn, "avx2", CudaPath::Fused, 1.5, {FaultKind::Abort, 3, 1}, "sse4", false};
   c.kernels = "Highway sse4, oneDNN avx2, conv2 onednn";
   c.global_batch = 1024;
@@ -128,6 +130,8 @@ void check_equal(const RunRecord& a, const RunRecord& b) {
   QVERIFY(x.share_changes == y.share_changes);
   QVERIFY(same_bits(x.scenario.link.gbit, y.scenario.link.gbit));
   QVERIFY(same_bits(x.scenario.link.latency_us, y.scenario.link.latency_us));
+  QCOMPARE(x.scenario.accumulate, y.scenario.accumulate);
+  QVERIFY(same_bits(x.scenario.lr_warmup_epochs, y.scenario.lr_warmup_epochs));
   QVERIFY(x.engine == y.engine);
   QCOMPARE(x.kernels, y.kernels);
   QCOMPARE(x.simulated, y.simulated);
@@ -290,7 +294,9 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("config").at("engine_options").size(), std::size_t(7));   // every engine option, by key
   QCOMPARE(j.at("config").at("engine_options").at("inject_fault").get<std::string>(), std::string("abort:3:1"));
   QCOMPARE(j.at("schema_version").get<int>(), 6);
-  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(4));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(6));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").at("accumulate").get<std::string>(), std::string("4"));
+  QCOMPARE(j.at("config").at("scenario").at("lr_warmup").get<std::string>(), std::string("1.5"));
   QCOMPARE(j.at("config").at("scenario").at("slow_replica").get<std::string>(), std::string("3:2.5"));
   QCOMPARE(j.at("config").at("share_changes").at(1).at("step").get<int>(), 17);
   QCOMPARE(j.at("epochs").at(0).size(), std::size_t(10));
@@ -336,7 +342,10 @@ void TestRunRecord::schema_4_scenario_fields_still_read() {
   c["link_latency_us"] = 25;
   c["balance"] = true;
   c["shares_from"] = r.config.scenario.shares_from;
-  QVERIFY(run_record_from_json(j).config.scenario == r.config.scenario);
+  Scenario then = r.config.scenario;   // the fields schema 4 had; the remedies came later
+  then.accumulate = 1;
+  then.lr_warmup_epochs = 0;
+  QVERIFY(run_record_from_json(j).config.scenario == then);
   c.erase("link_gbit");   // schema 4 had it: a missing one is named
   QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(j); }, "config.link_gbit"));
 
@@ -602,7 +611,7 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f[col("balance")], std::string("true"));
       // Every field that is on, as the option table writes it (a field added later: no new column).
       QCOMPARE(f[col("scenario")], std::string("slow_replica=3:2.5 simulated_link=10:25 balance=true "
-                                               "shares_from=/runs/balanced, \"old\".json"));
+                                               "shares_from=/runs/balanced, \"old\".json accumulate=4 lr_warmup=1.5"));
       QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
       const std::pair<const char*, double> metrics[] = {
           {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},
