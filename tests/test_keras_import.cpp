@@ -16,6 +16,7 @@
 #include "archive/zip_archive.h"
 #include "keras/keras_model.h"
 #include "model/model_text.h"
+#include "address_space_cap.h"
 #include "test_zip_fixtures.h"
 #include "util/error.h"
 
@@ -75,28 +76,7 @@ std::string refusal(const json& model) {
   return "(accepted)";
 }
 
-class AddressSpaceCap {
- public:
-  explicit AddressSpaceCap(rlim_t headroom) {
-    if (getrlimit(RLIMIT_AS, &old_) != 0) return;
-    std::ifstream statm("/proc/self/statm");
-    long pages = 0;
-    if (!(statm >> pages)) return;
-    rlimit cap = old_;
-    cap.rlim_cur = rlim_t(pages) * rlim_t(sysconf(_SC_PAGESIZE)) + headroom;
-    if (old_.rlim_max != RLIM_INFINITY && cap.rlim_cur > old_.rlim_max) return;
-    active_ = setrlimit(RLIMIT_AS, &cap) == 0;
-  }
-  ~AddressSpaceCap() {
-    if (active_) setrlimit(RLIMIT_AS, &old_);
-  }
-  AddressSpaceCap(const AddressSpaceCap&) = delete;
-  AddressSpaceCap& operator=(const AddressSpaceCap&) = delete;
-
- private:
-  rlimit old_{};
-  bool active_ = false;
-};
+using test::AddressSpaceCap;
 
 }  // namespace
 
