@@ -13,6 +13,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +27,7 @@
 #include "backends/devices.h"
 #include "backends/registry.h"
 #include "backends/onednn/adam_kernel.h"
+#include "backends/onednn/pixel_scale.h"
 #include "backends/onednn/blocked_pool.h"
 #include "backends/onednn/conv1_pool.h"
 #include "backends/onednn/conv_wgrad.h"
@@ -861,6 +863,25 @@ class TestBackendOps : public QObject {
       QVERIFY2(std::memcmp(w.data(), w_ref.data(), count * sizeof(float)) == 0, qPrintable("weights, " + at));
       QVERIFY2(std::memcmp(m.data(), m_ref.data(), count * sizeof(float)) == 0, qPrintable("m, " + at));
       QVERIFY2(std::memcmp(v.data(), v_ref.data(), count * sizeof(float)) == 0, qPrintable("v, " + at));
+    }
+  }
+
+  // Pixels into the input: every byte value, on lengths with a tail after the last whole vector
+  // of every width, bit for bit against the reference's x/255 (a reciprocal would differ).
+  void pixel_scale_is_bit_identical_to_reference_data() { add_simd_target_rows(); }
+  void pixel_scale_is_bit_identical_to_reference() {
+    QFETCH(QString, target);
+    if (!simd_target_supported(target)) QSKIP(qPrintable("this CPU cannot run " + target));
+    const ForcedSimdTarget forced(target);
+    for (const std::size_t count : {std::size_t(0), std::size_t(7), std::size_t(256), std::size_t(784 + 13)}) {
+      std::vector<uint8_t> src(count);
+      for (std::size_t i = 0; i < count; ++i) src[i] = static_cast<uint8_t>((i * 97 + 31) % 256);
+      if (count == 256) std::iota(src.begin(), src.end(), uint8_t(0));
+      std::vector<float> got(count, -1.0f), want(count);
+      onednn::scale_pixels(src.data(), got.data(), count);
+      for (std::size_t i = 0; i < count; ++i) want[i] = static_cast<float>(src[i]) / 255.0f;
+      QVERIFY2(std::memcmp(got.data(), want.data(), count * sizeof(float)) == 0,
+               qPrintable(QString("%1, %2 pixels").arg(target).arg(count)));
     }
   }
 
