@@ -97,6 +97,24 @@ class TestMpi : public QObject {
     QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
   }
 
+  // A compressed all-reduce: the MPI link packs 16-bit values (half the bytes) and sums them in
+  // FP32 in process order, the threads round in shared memory: the same bits either way.
+  void compressed_processes_train_what_compressed_threads_train_data() {
+    QTest::addColumn<QString>("wire");
+    QTest::addRow("bf16") << "bf16";
+    QTest::addRow("fp16") << "fp16";
+  }
+  void compressed_processes_train_what_compressed_threads_train() {
+    QFETCH(QString, wire);
+    const auto both = threads_and_processes({"--epochs", "1", "--batch", "96", "--allreduce-dtype", wire}, "cpu:3", 3,
+                                            "cpu:1", "wire-" + wire);
+    QVERIFY2(both.failed.isEmpty(), qPrintable(both.failed));
+    const mb::RunRecord &t = both.threads, &p = both.processes;
+    QCOMPARE(QString::fromStdString(std::string(mb::wire_name(p.config.scenario.allreduce_dtype))), wire);
+    QVERIFY(p.replicas_in_sync);
+    QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
+  }
+
   void the_allreduce_bench_sums_exactly_on_each_transport_data() {
     QTest::addColumn<QStringList>("transport");
     QTest::addRow("shared memory") << QStringList{"--mca", "btl", "self,vader"};

@@ -20,6 +20,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "comm/wire_format.h"
+#include "config/scenario.h"
 #include "util/deadline.h"
 
 namespace mb {
@@ -58,6 +60,18 @@ class Communicator {
   virtual bool graph_capturable() const { return false; }
   // data[i] <- sum over ranks of data[i], bit-identical on every rank.
   virtual void all_reduce_sum(float* data, std::size_t count) = 0;
+  // A compressed all-reduce's exchange (comm/compressed_all_reduce.h): every rank's data holds
+  // values that `wire` carries exactly; the FP32 sums, in rank order, come back rounded to
+  // `wire` (the all-gather half travels as `wire` too). A communicator that moves bytes between
+  // processes sends 16-bit values, losslessly; this default, for memory that every rank shares,
+  // exchanges FP32 and rounds the result: the same bits.
+  virtual void all_reduce_sum_as(float* data, std::size_t count, WireDtype wire) {
+    all_reduce_sum(data, count);
+    round_to_wire(std::span<float>(data, count), wire);
+  }
+  // Bytes per value that an all_reduce_sum puts on the wire: what a simulated link and the
+  // breakdown count (2 under a compressed all-reduce).
+  virtual std::size_t all_reduce_wire_bytes() const { return sizeof(float); }
 
   // ---- control plane (host memory) ----
   // data <- root's data, on every rank.

@@ -143,7 +143,18 @@ class HierarchicalCommunicator final : public Communicator {
   int size() const override { return size_; }
   std::string name() const override { return g_->linked() ? g_->link->name() + "+threads" : "threads"; }
 
-  void all_reduce_sum(float* data, std::size_t count) override {
+  void all_reduce_sum(float* data, std::size_t count) override { all_reduce(data, count, WireDtype::Fp32); }
+
+  // Between processes, one replica's values travel as `wire` (the link packs them: lossless);
+  // several replicas' partial sums are not representable in 16 bits, so they travel in FP32 and
+  // the result is rounded, as the threads' shared memory does.
+  void all_reduce_sum_as(float* data, std::size_t count, WireDtype wire) override {
+    all_reduce(data, count, wire);
+    if (wire != WireDtype::Fp32) round_to_wire(std::span<float>(data, count), wire);
+  }
+
+ private:
+  void all_reduce(float* data, std::size_t count, WireDtype wire) {
     if (size_ == 1 || count == 0) return;
     const auto t0 = Clock::now();
     g_->in[local_] = data;
@@ -162,12 +173,13 @@ class HierarchicalCommunicator final : public Communicator {
     }
     // The leader (the last local rank to arrive runs the completion, whichever it is: the
     // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
-    arrive(kAllReduce, [&] { leader_all_reduce(partial, count); });
+    arrive(kAllReduce, [&] { leader_all_reduce(partial, count, solo ? wire : WireDtype::Fp32); });
     if (!solo) std::memcpy(data, partial, count * sizeof(float));
     if (!solo) arrive(kAllReduce, [] {});   // the partial is not reused before everyone copied it
     account(t0, t1);
   }
 
+ public:
   void broadcast_bytes(void* data, std::size_t bytes, int root) override {
     MB_CHECK(root >= 0 && root < size_, Error, "broadcast: root {} is not a rank of this run (0..{})", root,
              size_ - 1);
@@ -335,10 +347,14 @@ class HierarchicalCommunicator final : public Communicator {
   // The gradient all-reduce over the link: a link that measures its own wait for the others
   // needs no barrier before it (the MPI link: each process's arrival note travels with its
   // data, so waiting costs no round trip).
-  void leader_all_reduce(float* partial, std::size_t count) {
+  void leader_all_reduce(float* partial, std::size_t count, WireDtype wire) {
     ProcessLink& link = *g_->link;
-    if (!link.measures_all_reduce_wait()) return leader_link_call([&] { link.all_reduce_sum(partial, count); });
-    link.all_reduce_sum(partial, count);
+    auto exchange = [&] {
+      if (wire == WireDtype::Fp32) link.all_reduce_sum(partial, count);
+      else link.all_reduce_sum_as(partial, count, wire);
+    };
+    if (!link.measures_all_reduce_wait()) return leader_link_call(exchange);
+    exchange();
     g_->link_wait_s = link.all_reduce_wait_s();
   }
 

@@ -6,8 +6,10 @@
 // one at a time (MPI_THREAD_SERIALIZED); request_abort may come from any thread.
 #pragma once
 #include <cstddef>
+#include <span>
 #include <string>
 
+#include "comm/wire_format.h"
 #include "util/error.h"
 
 namespace mb {
@@ -40,6 +42,13 @@ class ProcessLink {
   // data[i] <- sum over processes, each element summed once (reduce-scatter, then all-gather),
   // so every process receives the same bits.
   virtual void all_reduce_sum(float* data, std::size_t count) = 0;
+  // The same for values that `wire` carries exactly, the sums rounded to `wire` (see
+  // Communicator::all_reduce_sum_as): a link that moves bytes sends 16-bit values. This
+  // default exchanges FP32 and rounds: the same bits.
+  virtual void all_reduce_sum_as(float* data, std::size_t count, WireDtype wire) {
+    all_reduce_sum(data, count);
+    round_to_wire(std::span<float>(data, count), wire);
+  }
   // Whether the link tells how long its last all_reduce_sum waited for the other processes to
   // arrive (all_reduce_wait_s): then nothing needs to measure that before it. A link that
   // cannot is preceded by a barrier, which costs a round trip per step.

@@ -34,13 +34,14 @@ class SimulatedLinkCommunicator final : public Communicator {
     CollectiveTimes mine = inner_->take_times();
     // A communicator that does not split its time (reports nothing): all of it was exchange.
     if (mine.wait_s == 0 && mine.transfer_s == 0) mine.transfer_s = elapsed;
-    const double bytes = double(count) * sizeof(float);
+    const double bytes = double(count) * double(inner_->all_reduce_wire_bytes());   // what travels
     const double extra = simulated_exchange_s(link_, bytes, size(), mine.transfer_s) - mine.transfer_s;
     if (extra > 0) sleep_(extra);
     mine.transfer_s += extra;
     pending_ += mine;
   }
 
+  std::size_t all_reduce_wire_bytes() const override { return inner_->all_reduce_wire_bytes(); }
   void broadcast_bytes(void* data, std::size_t bytes, int root) override { inner_->broadcast_bytes(data, bytes, root); }
   void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
     inner_->all_gather_bytes(mine, bytes, all);

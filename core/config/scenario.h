@@ -1,6 +1,6 @@
 // A run's scenario: the what-ifs, demonstrations and remedies laid over plain training (a
 // simulated straggler, a simulated link, balanced shares and their replay, gradient
-// accumulation, learning-rate warm-up), one typed value that the
+// accumulation, learning-rate warm-up, a compressed all-reduce), one typed value that the
 // trainer, the predictor, the window and the record carry whole. Each field is one row of the
 // option table (config/train_options.cpp: its flag, text, help, what it does to a run, how it
 // reads to people), which derives the command lines, the record, the CSV, the digest and the
@@ -9,6 +9,7 @@
 // (experiment/scaling_model). Adding a field: a member here, a row in the table, its own code.
 #pragma once
 #include <string>
+#include <string_view>
 
 namespace mb {
 
@@ -30,6 +31,14 @@ struct SimulatedLink {
   bool operator==(const SimulatedLink&) const = default;
 };
 
+// What the gradient all-reduce puts on the wire (--allreduce-dtype): FP32, or a 16-bit format
+// that halves the bytes (comm/compressed_all_reduce.h). Sums are FP32 in rank order whatever
+// travels, so every replica still receives the same bits.
+enum class WireDtype { Fp32, Bf16, Fp16 };
+inline std::string_view wire_name(WireDtype w) {
+  return w == WireDtype::Bf16 ? "bf16" : w == WireDtype::Fp16 ? "fp16" : "fp32";
+}
+
 struct Scenario {
   Straggler straggler;
   SimulatedLink link;
@@ -38,6 +47,7 @@ struct Scenario {
   // Remedies for communication-bound training (trainer/replica_loop.cpp):
   int accumulate = 1;            // micro-batches per all-reduce and optimizer step (1: every batch)
   double lr_warmup_epochs = 0;   // gradual linear warm-up of the learning rate (Goyal et al. 2017)
+  WireDtype allreduce_dtype = WireDtype::Fp32;   // compressed all-reduce: what the gradients travel as
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }

@@ -162,6 +162,30 @@ std::string warmup_sentence(const Scenario& s) {
                                 : std::string();
 }
 
+std::string wire_text(const Scenario& s) { return std::string(wire_name(s.allreduce_dtype)); }
+void parse_wire(Scenario& s, std::string_view text) {
+  for (WireDtype w : {WireDtype::Fp32, WireDtype::Bf16, WireDtype::Fp16})
+    if (text == wire_name(w)) {
+      s.allreduce_dtype = w;
+      return;
+    }
+  throw ConfigError(fmt::format("--allreduce-dtype: '{}' is not one of fp32, bf16, fp16", text));
+}
+std::string wire_tag(const Scenario& s) {
+  return s.allreduce_dtype == WireDtype::Fp32 ? std::string() : fmt::format("{} all-reduce", wire_name(s.allreduce_dtype));
+}
+std::string wire_sentence(const Scenario& s) {
+  switch (s.allreduce_dtype) {
+    case WireDtype::Fp32: return {};
+    case WireDtype::Bf16:
+      return "compressed all-reduce: the gradients travel as bf16 (half the bytes), summed in FP32 in rank order";
+    case WireDtype::Fp16:
+      return "compressed all-reduce: the gradients travel as fp16 (half the bytes), pre-scaled by a power of two so "
+             "that small ones do not underflow, summed in FP32 in rank order";
+  }
+  return {};
+}
+
 // ---- the engines' options: their texts on EngineOptions ----------------------------------------
 
 std::string conv2_text(const EngineOptions& o) { return to_string(o.cpu_conv2); }
@@ -370,6 +394,18 @@ const TrainOption kOptions[] = {
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.lr_warmup_epochs = r.scenario.lr_warmup_epochs; },
      .scenario = {.format = warmup_text, .parse = parse_warmup, .tag = warmup_tag, .describe = warmup_sentence,
+                  .effect = ScenarioEffect::Math}},
+    // With one replica nothing travels: recorded as FP32 (the run check says so).
+    {.key = "allreduce_dtype", .flag = "--allreduce-dtype", .value_name = "T",
+     .help = "compressed all-reduce: what the gradients travel as, fp32, or bf16 / fp16 with half the bytes (sums in "
+             "FP32 in rank order, so replicas stay bit-identical; fp16 pre-scaled against underflow; CPU replicas)",
+     .kind = OptionKind::Custom, .syntax = "{fp32,bf16,fp16}", .agree = true, .record_keys = "scenario",
+     .example = "bf16",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.allreduce_dtype = s.replicas > 1 ? c.scenario.allreduce_dtype : WireDtype::Fp32;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.allreduce_dtype = r.scenario.allreduce_dtype; },
+     .scenario = {.format = wire_text, .parse = parse_wire, .tag = wire_tag, .describe = wire_sentence,
                   .effect = ScenarioEffect::Math}},
     // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
     // GPU check and the fault tests; recorded whole under "engine_options", never remembered.

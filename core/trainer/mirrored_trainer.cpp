@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/devices.h"
+#include "comm/compressed_all_reduce.h"
 #include "comm/simulated_link.h"
 #include "config/train_options.h"
 #include "trainer/process_handshake.h"
@@ -68,13 +69,16 @@ std::function<int(int)> MirroredTrainer::cpu_plan(const TrainObserver& observer)
   return cpu_for;
 }
 
-// The replicas' communicators, collective over the link; a simulated link wraps each. A
+// The replicas' communicators, collective over the link; a compressed all-reduce, then a
+// simulated link wrap each (the link counts the compressed bytes). A
 // simulated straggler makes the others wait its factor times as long for it, on purpose: the
 // deadline stretches with it.
 std::vector<std::unique_ptr<Communicator>> MirroredTrainer::connect() const {
   const Scenario& scenario = run_.config.scenario;
   const double stretch = scenario.straggler.on() ? std::max(1.0, scenario.straggler.factor) : 1.0;
   auto comms = make_communicators(run_.devices, link_, run_.timeout_s * stretch);
+  if (scenario.allreduce_dtype != WireDtype::Fp32)
+    for (auto& c : comms) c = make_compressed_all_reduce(std::move(c), scenario.allreduce_dtype);
   if (scenario.link.on())
     for (auto& c : comms) c = make_simulated_link(std::move(c), scenario.link);
   return comms;

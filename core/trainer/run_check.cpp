@@ -60,12 +60,21 @@ void check_balance(const TrainConfig& c, const BackendInfo& b, Problems& p) {
 // The remedies change the step itself: accumulation keeps a gradient across micro-batches and
 // the warm-up changes the rate step by step, which the host engines' generic step does; the
 // CUDA engine's captured step is not validated for either on a GPU yet.
-void check_remedies(const TrainConfig& c, const BackendInfo& b, Problems& p) {
+void check_remedies(const TrainConfig& c, const BackendInfo& b, int replicas, Problems& p) {
   const Scenario& s = c.scenario;
   if (s.accumulate > 1 && !b.host_step)
     p.error("accumulate", fmt::format("--accumulate: gradient accumulation runs on CPU replicas (cpu:N) in this "
                                       "version; the {} engine's captured step is not validated with it on a GPU yet",
                                       to_string(b.backend)));
+  if (s.allreduce_dtype != WireDtype::Fp32) {
+    if (!b.host_step)
+      p.error("allreduce_dtype", fmt::format("--allreduce-dtype: the compressed all-reduce runs between CPU replicas "
+                                             "(cpu:N) in this version; the {} engine's NCCL step is not validated with "
+                                             "it on a GPU yet",
+                                             to_string(b.backend)));
+    else if (replicas < 2)
+      p.advice("allreduce_dtype", "--allreduce-dtype changes nothing with one replica: nothing travels (recorded as fp32)");
+  }
   if (s.lr_warmup_epochs > 0 && !b.host_step)
     p.error("lr_warmup", fmt::format("--lr-warmup: the warm-up runs on CPU replicas (cpu:N) in this version; the {} "
                                      "engine's captured step is not validated with a changing rate on a GPU yet",
@@ -137,7 +146,7 @@ void check_backend(const TrainConfig& c, int replicas, Problems& p) {
   check_balance(c, b, p);
   check_link(c, b, replicas, p);
   check_straggler(c, b, replicas, p);
-  check_remedies(c, b, p);
+  check_remedies(c, b, replicas, p);
 }
 
 // The engines' options of the other kind of device change nothing here: said, not refused (a

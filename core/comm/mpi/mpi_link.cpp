@@ -130,7 +130,7 @@ void MpiLink::check_usable() const {
 // in-process threads. (Two processes swapping whole buffers and both adding would give the
 // same bits in one round instead of two, but took 1.4x the halves over shared memory:
 // allreduce_bench --diagnose.)
-void MpiLink::all_reduce_sum(float* data, std::size_t count) {
+void MpiLink::all_reduce(float* data, std::size_t count, WireDtype wire) {
   check_usable();
   all_reduce_wait_s_ = 0;
   const int n = info_.processes;
@@ -141,8 +141,8 @@ void MpiLink::all_reduce_sum(float* data, std::size_t count) {
   const std::size_t chunk = (count + n - 1) / n;
   for (int p = 0; p <= n; ++p) begin[std::size_t(p)] = std::min(count, chunk * std::size_t(p));
   try {
-    reduce_scatter(data, begin);
-    all_gather_sums(data, begin);
+    reduce_scatter(data, begin, wire);
+    all_gather_sums(data, begin, wire);
   } catch (...) {
     // The run ends (broken link): no receive left pending may write into `data` later.
     std::lock_guard lock(mutex_);
@@ -155,10 +155,18 @@ void MpiLink::all_reduce_sum(float* data, std::size_t count) {
   }
 }
 
-void MpiLink::reduce_scatter(float* data, const std::vector<std::size_t>& begin) {
+void MpiLink::reduce_scatter(float* data, const std::vector<std::size_t>& begin, WireDtype wire) {
   const int n = info_.processes, me = info_.process;
   const std::size_t mine = begin[std::size_t(me) + 1] - begin[std::size_t(me)];
+  const bool packed = wire != WireDtype::Fp32;
   scratch_.resize(std::max<std::size_t>(1, mine * std::size_t(n)));   // slot p: process p's copy
+  if (packed) {
+    // Slot p of packed_in_: process p's copy of this share; packed_out_: everything sent, in
+    // place (the values are representable: packing loses nothing).
+    packed_in_.resize(std::max<std::size_t>(1, mine * std::size_t(n)));
+    packed_out_.resize(std::max<std::size_t>(1, begin[std::size_t(n)]));
+    pack_wire(std::span<const float>(data, begin[std::size_t(n)]), wire, packed_out_.data());
+  }
   arrival_in_.resize(std::size_t(n));
   const std::size_t peers = std::size_t(n - 1);
   requests_.assign(4 * peers, MPI_REQUEST_NULL);   // notes in/out, then shares in/out
@@ -171,15 +179,26 @@ void MpiLink::reduce_scatter(float* data, const std::vector<std::size_t>& begin)
       MPI_CHECK(MPI_Irecv(&arrival_in_[std::size_t(from)], 1, MPI_INT, from, kTagArrive, coll_, &r[0]));
       MPI_CHECK(MPI_Isend(&arrival_note_, 1, MPI_INT, to, kTagArrive, coll_, &r[1]));
       r += 2 * peers;
-      MPI_CHECK(MPI_Irecv(scratch_.data() + mine * std::size_t(from), int(mine), MPI_FLOAT, from, kTagShare, coll_,
-                          &r[0]));
       const std::size_t b = begin[std::size_t(to)], e = begin[std::size_t(to) + 1];
-      MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagShare, coll_, &r[1]));
+      if (packed) {
+        MPI_CHECK(MPI_Irecv(packed_in_.data() + mine * std::size_t(from), int(mine), MPI_UINT16_T, from, kTagShare,
+                            coll_, &r[0]));
+        MPI_CHECK(MPI_Isend(packed_out_.data() + b, int(e - b), MPI_UINT16_T, to, kTagShare, coll_, &r[1]));
+      } else {
+        MPI_CHECK(MPI_Irecv(scratch_.data() + mine * std::size_t(from), int(mine), MPI_FLOAT, from, kTagShare, coll_,
+                            &r[0]));
+        MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagShare, coll_, &r[1]));
+      }
     }
   }
   wait(std::span<MPI_Request>(requests_.data(), 2 * peers), "waiting for the other processes (all-reduce)");
   all_reduce_wait_s_ = std::chrono::duration<double>(Clock::now() - start).count();
   wait(std::span<MPI_Request>(requests_.data() + 2 * peers, 2 * peers), "summing the gradients (reduce-scatter)");
+  if (packed)
+    for (int p = 0; p < n; ++p)
+      if (p != me)
+        unpack_wire(packed_in_.data() + mine * std::size_t(p), wire,
+                    std::span<float>(scratch_.data() + mine * std::size_t(p), mine));
 
   // This process's share, summed over the processes in process order, in blocks (the
   // inputs stay readable while the result is built in place).
@@ -196,23 +215,39 @@ void MpiLink::reduce_scatter(float* data, const std::vector<std::size_t>& begin)
     }
     std::memcpy(out + b, acc, len * sizeof(float));
   }
+  if (packed) round_to_wire(std::span<float>(out, mine), wire);   // what the all-gather carries
 }
 
-void MpiLink::all_gather_sums(float* data, const std::vector<std::size_t>& begin) {
+void MpiLink::all_gather_sums(float* data, const std::vector<std::size_t>& begin, WireDtype wire) {
   const int n = info_.processes, me = info_.process;
+  const bool packed = wire != WireDtype::Fp32;
+  const std::size_t b = begin[std::size_t(me)], e = begin[std::size_t(me) + 1];
+  if (packed) pack_wire(std::span<const float>(data + b, e - b), wire, packed_out_.data() + b);
   requests_.assign(2 * std::size_t(n - 1), MPI_REQUEST_NULL);
   {
     std::lock_guard lock(mutex_);
-    const std::size_t b = begin[std::size_t(me)], e = begin[std::size_t(me) + 1];
     for (int j = 1; j < n; ++j) {
       const int to = (me + j) % n, from = (me - j + n) % n;
       MPI_Request* r = requests_.data() + 2 * std::size_t(j - 1);
       const std::size_t fb = begin[std::size_t(from)], fe = begin[std::size_t(from) + 1];
-      MPI_CHECK(MPI_Irecv(data + fb, int(fe - fb), MPI_FLOAT, from, kTagSum, coll_, &r[0]));
-      MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagSum, coll_, &r[1]));
+      if (packed) {
+        // Received into packed_out_'s slots of the other processes: they were sent already
+        // (the reduce-scatter's sends completed).
+        MPI_CHECK(MPI_Irecv(packed_out_.data() + fb, int(fe - fb), MPI_UINT16_T, from, kTagSum, coll_, &r[0]));
+        MPI_CHECK(MPI_Isend(packed_out_.data() + b, int(e - b), MPI_UINT16_T, to, kTagSum, coll_, &r[1]));
+      } else {
+        MPI_CHECK(MPI_Irecv(data + fb, int(fe - fb), MPI_FLOAT, from, kTagSum, coll_, &r[0]));
+        MPI_CHECK(MPI_Isend(data + b, int(e - b), MPI_FLOAT, to, kTagSum, coll_, &r[1]));
+      }
     }
   }
   wait(std::span<MPI_Request>(requests_), "summing the gradients (all-gather)");
+  if (packed)
+    for (int p = 0; p < n; ++p)
+      if (p != me) {
+        const std::size_t pb = begin[std::size_t(p)], pe = begin[std::size_t(p) + 1];
+        unpack_wire(packed_out_.data() + pb, wire, std::span<float>(data + pb, pe - pb));
+      }
 }
 
 void MpiLink::broadcast(void* data, std::size_t bytes, int root_process) {
