@@ -345,7 +345,7 @@ void TestExperiment::plans() {
     config.scenario.link.gbit = 10;     // a simulated link: the run's too
   }
   config.model = reference_family(1024);   // a what-if model: every run's, but not the reference experiment's
-  if (PlanKind(kind) == PlanKind::Remedy) config.scenario.accumulate = 8;
+  if (PlanKind(kind) == PlanKind::Remedy) config.scenario.accumulate = 8, config.scenario.allreduce_dtype = WireDtype::Bf16;
   config.step_delay_s = 1;     // teaching pace: for Run only
   const Plan made = make_plan(PlanRequest{PlanKind(kind), config, 1, {}, {}});
   const std::vector<PlannedRun>& plan = made.runs;
@@ -380,6 +380,9 @@ void TestExperiment::plans() {
     }
     QCOMPARE(plan[0].config.scenario.accumulate, 1);
     QCOMPARE(plan[1].config.scenario.accumulate, 8);
+    QVERIFY(plan[0].config.scenario.allreduce_dtype == WireDtype::Fp32);   // bare: no remedy at all
+    QVERIFY(plan[1].config.scenario.allreduce_dtype == WireDtype::Bf16);
+    QCOMPARE(plan[0].config.scenario, plan[1].config.scenario.bare());
     QCOMPARE(QString::fromUtf8(to_string(PlanKind::Remedy)), QString("Bare vs remedy"));
     return;
   }
@@ -420,6 +423,10 @@ void TestExperiment::plans_refuse() {
   TrainConfig one_remedy = one;
   one_remedy.scenario.accumulate = 4;
   QVERIFY(test::expect_error<ConfigError>([&] { plan(PlanKind::Remedy, one_remedy); }, "two or more replicas"));
+  TrainConfig compressed;
+  compressed.devices = cpu_replicas(2);
+  compressed.scenario.allreduce_dtype = WireDtype::Fp16;   // compression alone is a remedy too
+  QCOMPARE(plan(PlanKind::Remedy, compressed).runs.size(), std::size_t(2));
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs.size(), std::size_t(2));   // 2 processes x cpu:1 against cpu:1
   QCOMPARE(plan(PlanKind::Compare, one, 2).runs[0].processes, 1);          // the baseline in one process
   TrainConfig four;

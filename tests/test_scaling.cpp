@@ -8,6 +8,7 @@
 
 #include "experiment/calibrate.h"
 #include "experiment/scaling_model.h"
+#include "util/bandwidth.h"
 #include "util/error.h"
 
 using namespace mb;
@@ -80,6 +81,21 @@ class TestScaling : public QObject {
     const double step = 7.4e-3 + (10e-6 + 487.72e-6) / 4 + 10e-6;
     QVERIFY2(near(two.step_s, step), qPrintable(QString::number(two.step_s, 'g', 12)));
     QCOMPARE(find(predict_scaling(synthetic(2), o), 1, "global").comm_s, 0.0);
+  }
+
+  // A compressed all-reduce halves the bytes a simulated link carries; within the machine's own
+  // memory the exchange is the calibrated FP32 one.
+  void compression_halves_what_the_link_carries() {
+    PredictOptions o{2, 128, 0, 20e-6};
+    o.scenario.link = {1.0, 50.0};
+    const double fp32 = find(predict_scaling(synthetic(2), o), 2, "global").comm_s;
+    o.scenario.allreduce_dtype = WireDtype::Bf16;
+    const double bf16 = find(predict_scaling(synthetic(2), o), 2, "global").comm_s;
+    const double alpha = 10e-6;   // the statistics exchange, every step either way
+    QVERIFY(near(fp32 - alpha, ring_all_reduce_s(kGradient, 2, 1.0, 50.0)));
+    QVERIFY(near(bf16 - alpha, ring_all_reduce_s(kGradient / 2, 2, 1.0, 50.0)));
+    o.scenario.link = {};
+    QVERIFY(near(find(predict_scaling(synthetic(2), o), 2, "global").comm_s, 10e-6 + 487.72e-6 + alpha));
   }
 
   void per_replica_batch_predictions_by_hand() {

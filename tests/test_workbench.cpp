@@ -156,6 +156,7 @@ class TestWorkbench : public QObject {
   void the_wheel_scrolls_past_unfocused_fields();
   void log_panel_filters_by_level();
   void device_list_offers_gpus_and_explains_their_absence();
+  void remedy_picker_carries_each_remedy();
   void rename_delete_and_pin_persist();
   void settings_are_remembered();
   void presets_restore_and_compare_shows_the_training_tab();
@@ -800,6 +801,36 @@ void TestWorkbench::device_list_offers_gpus_and_explains_their_absence() {
   QCOMPARE(list->item(2)->checkState(), Qt::Checked);
   QCOMPARE(QString::fromStdString(format_devices(panel.config().devices)), QString("cuda:1"));
   QCOMPARE(QString::fromStdString(format_devices(panel.all_devices())), QString("cuda:0,cuda:1"));
+}
+
+// The What-if group's remedy: each entry sets its scenario fields (and only those), a
+// combination from a command line shows as it is, and the demonstration needs a remedy.
+void TestWorkbench::remedy_picker_carries_each_remedy() {
+  RunSetupPanel panel(DeviceInventory{});
+  auto* remedy = panel.findChild<QComboBox*>("what_if_remedy");
+  auto* demo = panel.findChild<QPushButton*>("bare_vs_remedy_button");
+  QVERIFY(remedy && demo);
+  QVERIFY(!demo->isEnabled());
+  QCOMPARE(panel.config().scenario, Scenario{});
+  const int bf16 = remedy->findText("bf16 all-reduce");
+  QVERIFY(bf16 > 0);
+  remedy->setCurrentIndex(bf16);
+  QVERIFY(panel.config().scenario.allreduce_dtype == WireDtype::Bf16);
+  QCOMPARE(panel.config().scenario.accumulate, 1);
+  QVERIFY(demo->isEnabled());
+  remedy->setCurrentIndex(remedy->findText("accumulate 8 batches"));
+  QVERIFY(panel.config().scenario.allreduce_dtype == WireDtype::Fp32);
+  QCOMPARE(panel.config().scenario.accumulate, 8);
+  TrainConfig both = panel.config();
+  both.scenario.accumulate = 4;
+  both.scenario.allreduce_dtype = WireDtype::Fp16;
+  panel.set_config(both);
+  QCOMPARE(remedy->currentText(), QString("accumulate 4 batches, fp16 all-reduce"));
+  QCOMPARE(panel.config().scenario, both.scenario);
+  both.scenario = both.scenario.bare();
+  panel.set_config(both);
+  QCOMPARE(remedy->currentIndex(), 0);
+  QVERIFY(!demo->isEnabled());
 }
 
 void TestWorkbench::rename_delete_and_pin_persist() {

@@ -19,8 +19,12 @@ float from_fp16(uint16_t h);   // exact
 // The largest finite fp16 value.
 inline constexpr float kFp16Max = 65504.0f;
 
-// Bytes one gradient value takes on the wire.
+// Bytes one gradient value takes on the wire, and what an FP32 gradient of `fp32_bytes` puts
+// on it (what the breakdown, a simulated link and the predictor count).
 std::size_t wire_bytes(WireDtype wire);
+inline double bytes_on_wire(double fp32_bytes, WireDtype wire) {
+  return fp32_bytes * double(wire_bytes(wire)) / double(sizeof(float));
+}
 
 // Each value replaced by the nearest value `wire` can carry (FP32: unchanged). Idempotent.
 void round_to_wire(std::span<float> values, WireDtype wire);

@@ -51,6 +51,15 @@ struct Scenario {
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }
+  // A remedy for communication (accumulation, compression); bare() is this scenario without
+  // them: what "Bare vs remedy" runs first.
+  bool comm_remedy() const { return accumulate > 1 || allreduce_dtype != WireDtype::Fp32; }
+  Scenario bare() const {
+    Scenario s = *this;
+    s.accumulate = 1;
+    s.allreduce_dtype = WireDtype::Fp32;
+    return s;
+  }
   bool operator==(const Scenario&) const = default;
 };
 

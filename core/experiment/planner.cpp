@@ -49,16 +49,18 @@ std::vector<PlannedRun> lock_step_vs_balanced(const TrainConfig& config, int pro
   return {PlannedRun{lock_step, RunRole::Run, processes, hostfile}, PlannedRun{balanced, RunRole::Run, processes, hostfile}};
 }
 
-// The same request twice, bare then with its remedy (gradient accumulation over K batches; a
-// simulated link, when set, in both): what the remedy buys in time, and costs in accuracy.
+// The same request twice, bare then with its remedies (gradient accumulation, a compressed
+// all-reduce; a simulated link, when set, in both): what the remedy buys in time, and costs in
+// accuracy.
 std::vector<PlannedRun> bare_vs_remedy(const TrainConfig& config, int processes, const std::string& hostfile) {
-  if (config.scenario.accumulate < 2)
-    throw ConfigError("Bare vs remedy: choose a remedy first (What if: Remedy, or --accumulate K with K >= 2)");
+  if (!config.scenario.comm_remedy())
+    throw ConfigError("Bare vs remedy: choose a remedy first (What if: Remedy, or --accumulate K with K >= 2, or "
+                      "--allreduce-dtype bf16|fp16)");
   if (total_replicas(config, processes) < 2)
     throw ConfigError(fmt::format("Bare vs remedy needs two or more replicas: with {} nothing is exchanged",
                                   format_devices(config.devices)));
   TrainConfig bare = config;
-  bare.scenario.accumulate = 1;
+  bare.scenario = config.scenario.bare();
   return {PlannedRun{bare, RunRole::Run, processes, hostfile}, PlannedRun{config, RunRole::Run, processes, hostfile}};
 }
 

@@ -324,7 +324,7 @@ TrainConfig RunSetupPanel::config() const {
   c.scenario.balance = balance_->isChecked();
   c.model = model_->model().value_or(ModelSpec());   // while the text is no model, problems() says so
   c.scenario.link = what_if_->link();
-  c.scenario.accumulate = what_if_->accumulate();
+  what_if_->remedy_into(c.scenario);
   return c;
 }
 
@@ -355,7 +355,7 @@ void RunSetupPanel::set_config(const TrainConfig& c) {
   what_if_->set_model(c.model);
   data_->set_model(c.model.input(), c.model.classes());
   what_if_->set_link(c.scenario.link);
-  what_if_->set_accumulate(c.scenario.accumulate);
+  what_if_->set_remedy(c.scenario);
   on_changed();
 }
 

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "comm/wire_format.h"
 #include "setup/note_label.h"
 #include "util/bandwidth.h"
 
@@ -19,6 +20,21 @@ namespace {
 // The combo's data for a link: "GBIT:US" (empty: off).
 QString link_key(const SimulatedLink& l) {
   return l.gbit > 0 ? QStringLiteral("%1:%2").arg(l.gbit, 0, 'g', 10).arg(l.latency_us, 0, 'g', 10) : QString();
+}
+
+// The remedy combo's data: "none", or "accumulate:K" and "wire:bf16" joined by '+'.
+QString remedy_key(int accumulate, WireDtype wire) {
+  QStringList parts;
+  if (accumulate > 1) parts << QStringLiteral("accumulate:%1").arg(accumulate);
+  if (wire != WireDtype::Fp32) parts << QStringLiteral("wire:%1").arg(QString::fromLatin1(wire_name(wire).data()));
+  return parts.isEmpty() ? QStringLiteral("none") : parts.join('+');
+}
+
+QString remedy_label(int accumulate, WireDtype wire) {
+  QStringList parts;
+  if (accumulate > 1) parts << QObject::tr("accumulate %1 batches").arg(accumulate);
+  if (wire != WireDtype::Fp32) parts << QObject::tr("%1 all-reduce").arg(QString::fromLatin1(wire_name(wire).data()));
+  return parts.isEmpty() ? QObject::tr("none: FP32 all-reduce every step") : parts.join(QStringLiteral(", "));
 }
 
 // Neither combo's longest item sets the column's width: each is as wide as the column lets
@@ -50,12 +66,15 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
                        "than this machine's own exchange changes nothing here."));
   remedy_ = new QComboBox(this);
   remedy_->setObjectName("what_if_remedy");
-  remedy_->addItem(tr("none: all-reduce every step"), 1);
-  for (int k : {2, 4, 8, 16}) remedy_->addItem(tr("accumulate %1 batches").arg(k), k);
+  remedy_->addItem(remedy_label(1, WireDtype::Fp32), remedy_key(1, WireDtype::Fp32));
+  for (int k : {2, 4, 8, 16}) remedy_->addItem(remedy_label(k, WireDtype::Fp32), remedy_key(k, WireDtype::Fp32));
+  for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16}) remedy_->addItem(remedy_label(1, w), remedy_key(1, w));
   fit_to_column(remedy_);
   remedy_->setToolTip(tr("Gradient accumulation: one all-reduce and one optimizer step every K batches, so K times "
                          "fewer exchanges; the effective batch is K times larger (Scale with replicas scales the rate "
-                         "with it), which can cost accuracy. Runs on CPU replicas."));
+                         "with it), which can cost accuracy.\nCompressed all-reduce: the gradients travel as 16-bit "
+                         "bf16 or fp16, half the bytes, rounded on the way, which can cost accuracy. Both run on CPU "
+                         "replicas."));
   note_ = note_label(this);
   auto* form = new QFormLayout;
   form->addRow(tr("Link:"), link_);
@@ -81,16 +100,31 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   });
 }
 
-int WhatIfPicker::accumulate() const { return std::max(1, remedy_->currentData().toInt()); }
+Scenario WhatIfPicker::remedy() const {
+  Scenario s;
+  for (const QString& part : remedy_->currentData().toString().split('+')) {
+    if (part.startsWith("accumulate:")) s.accumulate = std::max(1, part.mid(11).toInt());
+    for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16})
+      if (part == QString("wire:%1").arg(wire_name(w).data())) s.allreduce_dtype = w;
+  }
+  return s;
+}
 
-void WhatIfPicker::set_accumulate(int k) {
+void WhatIfPicker::remedy_into(Scenario& scenario) const {
+  const Scenario r = remedy();
+  scenario.accumulate = r.accumulate;
+  scenario.allreduce_dtype = r.allreduce_dtype;
+}
+
+void WhatIfPicker::set_remedy(const Scenario& scenario) {
   const QSignalBlocker b(remedy_);
-  int i = remedy_->findData(k);
-  if (i < 0) {
-    remedy_->addItem(tr("accumulate %1 batches").arg(k), k);
+  const QString key = remedy_key(scenario.accumulate, scenario.allreduce_dtype);
+  int i = remedy_->findData(key);
+  if (i < 0) {   // a combination from a command line or a record: shown as it is
+    remedy_->addItem(remedy_label(scenario.accumulate, scenario.allreduce_dtype), key);
     i = remedy_->count() - 1;
   }
-  remedy_->setCurrentIndex(k > 1 ? i : 0);
+  remedy_->setCurrentIndex(i);
   update_note();
 }
 
@@ -118,7 +152,8 @@ void WhatIfPicker::set_model(const ModelSpec& model) {
 }
 
 void WhatIfPicker::update_note() {
-  demo_->setEnabled(accumulate() > 1);
+  const Scenario r = remedy();
+  demo_->setEnabled(r.comm_remedy());
   const SimulatedLink l = link();
   QString text = l.gbit <= 0 ? tr("Off: the gradient's %1 MB per step travel as fast as this machine moves them.")
                                    .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2)
@@ -127,10 +162,16 @@ void WhatIfPicker::update_note() {
                                        .arg(l.gbit)
                                        .arg(l.latency_us) +
                                    link_note();
-  if (const int k = accumulate(); k > 1)
+  const double mb = bytes_on_wire(model_.gradient_bytes(), r.allreduce_dtype) * 1e-6;
+  if (const int k = r.accumulate; k > 1)
     text += tr(" Accumulating %1 batches: one all-reduce of %2 MB every %1 steps, and an effective batch %1 times "
                "larger.")
                 .arg(k)
+                .arg(mb, 0, 'f', 2);
+  else if (r.allreduce_dtype != WireDtype::Fp32)
+    text += tr(" %1 all-reduce: %2 MB per step on the wire instead of %3, each gradient rounded to 16 bits.")
+                .arg(QString::fromLatin1(wire_name(r.allreduce_dtype).data()))
+                .arg(mb, 0, 'f', 2)
                 .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2);
   note_->setText(text);
 }
@@ -150,8 +191,9 @@ void WhatIfPicker::set_calibration(const Calibration* calibration) {
 // run's replicas: a link faster than that changes nothing (the all-reduce lasts the longer).
 QString WhatIfPicker::link_note() const {
   if (replicas_ < 2) return tr(" One replica exchanges nothing: pick two or more devices to see it.");
-  const double bytes = model_.gradient_bytes();
-  const double ring = ring_all_reduce_s(bytes, replicas_, link().gbit, link().latency_us);
+  const double bytes = model_.gradient_bytes();   // this machine's own exchange: FP32 in memory
+  const double ring =
+      ring_all_reduce_s(bytes_on_wire(bytes, remedy().allreduce_dtype), replicas_, link().gbit, link().latency_us);
   if (!calibration_ || calibration_->allreduce.empty())
     return tr(" Such a link takes %1 ms per all-reduce among %2 replicas; Calibrate (Where the time goes) to "
               "compare it with this machine's own exchange.")

@@ -1,7 +1,8 @@
 // The setup panel's "What if" group: a simulated link (the scenario's SimulatedLink) with its
 // presets, for the lesson "why more devices made it slower": communication grows with the model
-// (the Model group, model_picker.h, whose gradient it is told) and with a slower link; and the
-// remedy, gradient accumulation, for its second half, "what to do about it". Labelled as such
+// (the Model group, model_picker.h, whose gradient it is told) and with a slower link; and a
+// remedy (gradient accumulation, a compressed all-reduce) for its second half, "what to do
+// about it". Labelled as such
 // wherever such a run shows; this machine's own exchange, every step, is the default.
 #pragma once
 #include <QGroupBox>
@@ -25,9 +26,10 @@ class WhatIfPicker : public QGroupBox {
 
   SimulatedLink link() const;   // gbit 0: off
   void set_link(const SimulatedLink& link);
-  // The remedy: gradient accumulation over K micro-batches (1: none), the scenario's field.
-  int accumulate() const;
-  void set_accumulate(int k);
+  // The remedy, the scenario's fields: gradient accumulation over K micro-batches, or a
+  // compressed all-reduce (bf16, fp16); none by default.
+  void remedy_into(Scenario& scenario) const;
+  void set_remedy(const Scenario& scenario);
   // The model whose gradient the link would carry (the Model group's).
   void set_model(const ModelSpec& model);
   // What the note compares a simulated link with: the replicas the run would exchange among,
@@ -42,6 +44,7 @@ class WhatIfPicker : public QGroupBox {
  private:
   void update_note();
   QString link_note() const;
+  Scenario remedy() const;   // the selected remedy's fields over a default scenario
   QComboBox* link_;
   QComboBox* remedy_;
   QPushButton* demo_;

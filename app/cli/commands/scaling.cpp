@@ -36,7 +36,9 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                             {"slow_replica", "predict with a simulated straggler, as train --slow-replica makes it: "
                                              "replica RANK computes FACTOR times slower"},
                             {"accumulate", "predict with gradient accumulation, as train --accumulate makes it: one "
-                                           "gradient all-reduce every K steps"}});
+                                           "gradient all-reduce every K steps"},
+                            {"allreduce_dtype", "predict with a compressed all-reduce, as train --allreduce-dtype makes "
+                                                "it: half the bytes on a link (fp32, bf16, fp16)"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
