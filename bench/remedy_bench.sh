@@ -2,7 +2,8 @@
 # The remedies for communication-bound training against the plain run, side by side in ONE
 # run (issue 29's first target): dense:4096 (26.5 MB per all-reduce) on cpu:1, on cpu:2 over
 # this machine's own exchange, on cpu:2 over a simulated 1 Gbit/s link, and on cpu:2 over that
-# link with each remedy. Repetitions alternate the configurations; the table gives the median
+# link with each remedy (accumulation, a bf16 or fp16 all-reduce, overlap in DDP's 25 MB
+# buckets, and one combination). Repetitions alternate the configurations; the table gives the median
 # epoch (the steady epochs 2..n of each run), the speed-up against cpu:1, the share of the
 # link-free speed-up a remedy recovers, the validation accuracy beside the plain run's, and the
 # predictor's epoch (`mirrorbench-cli scaling`, calibrated here once) with its error.
@@ -27,6 +28,11 @@ configs=(
   "cpu:2 link 1 accumulate 4|--devices cpu:2 --simulated-link 1 --accumulate 4|--simulated-link 1 --accumulate 4"
   "cpu:2 link 1 accumulate 8|--devices cpu:2 --simulated-link 1 --accumulate 8|--simulated-link 1 --accumulate 8"
   "cpu:2 link 1 accumulate 8 scaled|--devices cpu:2 --simulated-link 1 --accumulate 8 --scale-lr --lr-warmup 1|--simulated-link 1 --accumulate 8"
+  "cpu:2 link 1 accumulate 16|--devices cpu:2 --simulated-link 1 --accumulate 16|--simulated-link 1 --accumulate 16"
+  "cpu:2 link 1 bf16|--devices cpu:2 --simulated-link 1 --allreduce-dtype bf16|--simulated-link 1 --allreduce-dtype bf16"
+  "cpu:2 link 1 fp16|--devices cpu:2 --simulated-link 1 --allreduce-dtype fp16|--simulated-link 1 --allreduce-dtype fp16"
+  "cpu:2 link 1 overlap 25 MB|--devices cpu:2 --simulated-link 1 --bucket-mb 25|--simulated-link 1 --bucket-mb 25"
+  "cpu:2 link 1 accumulate 8 + bf16|--devices cpu:2 --simulated-link 1 --accumulate 8 --allreduce-dtype bf16|--simulated-link 1 --accumulate 8 --allreduce-dtype bf16"
 )
 "$cli" scaling --model "$model" --max-replicas 2 --batch "$batch" --json "$out/cal.json" > /dev/null
 for i in "${!configs[@]}"; do
@@ -64,10 +70,10 @@ for i, c in enumerate(configs):
 one, free = rows[0][1], rows[1][1]
 gain_free = one / free - 1
 print("medians of %d alternating runs (spread fastest-slowest); recovered = (speed-up - 1) / (link-free speed-up - 1)" % repeats)
-print("%-34s %9s %15s %9s %10s %8s %10s %7s" % ("run", "s/epoch", "spread", "speed-up", "recovered", "val_acc", "predicted", "error"))
+print("%-36s %9s %15s %9s %10s %8s %10s %7s" % ("run", "s/epoch", "spread", "speed-up", "recovered", "val_acc", "predicted", "error"))
 for name, t, lo, hi, acc, pred_s in rows:
     speedup = one / t
     rec = "" if name in ("cpu:1", "cpu:2") else "%.0f %%" % (100 * (speedup - 1) / gain_free if gain_free > 0 else 0)
-    print("%-34s %9.2f %15s %9.2f %10s %8.4f %10.2f %+6.0f %%" % (name, t, "%.2f-%.2f" % (lo, hi), speedup, rec, acc,
+    print("%-36s %9.2f %15s %9.2f %10s %8.4f %10.2f %+6.0f %%" % (name, t, "%.2f-%.2f" % (lo, hi), speedup, rec, acc,
                                                                    pred_s, 100 * (t - pred_s) / pred_s))
 PY

@@ -3,11 +3,14 @@
 // waiting, the control plane untouched, and the arithmetic of util/bandwidth.h's ring.
 #include <QtTest>
 
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "comm/gradient_buckets.h"
 #include "comm/simulated_link.h"
+#include "model/model_spec.h"
 #include "test_support.h"
 #include "util/bandwidth.h"
 #include "util/error.h"
@@ -25,7 +28,11 @@ class FakeComm final : public Communicator {
   std::string name() const override { return "fake"; }
   void all_reduce_sum(float*, std::size_t) override { times_ += per_call_, ++reduces; }
   void broadcast_bytes(void*, std::size_t, int) override { times_ += per_call_; }
-  void all_gather_bytes(const void*, std::size_t, void*) override { times_ += per_call_; }
+  // Every rank sent what this one did.
+  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
+    for (int r = 0; r < ranks_; ++r) std::memcpy(static_cast<char*>(all) + std::size_t(r) * bytes, mine, bytes);
+    times_ += per_call_;
+  }
   void barrier() override {}
   void abort(const std::string&) override {}
   CollectiveTimes take_times() override { return std::exchange(times_, CollectiveTimes{}); }
@@ -107,6 +114,62 @@ class TestSimulatedLink : public QObject {
     QCOMPARE(w.slept->size(), std::size_t(1));
     QVERIFY(qFuzzyCompare((*w.slept)[0], ring_all_reduce_s(4, 4, 100, 50) - 1e-9));
     QVERIFY((*w.slept)[0] > 0.99 * 6 * 50e-6);   // 4 bytes: nearly all of it is the 6 hops
+  }
+
+  // DDP's buckets: the gradient buffer tiled from its end (the last layer's gradient is
+  // complete first), whole layers only, at most the cap unless one layer alone exceeds it.
+  void buckets_tile_the_gradient_in_backward_order() {
+    const ModelSpec model = reference_family(64);
+    const ModelShape& ref = model.shape();   // conv1 0.3k, conv2 18.5k, fc1 102k, fc2 650 params
+    std::vector<GradientBucket> b = gradient_buckets(ref, 0.1);
+    QCOMPARE(b.size(), std::size_t(3));
+    QCOMPARE(b[0].end, ref.param_count);
+    for (std::size_t i = 1; i < b.size(); ++i) QCOMPARE(b[i].end, b[i - 1].begin);
+    QCOMPARE(b.back().begin, std::size_t(0));
+    QCOMPARE(ref.layers[std::size_t(b[0].ready_layer)].name, std::string("fc2"));
+    QCOMPARE(ref.layers[std::size_t(b[1].ready_layer)].name, std::string("fc1"));   // 0.41 MB: alone, over the cap
+    QCOMPARE(ref.layers[std::size_t(b[2].ready_layer)].name, std::string("conv1"));  // conv2 and conv1 together
+    QVERIFY(b[1].bytes() > 0.1e6 && b[2].bytes() <= 0.1e6);
+    b = gradient_buckets(ref, 25);   // DDP's default: one bucket, complete when conv1's gradient is
+    QCOMPARE(b.size(), std::size_t(1));
+    QCOMPARE(b[0].begin, std::size_t(0));
+    QCOMPARE(ref.layers[std::size_t(b[0].ready_layer)].name, std::string("conv1"));
+    QVERIFY(test::expect_error<ConfigError>([&] { gradient_buckets(ref, 0); }, "--bucket-mb"));
+  }
+
+  // Overlap by hand: 1 Gbit/s, no latency, 2 ranks, 1 MB buckets (8 ms of wire each). The first
+  // is complete 10 ms before the exchange and runs -10..-2 ms; the second is complete 4 ms before
+  // it but waits for the wire, -2..+6 ms: 6 ms exposed, 10 ms hidden. A bucket ready at the end hides nothing; many
+  // small buckets pay the latency each.
+  void buckets_hide_wire_time_under_the_backward_pass() {
+    const SimulatedLink link{1, 0};
+    const std::vector<OverlapBucket> two{{1e6, 0.010}, {1e6, 0.004}};
+    WireSchedule w = overlapped_wire(link, two, 2, 1.0);
+    QVERIFY(qFuzzyCompare(w.exposed_s, 0.006));
+    QVERIFY(qFuzzyCompare(w.hidden_s, 0.010));
+    w = overlapped_wire(link, two, 2, 0.5);   // a 16-bit wire: 4 ms each, all of it hidden
+    QCOMPARE(w.exposed_s, 0.0);
+    QVERIFY(qFuzzyCompare(w.hidden_s, 0.008));
+    const std::vector<OverlapBucket> at_end{{2e6, 0.0}};
+    w = overlapped_wire(link, at_end, 2, 1.0);
+    QVERIFY(qFuzzyCompare(w.exposed_s, ring_all_reduce_s(2e6, 2, 1, 0)));
+    QCOMPARE(w.hidden_s, 0.0);
+    const SimulatedLink slow_hops{1, 50};
+    std::vector<OverlapBucket> many(100, OverlapBucket{2e4, 0.0});
+    QVERIFY(overlapped_wire(slow_hops, many, 2, 1.0).exposed_s >
+            overlapped_wire(slow_hops, at_end, 2, 1.0).exposed_s + 98 * 2 * 50e-6);
+
+    // Through the wrapper: the agreed leads (one rank here) decide what is slept.
+    Wrapped x = wrap(2, {0.0, 0.001}, link);
+    x.comm->overlap_next_all_reduce(two);
+    std::vector<float> g(16);
+    x.comm->all_reduce_sum(g.data(), 500000);   // 2 MB: the buckets' bytes count, not the call's
+    QCOMPARE(x.slept->size(), std::size_t(1));
+    QVERIFY(qFuzzyCompare((*x.slept)[0], 0.006 - 0.001));
+    const CollectiveTimes t = x.comm->take_times();
+    QVERIFY(qFuzzyCompare(t.hidden_s, 0.010));
+    x.comm->all_reduce_sum(g.data(), 250000);   // no buckets announced: one ring after the backward pass
+    QVERIFY(qFuzzyCompare(x.slept->back(), ring_all_reduce_s(1e6, 2, 1, 0) - 0.001));
   }
 
   void labelled_and_refused_without_bandwidth() {

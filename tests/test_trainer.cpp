@@ -175,6 +175,26 @@ class TestTrainer : public QObject {
                qPrintable(QString("exchange %1 s for 4 steps of %2 s").arg(times[phase::AllReduce]).arg(ring)));
   }
 
+  // Overlap in buckets over the same link: the same sums (digests equal to one all-reduce's),
+  // part of the wire time hidden under the backward pass and reported beside the step.
+  void buckets_overlap_the_simulated_link() {
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    c.model = reference_family(1024);
+    c.scenario.link = {1, 20};
+    const RunRecord one = MirroredTrainer(c, data).run();
+    c.scenario.bucket_mb = 1;
+    const RunRecord buckets = MirroredTrainer(c, data).run();
+    QCOMPARE(buckets.status, RunStatus::Completed);
+    QVERIFY(buckets.replicas_in_sync);
+    QCOMPARE(buckets.config.scenario.bucket_mb, 1.0);
+    QCOMPARE(QString::fromStdString(buckets.epochs.back().param_digest),
+             QString::fromStdString(one.epochs.back().param_digest));
+    for (const auto& times : one.epochs.at(0).replica_times) QCOMPARE(times[phase::HiddenAllReduce], 0.0);
+    for (const auto& times : buckets.epochs.at(0).replica_times)
+      QVERIFY2(times[phase::HiddenAllReduce] > 0, "nothing hidden");
+  }
+
   void learns_the_synthetic_task() {
     auto data = test::make_synthetic_split(2048, 256);
     TrainConfig c = small_config("cpu:2", "auto", 64);

@@ -821,9 +821,13 @@ void TestWorkbench::remedy_picker_carries_each_remedy() {
   remedy->setCurrentIndex(remedy->findText("accumulate 8 batches"));
   QVERIFY(panel.config().scenario.allreduce_dtype == WireDtype::Fp32);
   QCOMPARE(panel.config().scenario.accumulate, 8);
+  remedy->setCurrentIndex(remedy->findText("overlap, 25 MB buckets"));   // DDP's default
+  QCOMPARE(panel.config().scenario.bucket_mb, 25.0);
+  QCOMPARE(panel.config().scenario.accumulate, 1);
   TrainConfig both = panel.config();
   both.scenario.accumulate = 4;
   both.scenario.allreduce_dtype = WireDtype::Fp16;
+  both.scenario.bucket_mb = 0;
   panel.set_config(both);
   QCOMPARE(remedy->currentText(), QString("accumulate 4 batches, fp16 all-reduce"));
   QCOMPARE(panel.config().scenario, both.scenario);

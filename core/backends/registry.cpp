@@ -55,7 +55,7 @@ std::string cuda_model_refusal(const ModelSpec& model) {
 
 const BackendInfo kBackends[] = {
     {.backend = Backend::OneDnn, .device_kind = DeviceKind::Cpu, .label = "oneDNN + own Highway kernels",
-     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .host_step = true, .simulated_link = true, .make_engine = make_onednn, .versions = onednn_versions},
+     .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .host_step = true, .simulated_link = true, .gradient_timeline = true, .make_engine = make_onednn, .versions = onednn_versions},
     {.backend = Backend::Reference, .device_kind = DeviceKind::Cpu, .label = "reference loops",
      .precisions = kFp32Only, .straggler = true, .balanced_shares = true, .host_step = true, .simulated_link = true, .make_engine = make_reference, .versions = no_versions},
     // A GPU step runs ahead of the host, so a straggler idling on the host would not slow it;

@@ -34,6 +34,7 @@ struct BackendInfo {
   bool balanced_shares = false;            // --balance: its steps take any share, timed every step
   bool host_step = false;                  // its step is ReplicaEngine's generic one: --accumulate, --lr-warmup
   bool simulated_link = false;             // a simulated link can slow its all-reduce (ends on the host)
+  bool gradient_timeline = false;          // says when each layer's gradient is complete: --bucket-mb overlaps
   std::unique_ptr<ReplicaEngine> (*make_engine)(const DeviceSpec& device, int max_batch, Precision precision,
                                                 const ModelSpec& model, const EngineOptions& options) = nullptr;
   std::string (*versions)() = nullptr;     // its libraries, e.g. "oneDNN 2.6.3"

@@ -2,6 +2,7 @@
 // parameters, gradients and Adam state. The mirrored trainer drives N of them, one host
 // thread each. Backends (reference loops, oneDNN, CUDA) are peers behind this interface.
 #pragma once
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "comm/communicator.h"
+#include "comm/gradient_buckets.h"
 #include "data/dataset.h"
 #include "model/dropout.h"
 #include "model/model_spec.h"
@@ -45,6 +47,9 @@ struct TrainStep {
   // to the window's; true for the window's last, which all-reduces the window's sum and steps
   // the optimizer. grad_scale is then 1 / the window's samples over all replicas.
   bool sync = true;
+  // Overlap (--bucket-mb): the gradient's buckets in the order the backward pass fills them;
+  // the step tells the communicator how long before the exchange each was complete. Empty: off.
+  std::span<const GradientBucket> buckets;
 };
 
 class ReplicaEngine {
@@ -101,6 +106,7 @@ class ReplicaEngine {
   // overlap the all-reduce with backward, replay a captured graph, or run ahead of the host.
   virtual void train_step(const TrainStep& step, Communicator& comm, const AdamConfig& cfg, PhaseTimes& times) {
     const double cpu0 = step.time_phases ? thread_cpu_seconds() : 0.0;
+    if (!step.buckets.empty()) gradient_ready_.assign(model().shape().layers.size(), Clock::time_point{});
     pending_ += forward_backward(step.indices, step.grad_scale, step.time_phases ? &times : nullptr);
     const std::size_t count = model().param_count();
     accumulate(step, count, step.time_phases ? &times : nullptr);
@@ -113,10 +119,12 @@ class ReplicaEngine {
       *step.local_grad_norm = std::sqrt(sum);
     }
     if (comm.size() > 1) {
+      if (!step.buckets.empty()) announce_buckets(step.buckets, comm);
       comm.all_reduce_sum(grad_buffer(), count);
       const CollectiveTimes ct = comm.take_times();
       times[phase::Wait] += ct.wait_s;
       times[phase::AllReduce] += ct.transfer_s;
+      times[phase::HiddenAllReduce] += ct.hidden_s;
     }
     if (!step.time_phases) return apply_adam(cfg, step.adam_step);
     const auto t0 = Clock::now();
@@ -130,6 +138,13 @@ class ReplicaEngine {
   virtual BatchStats take_train_stats() { return std::exchange(pending_, BatchStats{}); }
 
  protected:
+  // Engines that know when their backward pass completes a layer's weight gradient say so
+  // (--bucket-mb overlaps each bucket's wire time from then on); a bucket whose layer was not
+  // noted counts as complete at the end of the backward pass (no overlap).
+  void note_gradient_ready(std::size_t layer) {
+    if (layer < gradient_ready_.size()) gradient_ready_[layer] = Clock::now();
+  }
+
   // Gradient accumulation on the host's gradient buffer: a micro-batch's gradient is added to
   // the window's sum (in micro-batch order, the same on every replica); the window's last step
   // leaves the whole sum in grad_buffer(). Counted as backward time.
@@ -184,7 +199,22 @@ class ReplicaEngine {
   DropoutKey dropout_key_;
 
  private:
+  // The buckets with how long before now each was complete, to the communicator.
+  void announce_buckets(std::span<const GradientBucket> buckets, Communicator& comm) {
+    const auto now = Clock::now();
+    overlap_.clear();
+    for (const GradientBucket& b : buckets) {
+      const auto ready = std::size_t(b.ready_layer) < gradient_ready_.size() ? gradient_ready_[std::size_t(b.ready_layer)]
+                                                                              : Clock::time_point{};
+      const double lead = ready == Clock::time_point{} ? 0.0 : std::chrono::duration<double>(now - ready).count();
+      overlap_.push_back({b.bytes(), std::max(0.0, lead)});
+    }
+    comm.overlap_next_all_reduce(overlap_);
+  }
+
   BatchStats pending_;
+  std::vector<Clock::time_point> gradient_ready_;   // per layer, this step (--bucket-mb)
+  std::vector<OverlapBucket> overlap_;
   std::vector<float> window_;   // the accumulation window's gradient sum so far
   bool window_open_ = false;
 };

@@ -32,10 +32,18 @@ enum class MemorySpace { Host, CudaDevice };
 struct CollectiveTimes {
   double wait_s = 0;       // waiting for the slowest rank to arrive
   double transfer_s = 0;   // the exchange itself, once everyone was there
+  double hidden_s = 0;     // exchange that ran under the backward pass (not a part of the step)
   CollectiveTimes& operator+=(const CollectiveTimes& o) {
-    wait_s += o.wait_s, transfer_s += o.transfer_s;
+    wait_s += o.wait_s, transfer_s += o.transfer_s, hidden_s += o.hidden_s;
     return *this;
   }
+};
+
+// A bucket of the gradient as the exchange sees it (--bucket-mb, comm/gradient_buckets.h): its
+// FP32 bytes, and how long before this rank's all_reduce_sum call its gradient was complete.
+struct OverlapBucket {
+  double bytes = 0;
+  double lead_s = 0;
 };
 
 class Communicator {
@@ -72,6 +80,10 @@ class Communicator {
   // Bytes per value that an all_reduce_sum puts on the wire: what a simulated link and the
   // breakdown count (2 under a compressed all-reduce).
   virtual std::size_t all_reduce_wire_bytes() const { return sizeof(float); }
+  // The next all_reduce_sum's buckets, in the order the backward pass completed them
+  // (--bucket-mb): a simulated link overlaps their wire time with the backward pass, as a NIC
+  // would; a communicator whose exchange is the replicas' own work ignores it.
+  virtual void overlap_next_all_reduce(std::span<const OverlapBucket> buckets) { (void)buckets; }
 
   // ---- control plane (host memory) ----
   // data <- root's data, on every rank.

@@ -48,6 +48,9 @@ class CompressedAllReduce final : public Communicator {
     pending_ += inner;
   }
   std::size_t all_reduce_wire_bytes() const override { return wire_bytes(wire_); }
+  void overlap_next_all_reduce(std::span<const OverlapBucket> buckets) override {
+    inner_->overlap_next_all_reduce(buckets);
+  }
 
   void broadcast_bytes(void* data, std::size_t bytes, int root) override { inner_->broadcast_bytes(data, bytes, root); }
   void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <limits>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "util/bandwidth.h"
 #include "util/error.h"
@@ -34,11 +36,25 @@ class SimulatedLinkCommunicator final : public Communicator {
     CollectiveTimes mine = inner_->take_times();
     // A communicator that does not split its time (reports nothing): all of it was exchange.
     if (mine.wait_s == 0 && mine.transfer_s == 0) mine.transfer_s = elapsed;
-    const double bytes = double(count) * double(inner_->all_reduce_wire_bytes());   // what travels
-    const double extra = simulated_exchange_s(link_, bytes, size(), mine.transfer_s) - mine.transfer_s;
+    const double per_fp32_byte = double(inner_->all_reduce_wire_bytes()) / sizeof(float);   // what travels
+    double extra = 0;
+    if (overlap_.empty()) {
+      const double bytes = double(count) * sizeof(float) * per_fp32_byte;
+      extra = simulated_exchange_s(link_, bytes, size(), mine.transfer_s) - mine.transfer_s;
+    } else {
+      const WireSchedule wire = overlapped_wire(link_, agreed_buckets(mine.wait_s), size(), per_fp32_byte);
+      pending_ += inner_->take_times();   // the agreement's own small exchange
+      extra = wire.exposed_s - mine.transfer_s;
+      mine.hidden_s += wire.hidden_s;
+      overlap_.clear();
+    }
     if (extra > 0) sleep_(extra);
-    mine.transfer_s += extra;
+    mine.transfer_s += std::max(0.0, extra);
     pending_ += mine;
+  }
+
+  void overlap_next_all_reduce(std::span<const OverlapBucket> buckets) override {
+    overlap_.assign(buckets.begin(), buckets.end());
   }
 
   std::size_t all_reduce_wire_bytes() const override { return inner_->all_reduce_wire_bytes(); }
@@ -60,7 +76,24 @@ class SimulatedLinkCommunicator final : public Communicator {
   std::string describe_stall() override { return inner_->describe_stall(); }
 
  private:
+  // A bucket travels once every rank completed it. Each rank's lead counted from the moment the
+  // last rank arrived (its own lead plus its wait for the others): the smallest over the ranks.
+  // Every rank gathers the same leads, so every rank sleeps the same.
+  std::vector<OverlapBucket> agreed_buckets(double my_wait_s) {
+    const std::size_t n = overlap_.size();
+    std::vector<double> mine(n), all(n * std::size_t(size()));
+    for (std::size_t b = 0; b < n; ++b) mine[b] = my_wait_s + overlap_[b].lead_s;
+    inner_->all_gather_bytes(mine.data(), n * sizeof(double), all.data());
+    std::vector<OverlapBucket> out = overlap_;
+    for (std::size_t b = 0; b < n; ++b) {
+      out[b].lead_s = all[b];
+      for (int r = 1; r < size(); ++r) out[b].lead_s = std::min(out[b].lead_s, all[std::size_t(r) * n + b]);
+    }
+    return out;
+  }
+
   std::unique_ptr<Communicator> inner_;
+  std::vector<OverlapBucket> overlap_;   // the next all-reduce's buckets (empty: none announced)
   const SimulatedLink link_;
   const LinkSleep sleep_;
   CollectiveTimes pending_;
@@ -83,6 +116,19 @@ std::span<const LinkPreset> link_presets() {
 
 double simulated_exchange_s(const SimulatedLink& link, double bytes, int ranks, double real_s) {
   return std::max(real_s, ring_all_reduce_s(bytes, ranks, link.gbit, link.latency_us));
+}
+
+WireSchedule overlapped_wire(const SimulatedLink& link, std::span<const OverlapBucket> buckets, int ranks,
+                             double bytes_per_fp32_byte) {
+  double free_at = -std::numeric_limits<double>::infinity(), busy = 0;
+  for (const OverlapBucket& b : buckets) {
+    const double wire = ring_all_reduce_s(b.bytes * bytes_per_fp32_byte, ranks, link.gbit, link.latency_us);
+    free_at = std::max(free_at, -std::max(0.0, b.lead_s)) + wire;
+    busy += wire;
+  }
+  // After time 0 every bucket is ready: the wire runs without a gap until free_at.
+  const double exposed = buckets.empty() ? 0.0 : std::max(0.0, free_at);
+  return {exposed, std::max(0.0, busy - exposed)};
 }
 
 std::unique_ptr<Communicator> make_simulated_link(std::unique_ptr<Communicator> inner, const SimulatedLink& link,

@@ -1,6 +1,6 @@
 // A run's scenario: the what-ifs, demonstrations and remedies laid over plain training (a
 // simulated straggler, a simulated link, balanced shares and their replay, gradient
-// accumulation, learning-rate warm-up, a compressed all-reduce), one typed value that the
+// accumulation, learning-rate warm-up, a compressed all-reduce, overlap in buckets), one typed value that the
 // trainer, the predictor, the window and the record carry whole. Each field is one row of the
 // option table (config/train_options.cpp: its flag, text, help, what it does to a run, how it
 // reads to people), which derives the command lines, the record, the CSV, the digest and the
@@ -48,16 +48,18 @@ struct Scenario {
   int accumulate = 1;            // micro-batches per all-reduce and optimizer step (1: every batch)
   double lr_warmup_epochs = 0;   // gradual linear warm-up of the learning rate (Goyal et al. 2017)
   WireDtype allreduce_dtype = WireDtype::Fp32;   // compressed all-reduce: what the gradients travel as
+  double bucket_mb = 0;          // overlap: the all-reduce in buckets of this many MB as backward fills them (0: off)
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }
-  // A remedy for communication (accumulation, compression); bare() is this scenario without
+  // A remedy for communication (accumulation, compression, overlap); bare() is this scenario without
   // them: what "Bare vs remedy" runs first.
-  bool comm_remedy() const { return accumulate > 1 || allreduce_dtype != WireDtype::Fp32; }
+  bool comm_remedy() const { return accumulate > 1 || allreduce_dtype != WireDtype::Fp32 || bucket_mb > 0; }
   Scenario bare() const {
     Scenario s = *this;
     s.accumulate = 1;
     s.allreduce_dtype = WireDtype::Fp32;
+    s.bucket_mb = 0;
     return s;
   }
   bool operator==(const Scenario&) const = default;

@@ -20,6 +20,7 @@ namespace mb {
 // step's index buffers are sized by it).
 inline constexpr int64_t kMaxGlobalBatch = 65536;
 inline constexpr int64_t kMaxAccumulate = 1024;   // --accumulate: micro-batches per optimizer step
+inline constexpr double kMaxBucketMb = 4096;       // --bucket-mb: larger than any gradient here
 
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()

@@ -186,6 +186,20 @@ std::string wire_sentence(const Scenario& s) {
   return {};
 }
 
+std::string bucket_text(const Scenario& s) { return fmt::format("{:g}", s.bucket_mb); }
+void parse_bucket(Scenario& s, std::string_view text) {
+  s.bucket_mb = parse_real_option("--bucket-mb", text, 0, kMaxBucketMb, false);
+}
+std::string bucket_tag(const Scenario& s) {
+  return s.bucket_mb > 0 ? fmt::format("buckets of {:g} MB", s.bucket_mb) : std::string();
+}
+std::string bucket_sentence(const Scenario& s) {
+  return s.bucket_mb > 0 ? fmt::format("overlap: the all-reduce starts bucket by bucket ({:g} MB each) while the "
+                                       "backward pass still runs; a simulated link's wire time hides under it",
+                                       s.bucket_mb)
+                         : std::string();
+}
+
 // ---- the engines' options: their texts on EngineOptions ----------------------------------------
 
 std::string conv2_text(const EngineOptions& o) { return to_string(o.cpu_conv2); }
@@ -407,6 +421,18 @@ const TrainOption kOptions[] = {
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.allreduce_dtype = r.scenario.allreduce_dtype; },
      .scenario = {.format = wire_text, .parse = parse_wire, .tag = wire_tag, .describe = wire_sentence,
                   .effect = ScenarioEffect::Math}},
+    // The same sums as one all-reduce: only a simulated link's times change.
+    {.key = "bucket_mb", .flag = "--bucket-mb", .value_name = "MB",
+     .help = "overlap: the gradient all-reduce starts bucket by bucket (MB each, in reverse layer order, as PyTorch "
+             "DDP's bucket_cap_mb, 25 by default there) while the backward pass still runs; a simulated link's wire "
+             "time hides under it (0: off, one all-reduce after the backward pass; CPU replicas)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "25",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.bucket_mb = s.replicas > 1 ? c.scenario.bucket_mb : 0;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.bucket_mb = r.scenario.bucket_mb; },
+     .scenario = {.format = bucket_text, .parse = parse_bucket, .tag = bucket_tag, .describe = bucket_sentence,
+                  .effect = ScenarioEffect::Simulated}},
     // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
     // GPU check and the fault tests; recorded whole under "engine_options", never remembered.
     // Those that change the bits are agreed by every process; the speed-only ones are not.

@@ -4,10 +4,13 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "comm/gradient_buckets.h"
+#include "comm/simulated_link.h"
 #include "comm/wire_format.h"
 #include "model/model_text.h"
 #include "util/bandwidth.h"
@@ -176,16 +179,50 @@ Placement place(const Calibration& c, const PredictOptions& o, int n) {
   return {1, n};
 }
 
+// The simulated link's exposed time with overlap (--bucket-mb): each bucket is ready when the
+// backward pass has passed its lowest layer; the backward pass takes its share of the step's
+// compute by FLOPs (forward: the layers' multiply-adds; backward: weight gradients, and input
+// gradients where needed), and each layer its share of the backward pass. nullopt: the model
+// is not known (a calibration made in code), so no overlap is predicted.
+std::optional<double> overlapped_link_s(const Calibration& c, const PredictOptions& o, int ranks, double compute_s) {
+  if (o.scenario.bucket_mb <= 0 || timed_model(c).empty()) return std::nullopt;
+  const ModelSpec model = model_from_text(timed_model(c));
+  const ModelShape& shape = model.shape();
+  std::vector<double> backward(shape.layers.size());   // per layer, multiply-adds of its backward
+  double forward = 0, total_backward = 0;
+  for (std::size_t i = 0; i < shape.layers.size(); ++i) {
+    const LayerShape& l = shape.layers[i];
+    forward += l.macs;
+    backward[i] = (l.param_count > 0 ? l.macs : 0.0) + (l.needs_input_grad ? l.macs : 0.0);
+    total_backward += backward[i];
+  }
+  if (forward + total_backward <= 0) return std::nullopt;
+  const double backward_s = compute_s * total_backward / (forward + total_backward);
+  std::vector<OverlapBucket> buckets;
+  for (const GradientBucket& b : gradient_buckets(shape, o.scenario.bucket_mb)) {
+    double below = 0;   // the backward pass still to run once this bucket is complete
+    for (int j = 0; j < b.ready_layer; ++j) below += backward[std::size_t(j)];
+    buckets.push_back({b.bytes(), total_backward > 0 ? backward_s * below / total_backward : 0.0});
+  }
+  const double per_fp32_byte = bytes_on_wire(1.0, o.scenario.allreduce_dtype);
+  return overlapped_wire(o.scenario.link, buckets, ranks, per_fp32_byte).exposed_s;
+}
+
 // Communication per step: the all-reduce within the fullest machine, then (several machines)
 // a ring between them, and the statistics exchange (see scaling_model.h).
 double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Placement& at, int n,
-                        const std::map<int, LinearFit>& small) {
+                        const std::map<int, LinearFit>& small, double compute_s) {
   // A compressed all-reduce halves what travels on a link; within one machine's memory the
   // exchange stays the calibrated FP32 one (its rounding passes are not modelled: ~1 % of it).
   const double wire_bytes_per_step = bytes_on_wire(c.gradient_bytes, o.scenario.allreduce_dtype);
   double s = predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
-  if (const SimulatedLink& link = o.scenario.link; link.on())   // what the trainer's simulated link does: max(real, ring)
-    s = std::max(s, ring_all_reduce_s(wire_bytes_per_step, at.per_machine, link.gbit, link.latency_us));
+  if (const SimulatedLink& link = o.scenario.link; link.on() && at.per_machine > 1) {
+    // What the trainer's simulated link does: max(real, ring), the ring's part under the
+    // backward pass hidden with overlap.
+    const auto overlapped = overlapped_link_s(c, o, at.per_machine, compute_s);
+    s = std::max(s, overlapped ? *overlapped
+                               : ring_all_reduce_s(wire_bytes_per_step, at.per_machine, link.gbit, link.latency_us));
+  }
   if (at.linked()) {
     const double m = at.machines;
     s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * wire_bytes_per_step / (o.link_gbps * 1e9 / 8);
@@ -241,7 +278,7 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       const Placement at = place(c, o, n);
       p.machines = at.machines;
       p.compute_s = predicted_step_compute_s(c, o, n, at.per_machine, p.global_batch);
-      p.comm_s = predicted_comm_s(c, o, at, n, small);
+      p.comm_s = predicted_comm_s(c, o, at, n, small, p.compute_s);
       p.step_s = p.compute_s + p.comm_s;
       const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
       p.epoch_s = double(steps) * p.step_s;

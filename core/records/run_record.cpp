@@ -142,8 +142,9 @@ PhaseTimes phases_from_json(const json& j, const std::string& where, int schema)
 // predates may be missing and then keeps its default; later issues add fields with the next
 // number. 6: the model as its canonical layer text (model/model_text.h; older records' names
 // "cnn-reference" and "cnn-denseN" still read) and, for programs, its layer list ("layers":
-// the input shape, each layer's Keras class, settings, output shape and parameters).
-constexpr int kSchemaVersion = 6;
+// the input shape, each layer's Keras class, settings, output shape and parameters). 7: the
+// time category hidden_allreduce_s (--bucket-mb: the exchange that ran under the backward pass).
+constexpr int kSchemaVersion = 7;
 
 struct ConfigField {
   std::string_view key;

@@ -11,6 +11,7 @@
 
 #include "backends/devices.h"
 #include "backends/straggler_engine.h"
+#include "comm/gradient_buckets.h"
 #include "comm/process_link.h"
 #include "model/init_params.h"
 #include "optim/lr_schedule.h"
@@ -125,6 +126,7 @@ class ReplicaLoop {
     adam_.lr = static_cast<float>(rc_.learning_rate);
     const int64_t optimizer_steps = (in_.run.steps_per_epoch() + std::max(1, rc_.scenario.accumulate) - 1) /
                                     std::max(1, rc_.scenario.accumulate);
+    if (rc_.scenario.bucket_mb > 0) buckets_ = gradient_buckets(in_.run.model.shape(), rc_.scenario.bucket_mb);
     warmup_ = {rc_.base_learning_rate, rc_.learning_rate,
                int64_t(std::ceil(rc_.scenario.lr_warmup_epochs * double(optimizer_steps)))};
 
@@ -270,6 +272,7 @@ class ReplicaLoop {
     if (window.last) adam_.lr = static_cast<float>(warmup_.at(step.adam_step));
     step.time_phases = rc_.time_phases;
     step.local_grad_norm = window.last ? grad_norm : nullptr;
+    step.buckets = buckets_;
     const PhaseTimes before = since;
     engine_->train_step(step, comm_, adam_, since);
     return since - before;
@@ -314,6 +317,7 @@ class ReplicaLoop {
   std::vector<int32_t> val_order_;
   AdamConfig adam_;
   LrWarmup warmup_;                  // the rate of each optimizer step (the run's rate without warm-up)
+  std::vector<GradientBucket> buckets_;   // --bucket-mb (empty: one all-reduce after the backward pass)
   Clock::time_point run_start_;
   int every_ = 1;
   int64_t adam_step_ = 0;

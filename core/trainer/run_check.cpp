@@ -75,6 +75,22 @@ void check_remedies(const TrainConfig& c, const BackendInfo& b, int replicas, Pr
     else if (replicas < 2)
       p.advice("allreduce_dtype", "--allreduce-dtype changes nothing with one replica: nothing travels (recorded as fp32)");
   }
+  if (s.bucket_mb > 0) {
+    if (!b.host_step)
+      p.error("bucket_mb", fmt::format("--bucket-mb: overlap in buckets runs on CPU replicas (cpu:N) in this version; "
+                                       "the {} engine's captured step is not validated with it on a GPU yet",
+                                       to_string(b.backend)));
+    else if (replicas < 2)
+      p.advice("bucket_mb", "--bucket-mb changes nothing with one replica: there is no all-reduce");
+    else if (!s.link.on())
+      p.advice("bucket_mb", "--bucket-mb overlaps a simulated link's wire time with the backward pass; without "
+                            "--simulated-link this machine's replicas reduce in their own memory, which nothing "
+                            "hides, so the times stay as they are");
+    else if (!b.gradient_timeline)
+      p.advice("bucket_mb", fmt::format("--bucket-mb: the {} engine tells no layer's gradient apart from the end of "
+                                        "its backward pass, so nothing overlaps (--backend onednn does)",
+                                        to_string(b.backend)));
+  }
   if (s.lr_warmup_epochs > 0 && !b.host_step)
     p.error("lr_warmup", fmt::format("--lr-warmup: the warm-up runs on CPU replicas (cpu:N) in this version; the {} "
                                      "engine's captured step is not validated with a changing rate on a GPU yet",

@@ -29,6 +29,10 @@ std::vector<TimeCategory> builtin_rows() {
        .help = "the CPU time the replica's thread got while it computed (forward, backward, optimizer): less than "
                "their wall time when other threads took its core",
        .unit = "CPU s", .role = TimeRole::Beside, .colour = ColourRole::CpuTime, .since_schema = 5},
+      {.key = "hidden_allreduce", .label = "hidden all-reduce", .legend = "communication hidden under backward",
+       .help = "wire time of the gradient's buckets that ran while the backward pass still computed (--bucket-mb "
+               "over a simulated link): not a part of the step",
+       .unit = "s", .role = TimeRole::Beside, .colour = ColourRole::Extra, .since_schema = 7},
   };
 }
 

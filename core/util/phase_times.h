@@ -2,7 +2,8 @@
 // one table (phase_times.cpp), in the order a replica runs them: forward, backward, waiting for
 // the slowest replica, the gradient all-reduce's exposed exchange, the optimizer - the parts of
 // a step, which add up to it (up to timer gaps) - and, beside them, measures over the same steps
-// that are not parts of them (the replica thread's CPU time while it computed). The record, its
+// that are not parts of them (the replica thread's CPU time while it computed, the exchange
+// hidden under the backward pass). The record, its
 // CSV, the Chrome trace, the live progress and "Where the time goes" list every row, so a new
 // category is a row here plus the code that measures it.
 //
@@ -44,7 +45,7 @@ inline constexpr int kMaxTimeCategories = 12;
 
 // The built-in categories' positions in the table.
 namespace phase {
-enum : int { Forward, Backward, Wait, AllReduce, Optimizer, ComputeCpu, kBuiltins };
+enum : int { Forward, Backward, Wait, AllReduce, Optimizer, ComputeCpu, HiddenAllReduce, kBuiltins };
 }  // namespace phase
 
 // Every category, built-in ones first, in step order.

@@ -9,7 +9,9 @@
 #include <QVBoxLayout>
 
 #include <algorithm>
+#include <vector>
 
+#include "comm/gradient_buckets.h"
 #include "comm/wire_format.h"
 #include "setup/note_label.h"
 #include "util/bandwidth.h"
@@ -22,18 +24,31 @@ QString link_key(const SimulatedLink& l) {
   return l.gbit > 0 ? QStringLiteral("%1:%2").arg(l.gbit, 0, 'g', 10).arg(l.latency_us, 0, 'g', 10) : QString();
 }
 
-// The remedy combo's data: "none", or "accumulate:K" and "wire:bf16" joined by '+'.
-QString remedy_key(int accumulate, WireDtype wire) {
+// A remedy: the scenario's remedy fields over a default scenario.
+Scenario remedy_of(int accumulate, WireDtype wire, double bucket_mb) {
+  Scenario s;
+  s.accumulate = accumulate;
+  s.allreduce_dtype = wire;
+  s.bucket_mb = bucket_mb;
+  return s;
+}
+
+// The remedy combo's data: "none", or "accumulate:K", "wire:bf16" and "bucket:MB" joined by '+'.
+QString remedy_key(const Scenario& s) {
   QStringList parts;
-  if (accumulate > 1) parts << QStringLiteral("accumulate:%1").arg(accumulate);
-  if (wire != WireDtype::Fp32) parts << QStringLiteral("wire:%1").arg(QString::fromLatin1(wire_name(wire).data()));
+  if (s.accumulate > 1) parts << QStringLiteral("accumulate:%1").arg(s.accumulate);
+  if (s.allreduce_dtype != WireDtype::Fp32)
+    parts << QStringLiteral("wire:%1").arg(QString::fromLatin1(wire_name(s.allreduce_dtype).data()));
+  if (s.bucket_mb > 0) parts << QStringLiteral("bucket:%1").arg(s.bucket_mb, 0, 'g', 10);
   return parts.isEmpty() ? QStringLiteral("none") : parts.join('+');
 }
 
-QString remedy_label(int accumulate, WireDtype wire) {
+QString remedy_label(const Scenario& s) {
   QStringList parts;
-  if (accumulate > 1) parts << QObject::tr("accumulate %1 batches").arg(accumulate);
-  if (wire != WireDtype::Fp32) parts << QObject::tr("%1 all-reduce").arg(QString::fromLatin1(wire_name(wire).data()));
+  if (s.accumulate > 1) parts << QObject::tr("accumulate %1 batches").arg(s.accumulate);
+  if (s.allreduce_dtype != WireDtype::Fp32)
+    parts << QObject::tr("%1 all-reduce").arg(QString::fromLatin1(wire_name(s.allreduce_dtype).data()));
+  if (s.bucket_mb > 0) parts << QObject::tr("overlap, %1 MB buckets").arg(s.bucket_mb);
   return parts.isEmpty() ? QObject::tr("none: FP32 all-reduce every step") : parts.join(QStringLiteral(", "));
 }
 
@@ -66,15 +81,19 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
                        "than this machine's own exchange changes nothing here."));
   remedy_ = new QComboBox(this);
   remedy_->setObjectName("what_if_remedy");
-  remedy_->addItem(remedy_label(1, WireDtype::Fp32), remedy_key(1, WireDtype::Fp32));
-  for (int k : {2, 4, 8, 16}) remedy_->addItem(remedy_label(k, WireDtype::Fp32), remedy_key(k, WireDtype::Fp32));
-  for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16}) remedy_->addItem(remedy_label(1, w), remedy_key(1, w));
+  std::vector<Scenario> remedies{Scenario{}};
+  for (int k : {2, 4, 8, 16}) remedies.push_back(remedy_of(k, WireDtype::Fp32, 0));
+  for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16}) remedies.push_back(remedy_of(1, w, 0));
+  for (double mb : {25.0, 1.0}) remedies.push_back(remedy_of(1, WireDtype::Fp32, mb));   // DDP's default, and small
+  for (const Scenario& r : remedies) remedy_->addItem(remedy_label(r), remedy_key(r));
   fit_to_column(remedy_);
   remedy_->setToolTip(tr("Gradient accumulation: one all-reduce and one optimizer step every K batches, so K times "
                          "fewer exchanges; the effective batch is K times larger (Scale with replicas scales the rate "
                          "with it), which can cost accuracy.\nCompressed all-reduce: the gradients travel as 16-bit "
-                         "bf16 or fp16, half the bytes, rounded on the way, which can cost accuracy. Both run on CPU "
-                         "replicas."));
+                         "bf16 or fp16, half the bytes, rounded on the way, which can cost accuracy.\nOverlap: the "
+                         "all-reduce starts bucket by bucket while the backward pass still runs, so a link's wire "
+                         "time hides under it (PyTorch DDP's buckets, 25 MB by default); the same sums, so it costs "
+                         "no accuracy. All run on CPU replicas."));
   note_ = note_label(this);
   auto* form = new QFormLayout;
   form->addRow(tr("Link:"), link_);
@@ -106,6 +125,7 @@ Scenario WhatIfPicker::remedy() const {
     if (part.startsWith("accumulate:")) s.accumulate = std::max(1, part.mid(11).toInt());
     for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16})
       if (part == QString("wire:%1").arg(wire_name(w).data())) s.allreduce_dtype = w;
+    if (part.startsWith("bucket:")) s.bucket_mb = std::max(0.0, part.mid(7).toDouble());
   }
   return s;
 }
@@ -114,14 +134,16 @@ void WhatIfPicker::remedy_into(Scenario& scenario) const {
   const Scenario r = remedy();
   scenario.accumulate = r.accumulate;
   scenario.allreduce_dtype = r.allreduce_dtype;
+  scenario.bucket_mb = r.bucket_mb;
 }
 
 void WhatIfPicker::set_remedy(const Scenario& scenario) {
   const QSignalBlocker b(remedy_);
-  const QString key = remedy_key(scenario.accumulate, scenario.allreduce_dtype);
+  const Scenario r = remedy_of(scenario.accumulate, scenario.allreduce_dtype, scenario.bucket_mb);
+  const QString key = remedy_key(r);
   int i = remedy_->findData(key);
   if (i < 0) {   // a combination from a command line or a record: shown as it is
-    remedy_->addItem(remedy_label(scenario.accumulate, scenario.allreduce_dtype), key);
+    remedy_->addItem(remedy_label(r), key);
     i = remedy_->count() - 1;
   }
   remedy_->setCurrentIndex(i);
@@ -173,6 +195,12 @@ void WhatIfPicker::update_note() {
                 .arg(QString::fromLatin1(wire_name(r.allreduce_dtype).data()))
                 .arg(mb, 0, 'f', 2)
                 .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2);
+  else if (r.bucket_mb > 0)
+    text += tr(" Overlap: the %1 MB travel in %2 bucket(s) of at most %3 MB, each as soon as the backward pass "
+               "has computed it; what the link takes beyond that is exposed.")
+                .arg(mb, 0, 'f', 2)
+                .arg(gradient_buckets(model_.shape(), r.bucket_mb).size())
+                .arg(r.bucket_mb);
   note_->setText(text);
 }
 

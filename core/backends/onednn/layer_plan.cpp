@@ -475,6 +475,10 @@ void LayerPlan::backward(dnnl::stream& stream) {
         const float* relu_out = o.relu_out ? data_of(o.relu_out) : nullptr;
         conv_weight_grad(o.shape, data_of(o.src), data_of(d_out_[i]), relu_out, grads_ + w.offset, db);
       });
+    if (gradient_ready && m.layers[i].param_count > 0) {
+      stream.wait();
+      gradient_ready(i);
+    }
     if (!m.layers[i].needs_input_grad) continue;
     stage(stream, ls.name + " bwd-d", [&] {
       if (m.layers[i].layer.kind == LayerKind::Dropout) {

@@ -169,6 +169,7 @@ class OnednnEngine final : public HostEngine {
     auto it = plans_.find(n);
     if (it == plans_.end()) {
       it = plans_.emplace(n, onednn::make_step_plan(engine_, n, model_, params_.data(), grads_.data(), conv2_)).first;
+      it->second->gradient_ready = [this](std::size_t layer) { note_gradient_ready(layer); };
       spdlog::debug("oneDNN plan for {}", it->second->describe());
     }
     return *it->second;

@@ -316,17 +316,24 @@ void NetPlan::forward(dnnl::stream& stream, bool /*training*/, const SampleKeys&
 }
 
 void NetPlan::backward(dnnl::stream& stream) {
+  const auto& layout = cnn::param_tensors();
+  auto ready = [&](int tensor) {
+    if (gradient_ready) gradient_ready(std::size_t(layout[std::size_t(tensor)].layer));
+  };
   stage(stream, "fc2 bwd-w", [&] { run(stream, fc2_bw_); });
+  stream.wait();
+  ready(cnn::kFc2W);
   stage(stream, "fc2 bwd-d", [&] { run(stream, fc2_bd_); });
   stream.wait();
   stage(stream, "fc1 relu mask", [&] { relu_mask(h1_, dh1_); });
   stage(stream, "fc1 bwd-w", [&] { run(stream, fc1_bw_); });
+  stream.wait();
+  ready(cnn::kFc1W);
   stage(stream, "fc1 bwd-d", [&] { run(stream, fc1_bd_); });
   stream.wait();
   stage(stream, "pool2+relu bwd (own)", [&] {
     if (!conv2_own_) max_pool_backward_relu(pool2_, data_of(dp2_), data_of(p2_), arg2_.data(), data_of(dc2_));
   });
-  const auto& layout = cnn::param_tensors();
   stage(stream, "conv2 bwd-w", [&] {
     if (!conv2_own_) run(stream, conv2_bw_);
   });
@@ -349,6 +356,7 @@ void NetPlan::backward(dnnl::stream& stream) {
     for (const auto& s : grad_export_) run(stream, s);
   });
   stream.wait();
+  ready(cnn::kConv2W);
   stage(stream, "conv1 bwd-w (own)", [&] {
     conv1_relu_pool_backward(batch_, x_.data(), data_of(p1_), data_of(dp1_), arg1_.data(), block1_,
                              conv1_dtaps_.data(), conv1_dbias_.data());
@@ -356,6 +364,7 @@ void NetPlan::backward(dnnl::stream& stream) {
     float* dbias = grads_ + layout[cnn::kConv1B].offset;
     for (int c = 0; c < cnn::kConv1Out; ++c) dbias[c] = static_cast<float>(conv1_dbias_[c]);
   });
+  ready(cnn::kConv1W);
 }
 
 std::string NetPlan::describe() {

@@ -5,6 +5,7 @@
 // (make_step_plan). Both read a plain N x C x H x W input and leave plain N x classes logits.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -36,6 +37,10 @@ class StepPlan {
 
   // The primitives' implementation names, for the debug log.
   virtual std::string describe() = 0;
+
+  // Called by backward() as each layer's weight gradient is complete (its index in the model's
+  // layers), for overlapping the exchange with the rest of the pass (--bucket-mb); unset: never.
+  std::function<void(std::size_t layer)> gradient_ready;
 
   // Per-stage time of forward() and backward() (bench/kernel_bench's layer table): wall time,
   // or with cpu_time the calling thread's CPU time (meaningful with one OpenMP thread; robust
