@@ -38,7 +38,9 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                             {"accumulate", "predict with gradient accumulation, as train --accumulate makes it: one "
                                            "gradient all-reduce every K steps"},
                             {"allreduce_dtype", "predict with a compressed all-reduce, as train --allreduce-dtype makes "
-                                                "it: half the bytes on a link (fp32, bf16, fp16)"}});
+                                                "it: half the bytes on a link (fp32, bf16, fp16)"},
+                            {"bucket_mb", "predict overlap in buckets, as train --bucket-mb makes it: a simulated "
+                                          "link's wire time hidden under the backward pass"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");
