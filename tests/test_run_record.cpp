@@ -50,6 +50,7 @@ RunRecord full_record() {
   c.scenario.accumulate = 4;
   c.scenario.lr_warmup_epochs = 1.5;
   c.scenario.allreduce_dtype = WireDtype::Bf16;
+  c.scenario.bucket_mb = 25;
   c.engine = {Conv2Kernel::Onednn, "avx2", CudaPath::Fused, 1.5, {FaultKind::Abort, 3, 1}, "sse4", false};
   c.kernels = "Highway sse4, oneDNN avx2, conv2 onednn";
   c.global_batch = 1024;
@@ -294,8 +295,9 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("config").size(), std::size_t(33));   // every RunConfig member, and the model's layer list
   QCOMPARE(j.at("config").at("engine_options").size(), std::size_t(7));   // every engine option, by key
   QCOMPARE(j.at("config").at("engine_options").at("inject_fault").get<std::string>(), std::string("abort:3:1"));
-  QCOMPARE(j.at("schema_version").get<int>(), 6);
-  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(7));   // every scenario field, by option key
+  QCOMPARE(j.at("schema_version").get<int>(), 7);
+  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(8));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").at("bucket_mb").get<std::string>(), std::string("25"));
   QCOMPARE(j.at("config").at("scenario").at("allreduce_dtype").get<std::string>(), std::string("bf16"));
   QCOMPARE(j.at("config").at("scenario").at("accumulate").get<std::string>(), std::string("4"));
   QCOMPARE(j.at("config").at("scenario").at("lr_warmup").get<std::string>(), std::string("1.5"));
@@ -348,6 +350,7 @@ void TestRunRecord::schema_4_scenario_fields_still_read() {
   then.accumulate = 1;
   then.lr_warmup_epochs = 0;
   then.allreduce_dtype = WireDtype::Fp32;
+  then.bucket_mb = 0;
   QVERIFY(run_record_from_json(j).config.scenario == then);
   c.erase("link_gbit");   // schema 4 had it: a missing one is named
   QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(j); }, "config.link_gbit"));
@@ -580,7 +583,7 @@ void TestRunRecord::csv_rows() {
       "train_size", "val_size", "epoch", "time_s", "allreduce_s", "train_loss", "train_acc", "val_loss", "val_acc",
       "images_per_s", "model", "simulated_link_gbit", "simulated_link_latency_us", "slow_replica", "slow_factor",
       "balance", "scenario", "breakdown_forward_s", "breakdown_backward_s", "breakdown_wait_s",
-      "breakdown_allreduce_s", "breakdown_optimizer_s", "breakdown_compute_cpu_s"};
+      "breakdown_allreduce_s", "breakdown_optimizer_s", "breakdown_compute_cpu_s", "breakdown_hidden_allreduce_s"};
   QVERIFY(rows[0] == header);
   QVERIFY(text.find("\"fast, \"\"big\"\" batch\"") != std::string::npos);   // RFC 4180 quoting
 
@@ -614,7 +617,7 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f[col("balance")], std::string("true"));
       // Every field that is on, as the option table writes it (a field added later: no new column).
       QCOMPARE(f[col("scenario")], std::string("slow_replica=3:2.5 simulated_link=10:25 balance=true "
-                                               "shares_from=/runs/balanced, \"old\".json accumulate=4 lr_warmup=1.5 allreduce_dtype=bf16"));
+                                               "shares_from=/runs/balanced, \"old\".json accumulate=4 lr_warmup=1.5 allreduce_dtype=bf16 bucket_mb=25"));
       QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
       const std::pair<const char*, double> metrics[] = {
           {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},
@@ -721,10 +724,10 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   QCOMPARE(written[0],
            then[0] + ",model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance,scenario,"
                      "breakdown_forward_s,breakdown_backward_s,breakdown_wait_s,breakdown_allreduce_s,"
-                     "breakdown_optimizer_s,breakdown_compute_cpu_s");
+                     "breakdown_optimizer_s,breakdown_compute_cpu_s,breakdown_hidden_allreduce_s");
   // (That record has no breakdown: its cells are empty.)
   for (qsizetype i = 1; i < then.size(); ++i)
-    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",conv32-pool-conv64-pool-dense64-dense10,0,0,-1,1,false,,,,,,,");
+    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",conv32-pool-conv64-pool-dense64-dense10,0,0,-1,1,false,,,,,,,,");
   // And what is written now reads back the same.
   const fs::path file = dir() / "rewritten.json";
   write_run_json(r, file);

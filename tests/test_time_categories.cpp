@@ -27,7 +27,7 @@ const TimeCategory kInputWait{.key = "input_wait",
                               .unit = "s",
                               .role = TimeRole::Waiting,
                               .colour = ColourRole::Extra,
-                              .since_schema = 7};
+                              .since_schema = 8};
 
 RunRecord timed_record(int input_wait) {
   RunRecord r;
