@@ -266,7 +266,7 @@ ChartContent build_chart(ChartKind kind, const std::vector<ShownRun>& all_runs, 
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));
       } else if (primary->record.config.replicas > 1) {
         c.title += chart_headline(
-            QObject::tr("%1: no single-device baseline for this configuration yet: use Compare").arg(primary->label));
+            QObject::tr("%1: no baseline of one device yet: use Compare").arg(primary->label));
       } else {
         c.title += chart_headline(QObject::tr("%1: %2 per epoch")
                                      .arg(primary->label, format_seconds(primary->record.mean_epoch_time())));

@@ -27,17 +27,34 @@ qsizetype best_break(const QString& text) {
 
 }  // namespace
 
+namespace {
+
+// Halves at the best break until every part fits (or cannot be broken).
+void split_to_fit(const QString& text, int line_chars, QStringList& out) {
+  const qsizetype cut = text.size() <= line_chars ? -1 : best_break(text);
+  if (cut < 0) {
+    out << text;
+    return;
+  }
+  split_to_fit(text.left(cut).trimmed(), line_chars, out);
+  split_to_fit(text.mid(cut).trimmed(), line_chars, out);
+}
+
+}  // namespace
+
 QStringList headline_lines(const QString& text, int line_chars) {
-  if (text.size() <= line_chars) return {text};
-  const qsizetype cut = best_break(text);
-  if (cut < 0) return {text};
   QStringList lines;
-  const QString first = text.left(cut).trimmed(), rest = text.mid(cut).trimmed();
-  // Three lines at most: a longer text would crowd out the chart itself.
-  lines << first;
-  if (rest.size() > line_chars && text.size() > 2 * line_chars) lines << headline_lines(rest, line_chars);
-  else lines << rest;
-  while (lines.size() > 3) lines[2] += QLatin1Char(' ') + lines.takeLast();
+  split_to_fit(text, line_chars, lines);
+  // Three lines at most (a longer text would crowd out the chart itself): the two neighbours
+  // that make the shortest line join, so no line grows longer than it must (a long scenario
+  // label is not cut off at the chart's edge).
+  while (lines.size() > 3) {
+    int join = 0;
+    for (int i = 1; i + 1 < int(lines.size()); ++i)
+      if (lines[i].size() + lines[i + 1].size() < lines[join].size() + lines[join + 1].size()) join = i;
+    lines[join] += QLatin1Char(' ') + lines[join + 1];
+    lines.removeAt(join + 1);
+  }
   return lines;
 }
 
