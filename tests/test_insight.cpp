@@ -142,6 +142,7 @@ class TestInsight : public QObject {
   void breakdown_shows_the_epoch_in_progress();
   void breakdown_puts_the_baseline_first();
   void breakdown_shows_the_other_modes_waiting();
+  void breakdown_says_what_the_backward_pass_hid();
   void card_says_what_bounds_the_run();
   void what_if_link_says_whether_it_changes_anything_here();
   void calibrations_are_kept_per_model();
@@ -228,6 +229,20 @@ void TestInsight::breakdown_bars_are_the_replica_times() {
   QVERIFY(c.value_max >= most);
   QVERIFY(c.value_max < 1.5 * most);
   QVERIFY(c.headline.contains(slow >= 0 ? "simulated straggler" : "compute"));
+}
+
+// Overlap (--bucket-mb): the hidden exchange is not a part of the step, so not in the bars; the
+// headline and the tooltip say how much the backward pass hid.
+void TestInsight::breakdown_says_what_the_backward_pass_hid() {
+  RunRecord r = timed_run("overlap", 2, 1);
+  for (PhaseTimes& t : r.epochs.back().replica_times) t[phase::HiddenAllReduce] = 0.25;
+  const BarChartContent c = build_breakdown({shown(r)}, nullptr);
+  QVERIFY2(c.headline.contains("250.0 ms more hidden under backward"), qPrintable(c.headline));
+  const Bar& bar = c.groups.back().bars[0];
+  QCOMPARE(bar.end(), r.epochs.back().replica_times[0].total());   // the bar is the step alone
+  // Wall time beside the step, not CPU time.
+  QVERIFY2(bar.segments[0].tip.contains("communication hidden under backward 250.0 ms (beside the step"),
+           qPrintable(bar.segments[0].tip));
 }
 
 void TestInsight::breakdown_shows_the_epoch_in_progress() {

@@ -153,33 +153,6 @@ class HierarchicalCommunicator final : public Communicator {
     if (wire != WireDtype::Fp32) round_to_wire(std::span<float>(data, count), wire);
   }
 
- private:
-  void all_reduce(float* data, std::size_t count, WireDtype wire) {
-    if (size_ == 1 || count == 0) return;
-    const auto t0 = Clock::now();
-    g_->in[local_] = data;
-    if (!g_->linked()) return threads_all_reduce(data, count, t0);
-
-    // With one replica per process the buffer is the partial sum already.
-    const bool solo = g_->ranks == 1;
-    arrive(kAllReduce, [&] {
-      if (!solo && g_->partial.size() < count) g_->partial.resize(count);
-    });
-    const auto t1 = Clock::now();
-    float* partial = solo ? data : g_->partial.data();
-    if (!solo) {
-      const auto [begin, end] = chunk_of(count, g_->ranks, local_);
-      sum_in_order(inputs(), g_->ranks, begin, end, partial);
-    }
-    // The leader (the last local rank to arrive runs the completion, whichever it is: the
-    // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
-    arrive(kAllReduce, [&] { leader_all_reduce(partial, count, solo ? wire : WireDtype::Fp32); });
-    if (!solo) std::memcpy(data, partial, count * sizeof(float));
-    if (!solo) arrive(kAllReduce, [] {});   // the partial is not reused before everyone copied it
-    account(t0, t1);
-  }
-
- public:
   void broadcast_bytes(void* data, std::size_t bytes, int root) override {
     MB_CHECK(root >= 0 && root < size_, Error, "broadcast: root {} is not a rank of this run (0..{})", root,
              size_ - 1);
@@ -291,6 +264,32 @@ class HierarchicalCommunicator final : public Communicator {
   }
 
  private:
+  // The gradient all-reduce, its values travelling as `wire` between processes where they can.
+  void all_reduce(float* data, std::size_t count, WireDtype wire) {
+    if (size_ == 1 || count == 0) return;
+    const auto t0 = Clock::now();
+    g_->in[local_] = data;
+    if (!g_->linked()) return threads_all_reduce(data, count, t0);
+
+    // With one replica per process the buffer is the partial sum already.
+    const bool solo = g_->ranks == 1;
+    arrive(kAllReduce, [&] {
+      if (!solo && g_->partial.size() < count) g_->partial.resize(count);
+    });
+    const auto t1 = Clock::now();
+    float* partial = solo ? data : g_->partial.data();
+    if (!solo) {
+      const auto [begin, end] = chunk_of(count, g_->ranks, local_);
+      sum_in_order(inputs(), g_->ranks, begin, end, partial);
+    }
+    // The leader (the last local rank to arrive runs the completion, whichever it is: the
+    // link is called by one thread at a time, which is all MPI_THREAD_SERIALIZED asks).
+    arrive(kAllReduce, [&] { leader_all_reduce(partial, count, solo ? wire : WireDtype::Fp32); });
+    if (!solo) std::memcpy(data, partial, count * sizeof(float));
+    if (!solo) arrive(kAllReduce, [] {});   // the partial is not reused before everyone copied it
+    account(t0, t1);
+  }
+
   static constexpr const char* kAllReduce = "the gradient all-reduce";
   static constexpr const char* kBroadcast = "a broadcast";
   static constexpr const char* kAllGather = "an all-gather (step statistics or digests)";

@@ -64,9 +64,12 @@ QString breakdown_detail(const PhaseTimes& t) {
     const TimeCategory& c = categories[i];
     if (c.role == TimeRole::Compute) continue;
     if (c.role == TimeRole::Beside) {
-      if (t[int(i)] > 0 && t.compute_s() > 0)
+      if (t[int(i)] <= 0) continue;
+      if (c.unit == "CPU s" && t.compute_s() > 0)
         detail += QObject::tr("<br>%1 %2 CPU s (%3 of the compute's wall time)")
                       .arg(word(c.legend), QString::number(t[int(i)], 'f', 2), format_percent(t[int(i)] / t.compute_s(), 0));
+      else if (c.unit != "CPU s")
+        detail += QObject::tr("<br>%1 %2 (beside the step, not in the bar)").arg(word(c.legend), secs(t[int(i)]));
       continue;
     }
     detail += QStringLiteral("<br>%1 %2").arg(word(c.legend), secs(t[int(i)]));
@@ -125,7 +128,8 @@ QString untimed_text(const RunRecord& r) {
   return QObject::tr("This run's record holds no per-replica breakdown: it was recorded before mirrorbench kept one.");
 }
 
-// "compute 86 % · communication 9 % · waiting 5 %" of all replicas' time together, by role.
+// "compute 86 % · communication 9 % · waiting 5 %" of all replicas' time together, by role;
+// with overlap (--bucket-mb), the exchange the backward pass hid, which is not in those shares.
 QString shares(const std::vector<PhaseTimes>& times) {
   PhaseTimes sum;
   for (const auto& t : times) sum += t;
@@ -133,6 +137,8 @@ QString shares(const std::vector<PhaseTimes>& times) {
   QStringList parts;
   for (TimeRole role : {TimeRole::Compute, TimeRole::Communication, TimeRole::Waiting})
     parts << QStringLiteral("%1 %2").arg(role_word(role), format_percent(sum.of(role) / total, 0));
+  if (const double hidden = sum[phase::HiddenAllReduce]; hidden > 0 && !times.empty())
+    parts << QObject::tr("%1 more hidden under backward").arg(secs(hidden / double(times.size())));
   return parts.join(QStringLiteral(" · "));
 }
 
