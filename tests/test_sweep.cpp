@@ -145,6 +145,55 @@ class TestSweep : public QObject {
     QCOMPARE(point_name(SweepAxis::Link, points[2]), std::string("2 replicas, simulated 1 Gbit/s (50 us)"));
   }
 
+  // The remedy axis: one replica bare, N bare, then N with each remedy over the base's link;
+  // each configuration carries only its remedy's fields; the table puts each remedy's epoch,
+  // speed-up and accuracy side by side.
+  void a_remedy_sweep_runs_bare_then_each_remedy() {
+    SweepOptions o;
+    o.axis = SweepAxis::Remedy;
+    o.base.devices = cpu_replicas(2);
+    o.base.model = reference_family(4096);
+    o.base.scenario.link = {1, 50};
+    o.base.scenario.accumulate = 4;   // the picker's remedy: the axis decides every point's
+    o.remedies = parse_sweep_remedies("accumulate:8, bf16, bucket:25, accumulate:8+fp16");
+    const auto points = sweep_points(o);
+    QCOMPARE(points.size(), std::size_t(6));
+    QCOMPARE(points[0].replicas, 1);
+    QVERIFY(!points[0].remedy.comm_remedy() && !points[1].remedy.comm_remedy());
+    QCOMPARE(points[1].replicas, 2);
+    QCOMPARE(points[2].remedy.accumulate, 8);
+    QVERIFY(points[3].remedy.allreduce_dtype == WireDtype::Bf16);
+    QCOMPARE(points[4].remedy.bucket_mb, 25.0);
+    QVERIFY(points[5].remedy.accumulate == 8 && points[5].remedy.allreduce_dtype == WireDtype::Fp16);
+    const auto plan = make_sweep_plan(o);
+    QCOMPARE(plan[1].config.scenario.accumulate, 1);   // bare
+    QCOMPARE(plan[2].config.scenario.accumulate, 8);
+    QVERIFY(plan[3].config.scenario.allreduce_dtype == WireDtype::Bf16 && plan[3].config.scenario.accumulate == 1);
+    QCOMPARE(plan[4].config.scenario.bucket_mb, 25.0);
+    for (const PlannedRun& p : plan) QCOMPARE(p.config.scenario.link.gbit, 1.0);
+    QCOMPARE(point_name(SweepAxis::Remedy, points[5]), std::string("2 replicas, accumulate 8, fp16 all-reduce"));
+    QCOMPARE(remedy_name(points[4].remedy), std::string("overlap, 25 MB buckets"));
+
+    const SweepSummary s = summarize_sweep(points,
+                                           {history("one", {{6.0, 0.80}}), history("bare", {{12.0, 0.80}}),
+                                            history("acc", {{4.0, 0.70}}), history("bf16", {{8.0, 0.80}})},
+                                           0.85, SweepAxis::Remedy);
+    QCOMPARE(*s.results[2].speedup, 1.5);
+    QCOMPARE(s.best, 2);
+    QCOMPARE(s.verdict, std::string("2 replicas of dense:4096 over simulated 1 Gbit/s (50 us) against 1: 0.50x bare, "
+                                    "1.50x accumulate 8, 0.75x bf16 all-reduce (below 1x: slower than one)"));
+    const std::string text = sweep_text(s);
+    QVERIFY2(text.find("accumulate 8        2      4.00     1.50x   70.00%   <- best") != std::string::npos, text.c_str());
+    QCOMPARE(to_json(s).at("configurations").at(3).at("remedy").get<std::string>(), std::string("bf16 all-reduce"));
+
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_remedies("bf16, gzip"); }, {"--remedies", "gzip"}));
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_remedies("accumulate:0"); }, {"--accumulate"}));
+    o.remedies = parse_sweep_remedies("bf16, bf16");
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"--remedies", "bf16 all-reduce", "twice"}));
+    o.remedies = parse_sweep_remedies("none");
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"--remedies", "always swept"}));
+  }
+
   void impossible_model_and_link_sweeps_are_refused() {
     SweepOptions o;
     o.axis = SweepAxis::Model;
@@ -201,8 +250,8 @@ class TestSweep : public QObject {
     QVERIFY(j.at("configurations").at(2).at("speedup").is_null());
     const QString csv = QString::fromStdString(sweep_csv(s));
     QVERIFY(csv.startsWith("global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,"
-                           "best,model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup\n"));
-    QVERIFY2(csv.contains(",dense:4096,2,0,0,0.8\n"), qPrintable(csv));
+                           "best,model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup,remedy\n"));
+    QVERIFY2(csv.contains(",dense:4096,2,0,0,0.8,\"bare\"\n"), qPrintable(csv));
     QVERIFY(QString::fromStdString(sweep_text(s)).contains("0.80x"));
     // A stopped sweep: the second model's multi-replica run missing, no speed-up for it.
     const SweepSummary part = summarize_sweep(points, {runs[0], runs[1], runs[2]}, 0.85, SweepAxis::Model);

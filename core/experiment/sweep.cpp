@@ -80,6 +80,51 @@ std::string sweep_models_text(const std::vector<ModelSpec>& models) {
   return out;
 }
 
+std::vector<Scenario> SweepOptions::default_sweep_remedies() {
+  Scenario accumulate, bf16, overlap;
+  accumulate.accumulate = 8;
+  bf16.allreduce_dtype = WireDtype::Bf16;
+  overlap.bucket_mb = 25;
+  return {accumulate, bf16, overlap};
+}
+
+std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_view flag) {
+  std::vector<Scenario> out;
+  for (const std::string_view word : entries(list)) {
+    Scenario r;
+    std::size_t at = 0;
+    while (at <= word.size()) {
+      const std::size_t plus = word.find('+', at);
+      const std::string_view part = word.substr(at, plus == std::string_view::npos ? std::string_view::npos : plus - at);
+      if (part == "none" || part == "bare") {
+      } else if (part == "bf16" || part == "fp16" || part == "fp32") {
+        set_scenario_text(r, "allreduce_dtype", part);
+      } else if (part.starts_with("accumulate:")) {
+        set_scenario_text(r, "accumulate", part.substr(11));
+      } else if (part.starts_with("bucket:")) {
+        set_scenario_text(r, "bucket_mb", part.substr(7));
+      } else {
+        throw ConfigError(fmt::format("{}: \"{}\" is not a remedy: none, accumulate:K, bf16, fp16, bucket:MB, or "
+                                      "several joined by '+'",
+                                      flag, part));
+      }
+      if (plus == std::string_view::npos) break;
+      at = plus + 1;
+    }
+    out.push_back(r);
+  }
+  MB_CHECK(!out.empty(), ConfigError, "{}: give at least one remedy, e.g. accumulate:8,bf16,bucket:25", flag);
+  return out;
+}
+
+std::string remedy_name(const Scenario& r) {
+  std::vector<std::string> parts;
+  if (r.accumulate > 1) parts.push_back(fmt::format("accumulate {}", r.accumulate));
+  if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(fmt::format("{} all-reduce", wire_name(r.allreduce_dtype)));
+  if (r.bucket_mb > 0) parts.push_back(fmt::format("overlap, {:g} MB buckets", r.bucket_mb));
+  return parts.empty() ? std::string("bare") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string sweep_links_text(const std::vector<SimulatedLink>& links) {
   std::string out;
   for (const SimulatedLink& l : links) out += (out.empty() ? "" : ", ") + simulated_link_text(l);
@@ -91,6 +136,7 @@ std::string_view to_string(SweepAxis axis) {
     case SweepAxis::Batch: return "batch";
     case SweepAxis::Model: return "model";
     case SweepAxis::Link: return "link";
+    case SweepAxis::Remedy: return "remedy";
   }
   return "?";
 }
@@ -108,6 +154,8 @@ std::string point_name(SweepAxis axis, const SweepPoint& p) {
     case SweepAxis::Model: return fmt::format("{} on {}", p.model.name(), replicas_name(p.replicas));
     case SweepAxis::Link:
       return p.replicas == 1 ? replicas_name(1) : fmt::format("{}, {}", replicas_name(p.replicas), link_name(p.link));
+    case SweepAxis::Remedy:
+      return p.replicas == 1 ? replicas_name(1) : fmt::format("{}, {}", replicas_name(p.replicas), remedy_name(p.remedy));
   }
   return {};
 }
@@ -128,7 +176,42 @@ SweepPoint base_point(const SweepOptions& o, int replicas) {
   p.lr = o.base.lr;
   p.model = o.base.model;
   p.link = o.base.scenario.link;
+  p.remedy = Scenario{};
+  p.remedy.accumulate = o.base.scenario.accumulate;
+  p.remedy.allreduce_dtype = o.base.scenario.allreduce_dtype;
+  p.remedy.bucket_mb = o.base.scenario.bucket_mb;
   return p;
+}
+
+// The remedy fields of a scenario, over a default one (what a SweepPoint keeps).
+Scenario remedy_fields(const Scenario& s) {
+  Scenario r;
+  r.accumulate = s.accumulate;
+  r.allreduce_dtype = s.allreduce_dtype;
+  r.bucket_mb = s.bucket_mb;
+  return r;
+}
+
+// One replica bare (nothing to exchange, so nothing to remedy), N replicas bare, then N with
+// each remedy; the link is the base's throughout.
+std::vector<SweepPoint> remedy_points(const SweepOptions& o) {
+  check_replicas_axis(o, "remedies");
+  MB_CHECK(!o.remedies.empty(), ConfigError, "--remedies: give at least one remedy, e.g. accumulate:8,bf16,bucket:25");
+  std::vector<Scenario> remedies{Scenario{}};
+  for (const Scenario& r : o.remedies) remedies.push_back(remedy_fields(r));
+  check_listed_once(remedies, "--remedies", [](const Scenario& r) {
+    return r.comm_remedy() ? remedy_name(r) : std::string("none (the bare run is always swept)");
+  });
+  std::vector<SweepPoint> out;
+  SweepPoint one = base_point(o, 1);
+  one.remedy = {};
+  out.push_back(one);
+  for (const Scenario& r : remedies) {
+    SweepPoint p = base_point(o, base_replicas(o));
+    p.remedy = r;
+    out.push_back(p);
+  }
+  return out;
 }
 
 std::vector<SweepPoint> model_points(const SweepOptions& o) {
@@ -193,6 +276,7 @@ std::vector<SweepPoint> sweep_points(const SweepOptions& o) {
     case SweepAxis::Batch: return batch_points(o);
     case SweepAxis::Model: return model_points(o);
     case SweepAxis::Link: return link_points(o);
+    case SweepAxis::Remedy: return remedy_points(o);
   }
   return {};
 }
@@ -205,6 +289,9 @@ std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
     c.devices = DeviceList(o.base.devices.begin(), o.base.devices.begin() + p.replicas);
     c.model = p.model;
     c.scenario.link = p.link.on() ? p.link : SimulatedLink{};
+    c.scenario.accumulate = p.remedy.accumulate;
+    c.scenario.allreduce_dtype = p.remedy.allreduce_dtype;
+    c.scenario.bucket_mb = p.remedy.bucket_mb;
     if (o.axis == SweepAxis::Batch) {
       c.batch = p.global_batch;
       c.per_replica_batch = false;
@@ -290,14 +377,18 @@ std::string replicas_verdict(SweepAxis axis, const std::vector<SweepResult>& res
     const SweepResult& r = results[std::size_t(i)];
     if (r.point.replicas != widest || !r.speedup) continue;
     // The link by its bandwidth alone here; the table and the tips give its latency.
-    const std::string what = axis == SweepAxis::Model ? "with " + r.point.model.name()
-                             : r.point.link.gbit > 0 ? fmt::format("over {:g} Gbit/s", r.point.link.gbit)
-                                                     : std::string("over this machine's exchange");
+    const std::string what = axis == SweepAxis::Model    ? "with " + r.point.model.name()
+                             : axis == SweepAxis::Remedy ? remedy_name(r.point.remedy)
+                             : r.point.link.gbit > 0     ? fmt::format("over {:g} Gbit/s", r.point.link.gbit)
+                                                         : std::string("over this machine's exchange");
     parts += fmt::format("{}{:.2f}x {}", parts.empty() ? "" : ", ", *r.speedup, what);
     slower = slower || *r.speedup < 1;
     if (*r.speedup > top) top = *r.speedup, *best = i;
   }
-  const std::string model = axis == SweepAxis::Link ? " of " + results.front().point.model.name() : std::string();
+  const std::string model = axis == SweepAxis::Link     ? " of " + results.front().point.model.name()
+                            : axis == SweepAxis::Remedy ? fmt::format(" of {} over {}", results.front().point.model.name(),
+                                                                      link_name(results.back().point.link))
+                                                        : std::string();
   return fmt::format("{} replicas{} against 1: {}{}", widest, model, parts, slower ? " (below 1x: slower than one)" : "");
 }
 
@@ -343,7 +434,8 @@ nlohmann::json to_json(const SweepSummary& s) {
                        {"replicas", r.point.replicas},
                        {"simulated_link_gbit", r.point.link.gbit},
                        {"simulated_link_latency_us", r.point.link.latency_us},
-                       {"speedup", r.speedup ? json(*r.speedup) : json(nullptr)}});
+                       {"speedup", r.speedup ? json(*r.speedup) : json(nullptr)},
+                       {"remedy", remedy_name(r.point.remedy)}});
   return json{{"axis", to_string(s.axis)},
               {"target_val_acc", s.target_val_acc},
               {"best", s.best >= 0 ? json(s.best) : json(nullptr)},
@@ -355,20 +447,34 @@ std::string sweep_csv(const SweepSummary& s) {
   // The batch sweep's columns first, in their places; the model and link axes' after them.
   std::string out =
       "global_batch,scale_lr,lr,run_id,status,epoch_s,val_acc,time_to_target_s,epochs_to_target,best,"
-      "model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup\n";
+      "model,replicas,simulated_link_gbit,simulated_link_latency_us,speedup,remedy\n";
   for (int i = 0; i < int(s.results.size()); ++i) {
     const SweepResult& r = s.results[std::size_t(i)];
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", r.point.global_batch,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\"{}\"\n", r.point.global_batch,
                        r.point.scale_lr ? "true" : "false", r.point.lr, r.run_id, to_string(r.status), r.epoch_s,
                        r.val_acc, r.time_to_target_s ? fmt::format("{}", *r.time_to_target_s) : "",
                        r.epochs_to_target ? fmt::format("{}", *r.epochs_to_target) : "", i == s.best ? "true" : "false",
                        r.point.model.name(), r.point.replicas, r.point.link.gbit, r.point.link.latency_us,
-                       r.speedup ? fmt::format("{}", *r.speedup) : "");
+                       r.speedup ? fmt::format("{}", *r.speedup) : "", remedy_name(r.point.remedy));
   }
   return out;
 }
 
 namespace {
+
+// The remedy axis: each remedy's epoch, speed-up and accuracy beside the bare run's.
+std::string remedies_text(const SweepSummary& s) {
+  const std::string over = s.results.empty() ? std::string() : link_name(s.results.back().point.link);
+  std::string out = fmt::format("over {}\n{:>36} {:>8} {:>9} {:>9} {:>8}\n", over, "remedy", "replicas", "epoch s",
+                                "speed-up", "val acc");
+  for (int i = 0; i < int(s.results.size()); ++i) {
+    const SweepResult& r = s.results[std::size_t(i)];
+    out += fmt::format("{:>36} {:>8} {:>9.2f} {:>9} {:>7.2f}%{}\n", remedy_name(r.point.remedy), r.point.replicas,
+                       r.epoch_s, r.speedup ? fmt::format("{:.2f}x", *r.speedup) : "-", 100 * r.val_acc,
+                       i == s.best ? "   <- best" : "");
+  }
+  return out + s.verdict + "\n";
+}
 
 std::string replicas_text(const SweepSummary& s) {
   std::string out = fmt::format("{:>15} {:>30} {:>8} {:>9} {:>9} {:>8}\n", "model", "link", "replicas", "epoch s",
@@ -386,6 +492,7 @@ std::string replicas_text(const SweepSummary& s) {
 }  // namespace
 
 std::string sweep_text(const SweepSummary& s) {
+  if (s.axis == SweepAxis::Remedy) return remedies_text(s);
   if (s.axis != SweepAxis::Batch) return replicas_text(s);
   std::string out = fmt::format("{:>7} {:>9} {:>10} {:>9} {:>8} {:>16}\n", "batch", "lr scaled", "lr", "epoch s",
                                 "val acc", fmt::format("time to {:.0f} %", 100 * s.target_val_acc));

@@ -6,6 +6,9 @@
 // - Model or link (the lesson "why more GPUs made it slower"): each what-if model, or each
 //   simulated link, on 1 to N replicas (N: the base's devices), compared by time per epoch
 //   and speed-up over one replica of the same model.
+// - Remedy (its second half, "what to do about it"): one replica, then N replicas bare and with
+//   each remedy for communication (accumulation, a compressed all-reduce, overlap in buckets),
+//   over the base's link: epoch time, speed-up and validation accuracy side by side.
 // The CLI's `sweep` and the GUI's Sweep plan share this.
 #pragma once
 #include <cstdint>
@@ -23,8 +26,8 @@
 
 namespace mb {
 
-enum class SweepAxis { Batch, Model, Link };
-std::string_view to_string(SweepAxis axis);   // "batch", "model", "link"
+enum class SweepAxis { Batch, Model, Link, Remedy };
+std::string_view to_string(SweepAxis axis);   // "batch", "model", "link", "remedy"
 
 struct SweepOptions {
   TrainConfig base;                                    // devices, epochs, data, seed, base lr ...
@@ -34,7 +37,11 @@ struct SweepOptions {
   std::vector<ModelSpec> models = {ModelSpec{}, reference_family(1024), reference_family(4096)};
   // Gbit/s and latency per hop, as the GUI's presets (0 Gbit/s: this machine's own exchange).
   std::vector<SimulatedLink> links = {{0, 0}, {100, 3}, {10, 25}, {1, 50}};
+  // Each remedy as the scenario's remedy fields (accumulate, allreduce_dtype, bucket_mb).
+  std::vector<Scenario> remedies = default_sweep_remedies();
   double target_val_acc = 0.85;
+
+  static std::vector<Scenario> default_sweep_remedies();   // accumulate 8, bf16, overlap 25 MB
 };
 
 struct SweepPoint {
@@ -44,6 +51,7 @@ struct SweepPoint {
   ModelSpec model;         // the base's, but along the model axis
   SimulatedLink link;      // gbit 0: none (the base's, but along the link axis)
   int replicas = 1;        // the first `replicas` of the base's devices
+  Scenario remedy;         // its remedy fields: the base's, but along the remedy axis (none: bare)
   bool operator==(const SweepPoint&) const = default;
 };
 
@@ -51,12 +59,16 @@ struct SweepPoint {
 // or spaces between entries; ConfigError naming `flag` and the entry.
 std::vector<ModelSpec> parse_sweep_models(std::string_view list, std::string_view flag = "--models");
 std::vector<SimulatedLink> parse_sweep_links(std::string_view list, std::string_view flag = "--links");
+// "accumulate:8, bf16, fp16, bucket:25, accumulate:8+bf16" (none: bare, which the axis runs anyway)
+std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_view flag = "--remedies");
+std::string remedy_name(const Scenario& remedy);   // "bare", "accumulate 8, bf16 all-reduce", ...
 std::string sweep_models_text(const std::vector<ModelSpec>& models);
 std::string sweep_links_text(const std::vector<SimulatedLink>& links);
 
 // Batch: each batch without scaling, then (where it changes the lr) with it. Model: each model
 // on 1..N replicas. Link: one replica without a link (a link changes nothing there), then each
-// link on 2..N replicas. Throws ConfigError for an empty or impossible list, or an axis of
+// link on 2..N replicas. Remedy: one replica bare, then N replicas bare and with each remedy.
+// Throws ConfigError for an empty or impossible list, or an axis of
 // replicas with a single device.
 std::vector<SweepPoint> sweep_points(const SweepOptions& options);
 // One planned run per point (global batch mode, lr as the point says).

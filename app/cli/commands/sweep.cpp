@@ -20,7 +20,7 @@ namespace {
 
 struct SweepFlags {
   std::vector<std::string> batches;
-  std::string models, links;
+  std::string models, links, remedies;
   double target = 0.85;
   std::string history;
 };
@@ -37,6 +37,8 @@ void add_sweep_options(CLI::App& sub, Options& o) {
                             {"lr", "the learning rate at batch 128 (scaled linearly for the others)"},
                             {"epochs", "epochs per configuration (default 5)"},
                             {"limit_train", "use only the first N training images"},
+                            {"simulated_link", "the simulated link of a remedy sweep (GBIT[:US]), and of every "
+                                               "configuration of a batch or model sweep"},
                             {"seed"}});
   sub.add_option("--batches", flags().batches, "global batch sizes (default 64,128,256,512,1024)")
       ->delimiter(',')
@@ -50,6 +52,11 @@ void add_sweep_options(CLI::App& sub, Options& o) {
                  "sweep a simulated link instead (CPU replicas): each GBIT[:US] or off on 2 to N replicas, against one "
                  "replica, e.g. off,100:3,10:25,1:50")
       ->type_name("L,L,...");
+  sub.add_option("--remedies", flags().remedies,
+                 "sweep the remedies for communication instead (CPU replicas): one replica, then --devices bare and "
+                 "with each of accumulate:K, bf16, fp16, bucket:MB (several joined by '+'), over --simulated-link, "
+                 "e.g. accumulate:8,bf16,bucket:25")
+      ->type_name("R,R,...");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
       ->transform(positive_real_up_to(1.0))
       ->type_name("ACC");
@@ -68,8 +75,10 @@ int run_sweep(const Options& o) {
     request.sweep.batches.clear();
     for (const auto& b : flags().batches) request.sweep.batches.push_back(std::stoll(b));
   }
-  MB_CHECK(int(!flags().batches.empty()) + int(!flags().models.empty()) + int(!flags().links.empty()) <= 1,
-           ConfigError, "sweep one thing: give one of --batches, --models and --links");
+  MB_CHECK(int(!flags().batches.empty()) + int(!flags().models.empty()) + int(!flags().links.empty()) +
+                   int(!flags().remedies.empty()) <=
+               1,
+           ConfigError, "sweep one thing: give one of --batches, --models, --links and --remedies");
   if (!flags().models.empty()) {
     request.sweep.axis = SweepAxis::Model;
     request.sweep.models = parse_sweep_models(flags().models);
@@ -77,6 +86,10 @@ int run_sweep(const Options& o) {
   if (!flags().links.empty()) {
     request.sweep.axis = SweepAxis::Link;
     request.sweep.links = parse_sweep_links(flags().links);
+  }
+  if (!flags().remedies.empty()) {
+    request.sweep.axis = SweepAxis::Remedy;
+    request.sweep.remedies = parse_sweep_remedies(flags().remedies);
   }
   request.sweep.target_val_acc = flags().target;
   const Plan plan = make_plan(request);   // impossible lists and configurations before any training
@@ -100,7 +113,7 @@ int run_sweep(const Options& o) {
 }
 
 [[maybe_unused]] const bool registered = register_command(
-    {"sweep", "train over several batch sizes (with and without lr scaling), models or links; time to a target, speed-up",
+    {"sweep", "train over several batch sizes (with and without lr scaling), models, links or remedies; time to a target, speed-up",
      12,
      add_sweep_options, run_sweep});
 
