@@ -3,6 +3,8 @@
 // rounding and scaling count as exchange time (they are the codec of the wire).
 #include "comm/compressed_all_reduce.h"
 
+#include "comm/forwarding_communicator.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -15,15 +17,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-class CompressedAllReduce final : public Communicator {
+class CompressedAllReduce final : public ForwardingCommunicator {
  public:
-  CompressedAllReduce(std::unique_ptr<Communicator> inner, WireDtype wire) : inner_(std::move(inner)), wire_(wire) {}
-
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
-  std::string name() const override { return inner_->name(); }
-  void connect() override { inner_->connect(); }
-  MemorySpace memory_space() const override { return inner_->memory_space(); }
+  CompressedAllReduce(std::unique_ptr<Communicator> inner, WireDtype wire)
+      : ForwardingCommunicator(std::move(inner)), wire_(wire) {}
 
   void all_reduce_sum(float* data, std::size_t count) override {
     if (size() == 1 || count == 0) return;
@@ -48,26 +45,6 @@ class CompressedAllReduce final : public Communicator {
     pending_ += inner;
   }
   std::size_t all_reduce_wire_bytes() const override { return wire_bytes(wire_); }
-  void overlap_next_all_reduce(std::span<const OverlapBucket> buckets) override {
-    inner_->overlap_next_all_reduce(buckets);
-  }
-
-  void broadcast_bytes(void* data, std::size_t bytes, int root) override { inner_->broadcast_bytes(data, bytes, root); }
-  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
-    inner_->all_gather_bytes(mine, bytes, all);
-  }
-  void barrier() override { inner_->barrier(); }
-  void abort(const std::string& reason) override { inner_->abort(reason); }
-  void check() override { inner_->check(); }
-  void cancel_device_work() override { inner_->cancel_device_work(); }
-  CollectiveTimes take_times() override {
-    CollectiveTimes t = std::exchange(pending_, CollectiveTimes{});
-    t += inner_->take_times();
-    return t;
-  }
-  double timeout_s() const override { return inner_->timeout_s(); }
-  void note_progress(int64_t step) override { inner_->note_progress(step); }
-  std::string describe_stall() override { return inner_->describe_stall(); }
 
  private:
   // Every rank's largest magnitude, gathered: every rank computes the same scale from them.
@@ -78,9 +55,7 @@ class CompressedAllReduce final : public Communicator {
     return fp16_prescale(*std::max_element(all.begin(), all.end()), size());
   }
 
-  std::unique_ptr<Communicator> inner_;
   const WireDtype wire_;
-  CollectiveTimes pending_;
 };
 
 }  // namespace

@@ -2,6 +2,8 @@
 // all_reduce_sum then idles until the ring's time over the simulated link has passed.
 #include "comm/simulated_link.h"
 
+#include "comm/forwarding_communicator.h"
+
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -15,16 +17,12 @@
 namespace mb {
 namespace {
 
-class SimulatedLinkCommunicator final : public Communicator {
+class SimulatedLinkCommunicator final : public ForwardingCommunicator {
  public:
   SimulatedLinkCommunicator(std::unique_ptr<Communicator> inner, const SimulatedLink& link, LinkSleep sleep)
-      : inner_(std::move(inner)), link_(link), sleep_(std::move(sleep)) {}
+      : ForwardingCommunicator(std::move(inner)), link_(link), sleep_(std::move(sleep)) {}
 
-  int rank() const override { return inner_->rank(); }
-  int size() const override { return inner_->size(); }
   std::string name() const override { return inner_->name() + " [simulated link]"; }
-  void connect() override { inner_->connect(); }
-  MemorySpace memory_space() const override { return inner_->memory_space(); }
 
   void all_reduce_sum(float* data, std::size_t count) override {
     using Clock = std::chrono::steady_clock;
@@ -57,24 +55,6 @@ class SimulatedLinkCommunicator final : public Communicator {
     overlap_.assign(buckets.begin(), buckets.end());
   }
 
-  std::size_t all_reduce_wire_bytes() const override { return inner_->all_reduce_wire_bytes(); }
-  void broadcast_bytes(void* data, std::size_t bytes, int root) override { inner_->broadcast_bytes(data, bytes, root); }
-  void all_gather_bytes(const void* mine, std::size_t bytes, void* all) override {
-    inner_->all_gather_bytes(mine, bytes, all);
-  }
-  void barrier() override { inner_->barrier(); }
-  void abort(const std::string& reason) override { inner_->abort(reason); }
-  void check() override { inner_->check(); }
-  void cancel_device_work() override { inner_->cancel_device_work(); }
-  CollectiveTimes take_times() override {
-    CollectiveTimes t = std::exchange(pending_, CollectiveTimes{});
-    t += inner_->take_times();
-    return t;
-  }
-  double timeout_s() const override { return inner_->timeout_s(); }
-  void note_progress(int64_t step) override { inner_->note_progress(step); }
-  std::string describe_stall() override { return inner_->describe_stall(); }
-
  private:
   // A bucket travels once every rank completed it. Each rank's lead counted from the moment the
   // last rank arrived (its own lead plus its wait for the others): the smallest over the ranks.
@@ -92,11 +72,9 @@ class SimulatedLinkCommunicator final : public Communicator {
     return out;
   }
 
-  std::unique_ptr<Communicator> inner_;
   std::vector<OverlapBucket> overlap_;   // the next all-reduce's buckets (empty: none announced)
   const SimulatedLink link_;
   const LinkSleep sleep_;
-  CollectiveTimes pending_;
 };
 
 void sleep_seconds(double s) { std::this_thread::sleep_for(std::chrono::duration<double>(s)); }
