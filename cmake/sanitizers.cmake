@@ -11,7 +11,9 @@ if(MB_SANITIZE)
   if("thread" IN_LIST mb_sanitizers AND "address" IN_LIST mb_sanitizers)
     message(FATAL_ERROR "MB_SANITIZE: thread and address cannot be combined")
   endif()
-  set(mb_san_flags -fsanitize=${MB_SANITIZE} -fno-omit-frame-pointer -g)
+  # -g1: line tables only. A report's stack names file and line, which is all it needs; full
+  # debug info made every object twice the size and the sanitizer build ~10 % slower (CI).
+  set(mb_san_flags -fsanitize=${MB_SANITIZE} -fno-omit-frame-pointer -g1)
   if("undefined" IN_LIST mb_sanitizers)
     list(APPEND mb_san_flags -fno-sanitize-recover=undefined)
   endif()
