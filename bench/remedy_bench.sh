@@ -3,10 +3,11 @@
 # run (issue 29's first target): dense:4096 (26.5 MB per all-reduce) on cpu:1, on cpu:2 over
 # this machine's own exchange, on cpu:2 over a simulated 1 Gbit/s link, and on cpu:2 over that
 # link with each remedy (accumulation, a bf16 or fp16 all-reduce, overlap in DDP's 25 MB
-# buckets, and one combination). Repetitions alternate the configurations; the table gives the median
-# epoch (the steady epochs 2..n of each run), the speed-up against cpu:1, the share of the
-# link-free speed-up a remedy recovers, the validation accuracy beside the plain run's, and the
-# predictor's epoch (`mirrorbench-cli scaling`, calibrated here once) with its error.
+# buckets, PowerSGD at ranks 4 and 1, and one combination). Repetitions alternate the
+# configurations; the table gives the median epoch (the steady epochs 2..n of each run), the
+# speed-up against cpu:1, the share of the link-free speed-up a remedy recovers, the validation
+# accuracy beside the plain run's, and the predictor's epoch (`mirrorbench-cli scaling`,
+# calibrated here once) with its error.
 # Usage: bench/remedy_bench.sh [REPEATS] [IMAGES] [EPOCHS]   (default 3, 4,096 images, 3 epochs)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -32,6 +33,8 @@ configs=(
   "cpu:2 link 1 bf16|--devices cpu:2 --simulated-link 1 --allreduce-dtype bf16|--simulated-link 1 --allreduce-dtype bf16"
   "cpu:2 link 1 fp16|--devices cpu:2 --simulated-link 1 --allreduce-dtype fp16|--simulated-link 1 --allreduce-dtype fp16"
   "cpu:2 link 1 overlap 25 MB|--devices cpu:2 --simulated-link 1 --bucket-mb 25|--simulated-link 1 --bucket-mb 25"
+  "cpu:2 link 1 PowerSGD 4|--devices cpu:2 --simulated-link 1 --powersgd 4|--simulated-link 1 --powersgd 4"
+  "cpu:2 link 1 PowerSGD 1|--devices cpu:2 --simulated-link 1 --powersgd 1|--simulated-link 1 --powersgd 1"
   "cpu:2 link 1 accumulate 8 + bf16|--devices cpu:2 --simulated-link 1 --accumulate 8 --allreduce-dtype bf16|--simulated-link 1 --accumulate 8 --allreduce-dtype bf16"
 )
 "$cli" scaling --model "$model" --max-replicas 2 --batch "$batch" --json "$out/cal.json" > /dev/null

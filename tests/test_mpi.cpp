@@ -115,6 +115,17 @@ class TestMpi : public QObject {
     QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
   }
 
+  // PowerSGD: the factors' sums are the same in processes and in threads, so are the bits.
+  void powersgd_processes_train_what_powersgd_threads_train() {
+    const auto both = threads_and_processes({"--epochs", "1", "--batch", "96", "--powersgd", "2"}, "cpu:3", 3, "cpu:1",
+                                            "powersgd");
+    QVERIFY2(both.failed.isEmpty(), qPrintable(both.failed));
+    const mb::RunRecord &t = both.threads, &p = both.processes;
+    QCOMPARE(p.config.scenario.powersgd_rank, 2);
+    QVERIFY(p.replicas_in_sync);
+    QCOMPARE(QString::fromStdString(p.epochs.back().param_digest), QString::fromStdString(t.epochs.back().param_digest));
+  }
+
   void the_allreduce_bench_sums_exactly_on_each_transport_data() {
     QTest::addColumn<QStringList>("transport");
     QTest::addRow("shared memory") << QStringList{"--mca", "btl", "self,vader"};

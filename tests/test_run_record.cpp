@@ -51,6 +51,7 @@ RunRecord full_record() {
   c.scenario.lr_warmup_epochs = 1.5;
   c.scenario.allreduce_dtype = WireDtype::Bf16;
   c.scenario.bucket_mb = 25;
+  c.scenario.powersgd_rank = 4;
   c.engine = {Conv2Kernel::Onednn, "avx2", CudaPath::Fused, 1.5, {FaultKind::Abort, 3, 1}, "sse4", false};
   c.kernels = "Highway sse4, oneDNN avx2, conv2 onednn";
   c.global_batch = 1024;
@@ -296,7 +297,8 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("config").at("engine_options").size(), std::size_t(7));   // every engine option, by key
   QCOMPARE(j.at("config").at("engine_options").at("inject_fault").get<std::string>(), std::string("abort:3:1"));
   QCOMPARE(j.at("schema_version").get<int>(), 7);
-  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(8));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(9));   // every scenario field, by option key
+  QCOMPARE(j.at("config").at("scenario").at("powersgd").get<std::string>(), std::string("4"));
   QCOMPARE(j.at("config").at("scenario").at("bucket_mb").get<std::string>(), std::string("25"));
   QCOMPARE(j.at("config").at("scenario").at("allreduce_dtype").get<std::string>(), std::string("bf16"));
   QCOMPARE(j.at("config").at("scenario").at("accumulate").get<std::string>(), std::string("4"));
@@ -351,6 +353,7 @@ void TestRunRecord::schema_4_scenario_fields_still_read() {
   then.lr_warmup_epochs = 0;
   then.allreduce_dtype = WireDtype::Fp32;
   then.bucket_mb = 0;
+  then.powersgd_rank = 0;
   QVERIFY(run_record_from_json(j).config.scenario == then);
   c.erase("link_gbit");   // schema 4 had it: a missing one is named
   QVERIFY(test::expect_error<DataError>([&] { run_record_from_json(j); }, "config.link_gbit"));
@@ -617,7 +620,8 @@ void TestRunRecord::csv_rows() {
       QCOMPARE(f[col("balance")], std::string("true"));
       // Every field that is on, as the option table writes it (a field added later: no new column).
       QCOMPARE(f[col("scenario")], std::string("slow_replica=3:2.5 simulated_link=10:25 balance=true "
-                                               "shares_from=/runs/balanced, \"old\".json accumulate=4 lr_warmup=1.5 allreduce_dtype=bf16 bucket_mb=25"));
+                                               "shares_from=/runs/balanced, \"old\".json accumulate=4 lr_warmup=1.5 "
+                                               "allreduce_dtype=bf16 powersgd=4 bucket_mb=25"));
       QVERIFY(same_bits(number(f[col("learning_rate")]), r.config.learning_rate));
       const std::pair<const char*, double> metrics[] = {
           {"time_s", e.time_s},       {"allreduce_s", e.allreduce_s}, {"train_loss", e.train_loss},

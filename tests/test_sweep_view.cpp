@@ -157,6 +157,7 @@ class TestSweepView : public QObject {
   void scripted_sweep_writes_its_files();
   void model_and_link_sweeps_show_speedups();
   void scripted_link_sweep_writes_its_files();
+  void remedy_sweep_shows_speedup_and_accuracy();
 
  private:
   QTemporaryDir home_;
@@ -647,6 +648,84 @@ void TestSweepView::scripted_link_sweep_writes_its_files() {
   QCOMPARE(test::run_gui(app, {"--sweep", "--models", "reference", "--links", "off", "--quit"}, out.path(),
                          kRunTimeoutMs),
            kExitUsage);
+  QCOMPARE(test::run_gui(app, {"--sweep", "--remedies", "bf16", "--links", "off", "--quit"}, out.path(), kRunTimeoutMs),
+           kExitUsage);
+  QCOMPARE(test::run_gui(app, {"--sweep", "--remedies", "gzip", "--quit"}, out.path(), kRunTimeoutMs), kExitUsage);
+}
+
+// The remedy axis, "what to do about it": one replica, two bare and two with each remedy over
+// the run setup's link. The table names each remedy, the charts put their speed-ups and the
+// accuracy each costs side by side, and the list comes back through the settings.
+void TestSweepView::remedy_sweep_shows_speedup_and_accuracy() {
+  SweepPanel panel;
+  auto* axis = panel.findChild<QComboBox*>("sweep_axis");
+  axis->setCurrentIndex(axis->findData(int(SweepAxis::Remedy)));
+  QCOMPARE(panel.axis(), SweepAxis::Remedy);
+  auto* remedies = panel.findChild<QLineEdit*>("sweep_remedies");
+  QVERIFY(remedies->isVisibleTo(&panel) && !panel.findChild<QLineEdit*>("sweep_links")->isVisibleTo(&panel));
+  QCOMPARE(remedies->text(), QString("accumulate:8, bf16, bucket:25"));   // the core's defaults
+  remedies->setText("accumulate:8, zip");
+  QVERIFY2(panel.settings_problem().contains("zip"), qPrintable(panel.settings_problem()));
+  remedies->setText("accumulate:8+bf16, fp16");
+  QVERIFY(panel.settings_problem().isEmpty());
+  TrainConfig base;
+  base.devices = parse_devices("cpu:2");
+  base.epochs = 1;
+  base.scenario.link = {1, 50};
+  const SweepOptions o = panel.options(base);
+  QCOMPARE(o.axis, SweepAxis::Remedy);
+  QCOMPARE(o.remedies.size(), std::size_t(2));
+  QCOMPARE(o.remedies[0].accumulate, 8);
+  QVERIFY(o.remedies[0].allreduce_dtype == WireDtype::Bf16 && o.remedies[1].allreduce_dtype == WireDtype::Fp16);
+  const std::vector<SweepPoint> points = sweep_points(o);
+  QCOMPARE(points.size(), std::size_t(4));   // one replica, two bare, two with each remedy
+  // Bare two replicas are slower than one (0.4x); accumulation wins (1.33x) at 10 points of
+  // accuracy; fp16 helps less (0.5x) at none.
+  const std::pair<double, double> runs[] = {{4.0, 0.80}, {10.0, 0.80}, {3.0, 0.70}, {8.0, 0.80}};
+  std::vector<RunRecord> records;
+  panel.start(o);
+  for (int i = 0; i < 4; ++i) {
+    RunRecord r = history(points[std::size_t(i)], "r" + std::to_string(i), {runs[i]});
+    panel.run_started(i, r.config);
+    panel.run_finished(i, r);
+    records.push_back(r);
+  }
+  panel.finished(false);
+  const SweepSummary core = summarize_sweep(points, records, o.target_val_acc, SweepAxis::Remedy);
+  QCOMPARE(panel.headline(), QString::fromStdString(core.verdict));
+  QCOMPARE(core.best, 2);
+  SweepTableModel* table = panel.table_model();
+  for (int c : {SweepTableModel::Remedy, SweepTableModel::Link, SweepTableModel::SpeedUp, SweepTableModel::ValAcc})
+    QVERIFY(!panel.table_view()->isColumnHidden(c));
+  QVERIFY(panel.table_view()->isColumnHidden(SweepTableModel::Model));
+  QCOMPARE(table->text(0, SweepTableModel::Remedy), QString("none (the base)"));
+  QCOMPARE(table->text(1, SweepTableModel::Remedy), QString("bare"));
+  QCOMPARE(table->text(2, SweepTableModel::Remedy), QString("accumulate 8, bf16 all-reduce"));
+  QCOMPARE(table->text(2, SweepTableModel::SpeedUp), QString("1.33×"));
+  QVERIFY(sweep_table_html(panel.progress()).contains("Remedy"));
+
+  QChart* speed = panel.chart(SweepChart::SpeedUp);
+  QVERIFY(speed);
+  auto* categories = qobject_cast<QBarCategoryAxis*>(speed->axes(Qt::Horizontal).value(0));
+  QVERIFY(categories);
+  QCOMPARE(categories->categories(), QStringList({"bare", "acc 8+bf16", "fp16"}));
+  QCOMPARE(bar_set(speed, false)->label(), QString("2 replicas"));
+  QCOMPARE(bar_set(speed, false)->at(0), 0.4);
+  QCOMPARE(bar_set(speed, false)->at(2), 0.5);
+  QChart* accuracy = panel.chart(SweepChart::Accuracy);
+  QVERIFY(accuracy);
+  QCOMPARE(bar_set(accuracy, false)->label(), QString("1 replica"));   // the base stands in every group
+  for (int c = 0; c < 3; ++c) QCOMPARE(bar_set(accuracy, false)->at(c), 80.0);
+  QCOMPARE(bar_set(accuracy, true)->at(1), 70.0);
+  QVERIFY(dark_pixels(panel.render(QSize(1280, 800))) > 50);
+
+  const SweepSettings saved = panel.settings();
+  QCOMPARE(*saved.axis, SweepAxis::Remedy);
+  QVERIFY(saved.remedies == o.remedies);
+  SweepPanel other;
+  other.set_settings(saved);
+  QCOMPARE(other.axis(), SweepAxis::Remedy);
+  QCOMPARE(other.findChild<QLineEdit*>("sweep_remedies")->text(), QString("accumulate:8+bf16, fp16"));
 }
 
 QTEST_MAIN(TestSweepView)

@@ -201,6 +201,7 @@ class TestTrainOptions : public QObject {
     c.scenario.lr_warmup_epochs = 1.5;
     c.scenario.allreduce_dtype = WireDtype::Fp16;
     c.scenario.bucket_mb = 25;
+    c.scenario.powersgd_rank = 2;
     c.engine = {Conv2Kernel::OnednnDirect, "avx2", CudaPath::Fused, 0.5, {FaultKind::Stall, 7, 1}, "sse4", false};
     for (const TrainOption& o : train_options())
       if (o.is_scenario() || o.is_engine()) {

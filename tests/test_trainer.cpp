@@ -195,6 +195,23 @@ class TestTrainer : public QObject {
       QVERIFY2(times[phase::HiddenAllReduce] > 0, "nothing hidden");
   }
 
+  // PowerSGD: the replicas stay in step (every one applies the same factors), the math changes
+  // (a low-rank gradient), and with one replica nothing is compressed (recorded as 0).
+  void powersgd_keeps_replicas_in_sync() {
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    const RunRecord bare = MirroredTrainer(c, data).run();
+    c.scenario.powersgd_rank = 2;
+    const RunRecord psgd = MirroredTrainer(c, data).run();
+    QCOMPARE(psgd.status, RunStatus::Completed);
+    QVERIFY(psgd.replicas_in_sync);
+    QCOMPARE(psgd.config.scenario.powersgd_rank, 2);
+    QVERIFY(psgd.epochs.back().param_digest != bare.epochs.back().param_digest);
+    TrainConfig one = small_config("cpu:1", "onednn", 64);
+    one.scenario.powersgd_rank = 2;
+    QCOMPARE(MirroredTrainer(one, data).run().config.scenario.powersgd_rank, 0);
+  }
+
   void learns_the_synthetic_task() {
     auto data = test::make_synthetic_split(2048, 256);
     TrainConfig c = small_config("cpu:2", "auto", 64);

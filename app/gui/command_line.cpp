@@ -23,7 +23,7 @@ namespace {
 
 struct Flags {
   bool run = false, compare = false, reference = false, sweep = false;
-  std::string batches, models, links, target, size, hostfile;
+  std::string batches, models, links, remedies, target, size, hostfile;
   int processes = 0;
   std::string export_png, export_insight, export_predictions, export_csv, export_json, export_step, screenshot;
   bool calibrate = false, insight = false, quit = false, version = false;
@@ -44,12 +44,15 @@ void add_flags(CLI::App& app, Flags& f, TrainConfig& train) {
   app.add_flag("--sweep", f.sweep,
                "The sweep: every --batches size with and without linear learning-rate scaling on --devices, and the "
                "time to reach --target validation accuracy; or each of --models or --links on 1 to N replicas of "
-               "--devices, and its speed-up over one.");
+               "--devices, and its speed-up over one; or each of --remedies on --devices (with its accuracy).");
   app.add_option("--batches", f.batches, "Sweep: global batch sizes (default 64,128,256,512,1024).")->type_name("B,B,...");
   app.add_option("--models", f.models, "Sweep the model instead, e.g. reference,dense:1024,dense:4096.")
       ->type_name("M,M,...");
   app.add_option("--links", f.links, "Sweep a simulated link instead (CPU replicas), e.g. off,100:3,10:25,1:50.")
       ->type_name("L,L,...");
+  app.add_option("--remedies", f.remedies,
+                 "Sweep remedies for communication instead, e.g. accumulate:8,bf16,bucket:25 ('+' joins several).")
+      ->type_name("R,R,...");
   app.add_option("--target", f.target, "Sweep: the validation accuracy to reach (default 0.85).")->type_name("ACC");
   options::add_train_flags(app, train);
   app.add_option("--processes", f.processes,
@@ -114,11 +117,11 @@ void check_unknown(const std::vector<std::string>& unknown) {
 void fill_script(const Flags& f, const CLI::App& app, const TrainConfig& train, ScriptOptions& o) {
   MB_CHECK(int(f.run) + int(f.compare) + int(f.reference) + int(f.sweep) <= 1, ConfigError,
            "choose one of --run, --compare, --reference, --sweep");
-  MB_CHECK(f.sweep || (f.batches.empty() && f.models.empty() && f.links.empty() && f.target.empty() &&
-                       f.export_json.empty()),
-           ConfigError, "--batches, --models, --links, --target and --export-json belong to --sweep");
-  MB_CHECK(int(!f.batches.empty()) + int(!f.models.empty()) + int(!f.links.empty()) <= 1, ConfigError,
-           "sweep one thing: give one of --batches, --models and --links");
+  MB_CHECK(f.sweep || (f.batches.empty() && f.models.empty() && f.links.empty() && f.remedies.empty() &&
+                       f.target.empty() && f.export_json.empty()),
+           ConfigError, "--batches, --models, --links, --remedies, --target and --export-json belong to --sweep");
+  MB_CHECK(int(!f.batches.empty()) + int(!f.models.empty()) + int(!f.links.empty()) + int(!f.remedies.empty()) <= 1,
+           ConfigError, "sweep one thing: give one of --batches, --models, --links and --remedies");
   o.start = f.run || f.compare || f.reference || f.sweep;
   o.kind = f.compare ? PlanKind::Compare : f.reference ? PlanKind::Reference : f.sweep ? PlanKind::Sweep : PlanKind::Single;
   if (f.sweep) {
@@ -131,6 +134,7 @@ void fill_script(const Flags& f, const CLI::App& app, const TrainConfig& train, 
     }
     if (!f.models.empty()) sweep.axis = SweepAxis::Model, sweep.models = parse_sweep_models(f.models);
     if (!f.links.empty()) sweep.axis = SweepAxis::Link, sweep.links = parse_sweep_links(f.links);
+    if (!f.remedies.empty()) sweep.axis = SweepAxis::Remedy, sweep.remedies = parse_sweep_remedies(f.remedies);
     if (!f.target.empty()) sweep.target = parse_real_option("--target", f.target, 0, 1, true);
     o.sweep = sweep;
   }

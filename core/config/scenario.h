@@ -49,17 +49,21 @@ struct Scenario {
   double lr_warmup_epochs = 0;   // gradual linear warm-up of the learning rate (Goyal et al. 2017)
   WireDtype allreduce_dtype = WireDtype::Fp32;   // compressed all-reduce: what the gradients travel as
   double bucket_mb = 0;          // overlap: the all-reduce in buckets of this many MB as backward fills them (0: off)
+  int powersgd_rank = 0;         // PowerSGD: weight matrices travel as rank-r factors (comm/powersgd.h; 0: off)
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }
-  // A remedy for communication (accumulation, compression, overlap); bare() is this scenario without
+  // A remedy for communication (accumulation, compression, PowerSGD, overlap); bare() is this scenario without
   // them: what "Bare vs remedy" runs first.
-  bool comm_remedy() const { return accumulate > 1 || allreduce_dtype != WireDtype::Fp32 || bucket_mb > 0; }
+  bool comm_remedy() const {
+    return accumulate > 1 || allreduce_dtype != WireDtype::Fp32 || bucket_mb > 0 || powersgd_rank > 0;
+  }
   Scenario bare() const {
     Scenario s = *this;
     s.accumulate = 1;
     s.allreduce_dtype = WireDtype::Fp32;
     s.bucket_mb = 0;
+    s.powersgd_rank = 0;
     return s;
   }
   bool operator==(const Scenario&) const = default;

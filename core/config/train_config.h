@@ -21,6 +21,7 @@ namespace mb {
 inline constexpr int64_t kMaxGlobalBatch = 65536;
 inline constexpr int64_t kMaxAccumulate = 1024;   // --accumulate: micro-batches per optimizer step
 inline constexpr double kMaxBucketMb = 4096;       // --bucket-mb: larger than any gradient here
+inline constexpr int64_t kMaxPowerSgdRank = 64;    // --powersgd: the paper's ranks are 1 to 4; beyond 64 little is saved
 
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()

@@ -186,6 +186,20 @@ std::string wire_sentence(const Scenario& s) {
   return {};
 }
 
+std::string powersgd_text(const Scenario& s) { return std::to_string(s.powersgd_rank); }
+void parse_powersgd(Scenario& s, std::string_view text) {
+  s.powersgd_rank = int(parse_integer_option("--powersgd", text, 0, kMaxPowerSgdRank));
+}
+std::string powersgd_tag(const Scenario& s) {
+  return s.powersgd_rank > 0 ? fmt::format("PowerSGD rank {}", s.powersgd_rank) : std::string();
+}
+std::string powersgd_sentence(const Scenario& s) {
+  return s.powersgd_rank > 0 ? fmt::format("PowerSGD: each weight matrix travels as two rank-{} factors, with error "
+                                           "feedback; biases and small tensors as they are (Vogels et al. 2019)",
+                                           s.powersgd_rank)
+                             : std::string();
+}
+
 std::string bucket_text(const Scenario& s) { return fmt::format("{:g}", s.bucket_mb); }
 void parse_bucket(Scenario& s, std::string_view text) {
   s.bucket_mb = parse_real_option("--bucket-mb", text, 0, kMaxBucketMb, false);
@@ -421,6 +435,18 @@ const TrainOption kOptions[] = {
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.allreduce_dtype = r.scenario.allreduce_dtype; },
      .scenario = {.format = wire_text, .parse = parse_wire, .tag = wire_tag, .describe = wire_sentence,
                   .effect = ScenarioEffect::Math}},
+    // With one replica nothing travels: recorded as 0 (the run check says so).
+    {.key = "powersgd", .flag = "--powersgd", .value_name = "RANK",
+     .help = "PowerSGD (Vogels et al. 2019, as PyTorch's powerSGD_hook): each weight matrix is all-reduced as two "
+             "rank-RANK factors with error feedback, biases and small tensors as they are; replicas stay "
+             "bit-identical (0: off; CPU replicas)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "4",
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.powersgd_rank = s.replicas > 1 ? c.scenario.powersgd_rank : 0;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.powersgd_rank = r.scenario.powersgd_rank; },
+     .scenario = {.format = powersgd_text, .parse = parse_powersgd, .tag = powersgd_tag,
+                  .describe = powersgd_sentence, .effect = ScenarioEffect::Math}},
     // The same sums as one all-reduce: only a simulated link's times change.
     {.key = "bucket_mb", .flag = "--bucket-mb", .value_name = "MB",
      .help = "overlap: the gradient all-reduce starts bucket by bucket (MB each, in reverse layer order, as PyTorch "

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/powersgd.h"
 #include "comm/wire_format.h"
 #include "model/model_spec.h"
 #include "model/model_text.h"
@@ -175,10 +176,13 @@ std::string deprived_words(const std::vector<DeprivedReplica>& deprived) {
 
 std::string diagnosis_text(const Diagnosis& d, const RunRecord& run) {
   const ModelSpec& model = run.config.model;
-  const WireDtype wire = run.config.scenario.allreduce_dtype;
-  const std::string bytes =
-      fmt::format("{:.1f} MB{}", bytes_on_wire(model.gradient_bytes(), wire) * 1e-6,
-                  wire == WireDtype::Fp32 ? "" : fmt::format(" as {}", wire_name(wire)));
+  const Scenario& scenario = run.config.scenario;
+  const WireDtype wire = scenario.allreduce_dtype;
+  const std::string bytes = fmt::format(
+      "{:.1f} MB{}", gradient_wire_bytes(model.shape(), scenario) * 1e-6,
+      scenario.powersgd_rank > 0 ? fmt::format(" as PowerSGD rank-{} factors", scenario.powersgd_rank)
+      : wire == WireDtype::Fp32  ? ""
+                                 : fmt::format(" as {}", wire_name(wire)));
   const std::string over = run.config.scenario.link.on()
                                ? fmt::format(" over the simulated {:g} Gbit/s link", run.config.scenario.link.gbit)
                                : std::string();

@@ -2,6 +2,7 @@
 #include "experiment/scaling_model.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "comm/gradient_buckets.h"
+#include "comm/powersgd.h"
 #include "comm/simulated_link.h"
 #include "comm/wire_format.h"
 #include "model/model_text.h"
@@ -208,20 +210,42 @@ std::optional<double> overlapped_link_s(const Calibration& c, const PredictOptio
   return overlapped_wire(o.scenario.link, buckets, ranks, per_fp32_byte).exposed_s;
 }
 
+// PowerSGD's two exchanges, in bytes (the plain tensors with P, then Q); nullopt when it is off
+// or the model is not known (a calibration made in code).
+std::optional<std::array<double, 2>> powersgd_exchanges(const Calibration& c, const PredictOptions& o) {
+  if (o.scenario.powersgd_rank <= 0 || timed_model(c).empty()) return std::nullopt;
+  const ModelSpec model = model_from_text(timed_model(c));
+  const ModelShape& shape = model.shape();
+  const PowerSgdLayout layout = powersgd_layout(shape.params, shape.param_count, o.scenario.powersgd_rank);
+  return std::array<double, 2>{double(layout.plain_floats() + layout.p_floats()) * sizeof(float),
+                               double(layout.q_floats()) * sizeof(float)};
+}
+
 // Communication per step: the all-reduce within the fullest machine, then (several machines)
 // a ring between them, and the statistics exchange (see scaling_model.h).
 double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Placement& at, int n,
                         const std::map<int, LinearFit>& small, double compute_s) {
   // A compressed all-reduce halves what travels on a link; within one machine's memory the
   // exchange stays the calibrated FP32 one (its rounding passes are not modelled: ~1 % of it).
-  const double wire_bytes_per_step = bytes_on_wire(c.gradient_bytes, o.scenario.allreduce_dtype);
-  double s = predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
+  // PowerSGD sends its factors in two exchanges, each a calibrated all-reduce (and a ring over a
+  // link) of its own; the factors' arithmetic is not modelled.
+  const auto factors = powersgd_exchanges(c, o);
+  const double wire_bytes_per_step =
+      factors ? (*factors)[0] + (*factors)[1] : bytes_on_wire(c.gradient_bytes, o.scenario.allreduce_dtype);
+  double s = factors ? predicted_allreduce_s(c, at.per_machine, (*factors)[0]) +
+                           predicted_allreduce_s(c, at.per_machine, (*factors)[1])
+                     : predicted_allreduce_s(c, at.per_machine, c.gradient_bytes);
   if (const SimulatedLink& link = o.scenario.link; link.on() && at.per_machine > 1) {
-    // What the trainer's simulated link does: max(real, ring), the ring's part under the
-    // backward pass hidden with overlap.
-    const auto overlapped = overlapped_link_s(c, o, at.per_machine, compute_s);
-    s = std::max(s, overlapped ? *overlapped
-                               : ring_all_reduce_s(wire_bytes_per_step, at.per_machine, link.gbit, link.latency_us));
+    // What the trainer's simulated link does: max(real, ring) per exchange, the ring's part
+    // under the backward pass hidden with overlap.
+    const auto ring = [&](double bytes) { return ring_all_reduce_s(bytes, at.per_machine, link.gbit, link.latency_us); };
+    if (factors) {
+      s = std::max(predicted_allreduce_s(c, at.per_machine, (*factors)[0]), ring((*factors)[0])) +
+          std::max(predicted_allreduce_s(c, at.per_machine, (*factors)[1]), ring((*factors)[1]));
+    } else {
+      const auto overlapped = overlapped_link_s(c, o, at.per_machine, compute_s);
+      s = std::max(s, overlapped ? *overlapped : ring(wire_bytes_per_step));
+    }
   }
   if (at.linked()) {
     const double m = at.machines;

@@ -103,9 +103,11 @@ std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_vi
         set_scenario_text(r, "accumulate", part.substr(11));
       } else if (part.starts_with("bucket:")) {
         set_scenario_text(r, "bucket_mb", part.substr(7));
+      } else if (part.starts_with("powersgd:")) {
+        set_scenario_text(r, "powersgd", part.substr(9));
       } else {
-        throw ConfigError(fmt::format("{}: \"{}\" is not a remedy: none, accumulate:K, bf16, fp16, bucket:MB, or "
-                                      "several joined by '+'",
+        throw ConfigError(fmt::format("{}: \"{}\" is not a remedy: none, accumulate:K, bf16, fp16, bucket:MB, "
+                                      "powersgd:RANK, or several joined by '+'",
                                       flag, part));
       }
       if (plus == std::string_view::npos) break;
@@ -121,8 +123,32 @@ std::string remedy_name(const Scenario& r) {
   std::vector<std::string> parts;
   if (r.accumulate > 1) parts.push_back(fmt::format("accumulate {}", r.accumulate));
   if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(fmt::format("{} all-reduce", wire_name(r.allreduce_dtype)));
+  if (r.powersgd_rank > 0) parts.push_back(fmt::format("PowerSGD rank {}", r.powersgd_rank));
   if (r.bucket_mb > 0) parts.push_back(fmt::format("overlap, {:g} MB buckets", r.bucket_mb));
   return parts.empty() ? std::string("bare") : fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// Each remedy as parse_sweep_remedies reads it, its parts joined by '+'.
+std::string sweep_remedies_text(const std::vector<Scenario>& remedies) {
+  std::vector<std::string> words;
+  for (const Scenario& r : remedies) {
+    std::vector<std::string> parts;
+    if (r.accumulate > 1) parts.push_back(fmt::format("accumulate:{}", r.accumulate));
+    if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(std::string(wire_name(r.allreduce_dtype)));
+    if (r.powersgd_rank > 0) parts.push_back(fmt::format("powersgd:{}", r.powersgd_rank));
+    if (r.bucket_mb > 0) parts.push_back(fmt::format("bucket:{:g}", r.bucket_mb));
+    words.push_back(parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, "+")));
+  }
+  return fmt::format("{}", fmt::join(words, ", "));
+}
+
+std::string short_remedy_name(const Scenario& r) {
+  std::vector<std::string> parts;
+  if (r.accumulate > 1) parts.push_back(fmt::format("acc {}", r.accumulate));
+  if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(std::string(wire_name(r.allreduce_dtype)));
+  if (r.powersgd_rank > 0) parts.push_back(fmt::format("psgd {}", r.powersgd_rank));
+  if (r.bucket_mb > 0) parts.push_back(fmt::format("{:g} MB", r.bucket_mb));
+  return parts.empty() ? std::string("bare") : fmt::format("{}", fmt::join(parts, "+"));
 }
 
 std::string sweep_links_text(const std::vector<SimulatedLink>& links) {

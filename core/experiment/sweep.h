@@ -62,6 +62,8 @@ std::vector<SimulatedLink> parse_sweep_links(std::string_view list, std::string_
 // "accumulate:8, bf16, fp16, bucket:25, accumulate:8+bf16" (none: bare, which the axis runs anyway)
 std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_view flag = "--remedies");
 std::string remedy_name(const Scenario& remedy);   // "bare", "accumulate 8, bf16 all-reduce", ...
+std::string short_remedy_name(const Scenario& remedy);   // "bare", "acc 8+bf16", "25 MB": a chart's category
+std::string sweep_remedies_text(const std::vector<Scenario>& remedies);   // what parse_sweep_remedies reads
 std::string sweep_models_text(const std::vector<ModelSpec>& models);
 std::string sweep_links_text(const std::vector<SimulatedLink>& links);
 

@@ -8,6 +8,7 @@
 
 #include "backends/devices.h"
 #include "comm/compressed_all_reduce.h"
+#include "comm/powersgd.h"
 #include "comm/simulated_link.h"
 #include "config/train_options.h"
 #include "trainer/process_handshake.h"
@@ -70,7 +71,8 @@ std::function<int(int)> MirroredTrainer::cpu_plan(const TrainObserver& observer)
 }
 
 // The replicas' communicators, collective over the link; a compressed all-reduce, then a
-// simulated link wrap each (the link counts the compressed bytes). A
+// simulated link wrap each (the link counts the compressed bytes), then PowerSGD (outside the
+// link, so that the link times the factors' two exchanges it really makes). A
 // simulated straggler makes the others wait its factor times as long for it, on purpose: the
 // deadline stretches with it.
 std::vector<std::unique_ptr<Communicator>> MirroredTrainer::connect() const {
@@ -81,6 +83,11 @@ std::vector<std::unique_ptr<Communicator>> MirroredTrainer::connect() const {
     for (auto& c : comms) c = make_compressed_all_reduce(std::move(c), scenario.allreduce_dtype);
   if (scenario.link.on())
     for (auto& c : comms) c = make_simulated_link(std::move(c), scenario.link);
+  if (scenario.powersgd_rank > 0) {
+    const ModelShape& shape = run_.config.model.shape();
+    const PowerSgdLayout layout = powersgd_layout(shape.params, shape.param_count, scenario.powersgd_rank);
+    for (auto& c : comms) c = make_powersgd(std::move(c), layout, run_.config.seed);
+  }
   return comms;
 }
 

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "comm/powersgd.h"
 #include "comm/wire_format.h"
 #include "model/model_spec.h"
 #include "model/model_text.h"
@@ -72,7 +73,7 @@ StepDetail PrimaryBook::detail_of(const std::vector<StepReport>& all, std::span<
   StepDetail d;
   d.global_batch = int64_t(step_samples.size());
   d.samples.assign(step_samples.begin(), step_samples.begin() + std::min(step_samples.size(), kDetailSamples));
-  d.allreduce_bytes = bytes_on_wire(rc_.model.gradient_bytes(), rc_.scenario.allreduce_dtype);
+  d.allreduce_bytes = gradient_wire_bytes(rc_.model.shape(), rc_.scenario);
   for (const StepReport& r : all) {
     ReplicaStepDetail x;
     x.share_begin = r.share_begin;

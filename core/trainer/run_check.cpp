@@ -91,6 +91,20 @@ void check_remedies(const TrainConfig& c, const BackendInfo& b, int replicas, Pr
                                         "its backward pass, so nothing overlaps (--backend onednn does)",
                                         to_string(b.backend)));
   }
+  if (s.powersgd_rank > 0) {
+    if (!b.host_step)
+      p.error("powersgd", fmt::format("--powersgd: PowerSGD runs between CPU replicas (cpu:N) in this version; the {} "
+                                      "engine's NCCL step is not validated with it on a GPU yet",
+                                      to_string(b.backend)));
+    else if (replicas < 2)
+      p.advice("powersgd", "--powersgd changes nothing with one replica: nothing travels, so nothing is compressed "
+                           "(recorded as 0)");
+    else if (s.allreduce_dtype != WireDtype::Fp32)
+      p.error("powersgd", "--powersgd with --allreduce-dtype: PowerSGD's factors travel in FP32; choose one of the two");
+    else if (s.bucket_mb > 0)
+      p.error("powersgd", "--powersgd with --bucket-mb: PowerSGD compresses the whole gradient after the backward "
+                          "pass; buckets would split the matrices its factors are made of. Choose one of the two");
+  }
   if (s.lr_warmup_epochs > 0 && !b.host_step)
     p.error("lr_warmup", fmt::format("--lr-warmup: the warm-up runs on CPU replicas (cpu:N) in this version; the {} "
                                      "engine's captured step is not validated with a changing rate on a GPU yet",

@@ -17,7 +17,7 @@ namespace mb {
 struct ScriptOptions {
   bool start = false;                // --run / --compare / --reference / --sweep
   PlanKind kind = PlanKind::Single;
-  // --sweep's --batches, --models or --links (the axis) and --target; empty lists and a zero
+  // --sweep's --batches, --models, --links or --remedies (the axis) and --target; empty lists and a zero
   // target: the Sweep tab's.
   std::optional<SweepSettings> sweep;
   TrainConfig given;                 // the training options of the command line ...

@@ -85,11 +85,12 @@ void Settings::set_export_size(const QSize& size) { s_->setValue("export/size", 
 SweepSettings Settings::sweep() const {
   SweepSettings out;
   const QString axis = s_->value("sweep/axis").toString();
-  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link})
+  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link, SweepAxis::Remedy})
     if (axis == QString::fromUtf8(to_string(a))) out.axis = a;
   out.batches = parse_batches(s_->value("sweep/batches").toString(), nullptr);
   out.models = models_or_empty(s_->value("sweep/models").toString());
   out.links = links_or_empty(s_->value("sweep/links").toString());
+  out.remedies = remedies_or_empty(s_->value("sweep/remedies").toString());
   out.target = s_->value("sweep/target", 0.0).toDouble();
   return out;
 }
@@ -99,6 +100,8 @@ void Settings::set_sweep(const SweepSettings& sweep) {
   if (!sweep.batches.empty()) s_->setValue("sweep/batches", batches_text(sweep.batches));
   if (!sweep.models.empty()) s_->setValue("sweep/models", QString::fromStdString(sweep_models_text(sweep.models)));
   if (!sweep.links.empty()) s_->setValue("sweep/links", QString::fromStdString(sweep_links_text(sweep.links)));
+  if (!sweep.remedies.empty())
+    s_->setValue("sweep/remedies", QString::fromStdString(sweep_remedies_text(sweep.remedies)));
   s_->setValue("sweep/target", sweep.target);
 }
 

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "comm/gradient_buckets.h"
+#include "comm/powersgd.h"
 #include "comm/wire_format.h"
 #include "setup/note_label.h"
 #include "util/bandwidth.h"
@@ -25,20 +26,23 @@ QString link_key(const SimulatedLink& l) {
 }
 
 // A remedy: the scenario's remedy fields over a default scenario.
-Scenario remedy_of(int accumulate, WireDtype wire, double bucket_mb) {
+Scenario remedy_of(int accumulate, WireDtype wire, double bucket_mb, int powersgd_rank = 0) {
   Scenario s;
   s.accumulate = accumulate;
   s.allreduce_dtype = wire;
   s.bucket_mb = bucket_mb;
+  s.powersgd_rank = powersgd_rank;
   return s;
 }
 
-// The remedy combo's data: "none", or "accumulate:K", "wire:bf16" and "bucket:MB" joined by '+'.
+// The remedy combo's data: "none", or "accumulate:K", "wire:bf16", "powersgd:R" and "bucket:MB"
+// joined by '+'.
 QString remedy_key(const Scenario& s) {
   QStringList parts;
   if (s.accumulate > 1) parts << QStringLiteral("accumulate:%1").arg(s.accumulate);
   if (s.allreduce_dtype != WireDtype::Fp32)
     parts << QStringLiteral("wire:%1").arg(QString::fromLatin1(wire_name(s.allreduce_dtype).data()));
+  if (s.powersgd_rank > 0) parts << QStringLiteral("powersgd:%1").arg(s.powersgd_rank);
   if (s.bucket_mb > 0) parts << QStringLiteral("bucket:%1").arg(s.bucket_mb, 0, 'g', 10);
   return parts.isEmpty() ? QStringLiteral("none") : parts.join('+');
 }
@@ -48,6 +52,7 @@ QString remedy_label(const Scenario& s) {
   if (s.accumulate > 1) parts << QObject::tr("accumulate %1 batches").arg(s.accumulate);
   if (s.allreduce_dtype != WireDtype::Fp32)
     parts << QObject::tr("%1 all-reduce").arg(QString::fromLatin1(wire_name(s.allreduce_dtype).data()));
+  if (s.powersgd_rank > 0) parts << QObject::tr("PowerSGD rank %1").arg(s.powersgd_rank);
   if (s.bucket_mb > 0) parts << QObject::tr("overlap, %1 MB buckets").arg(s.bucket_mb);
   return parts.isEmpty() ? QObject::tr("none: FP32 all-reduce every step") : parts.join(QStringLiteral(", "));
 }
@@ -84,13 +89,16 @@ WhatIfPicker::WhatIfPicker(QWidget* parent) : QGroupBox(tr("What if (demonstrati
   std::vector<Scenario> remedies{Scenario{}};
   for (int k : {2, 4, 8, 16}) remedies.push_back(remedy_of(k, WireDtype::Fp32, 0));
   for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16}) remedies.push_back(remedy_of(1, w, 0));
+  for (int rank : {4, 1}) remedies.push_back(remedy_of(1, WireDtype::Fp32, 0, rank));   // the paper's, and the least
   for (double mb : {25.0, 1.0}) remedies.push_back(remedy_of(1, WireDtype::Fp32, mb));   // DDP's default, and small
   for (const Scenario& r : remedies) remedy_->addItem(remedy_label(r), remedy_key(r));
   fit_to_column(remedy_);
   remedy_->setToolTip(tr("Gradient accumulation: one all-reduce and one optimizer step every K batches, so K times "
                          "fewer exchanges; the effective batch is K times larger (Scale with replicas scales the rate "
                          "with it), which can cost accuracy.\nCompressed all-reduce: the gradients travel as 16-bit "
-                         "bf16 or fp16, half the bytes, rounded on the way, which can cost accuracy.\nOverlap: the "
+                         "bf16 or fp16, half the bytes, rounded on the way, which can cost accuracy.\nPowerSGD: each weight "
+                         "matrix travels as two thin rank-R factors, a small part of its bytes, with error feedback "
+                         "(Vogels et al. 2019), which can cost accuracy.\nOverlap: the "
                          "all-reduce starts bucket by bucket while the backward pass still runs, so a link's wire "
                          "time hides under it (PyTorch DDP's buckets, 25 MB by default); the same sums, so it costs "
                          "no accuracy. All run on CPU replicas."));
@@ -126,6 +134,7 @@ Scenario WhatIfPicker::remedy() const {
     for (WireDtype w : {WireDtype::Bf16, WireDtype::Fp16})
       if (part == QString("wire:%1").arg(wire_name(w).data())) s.allreduce_dtype = w;
     if (part.startsWith("bucket:")) s.bucket_mb = std::max(0.0, part.mid(7).toDouble());
+    if (part.startsWith("powersgd:")) s.powersgd_rank = std::max(0, part.mid(9).toInt());
   }
   return s;
 }
@@ -135,11 +144,13 @@ void WhatIfPicker::remedy_into(Scenario& scenario) const {
   scenario.accumulate = r.accumulate;
   scenario.allreduce_dtype = r.allreduce_dtype;
   scenario.bucket_mb = r.bucket_mb;
+  scenario.powersgd_rank = r.powersgd_rank;
 }
 
 void WhatIfPicker::set_remedy(const Scenario& scenario) {
   const QSignalBlocker b(remedy_);
-  const Scenario r = remedy_of(scenario.accumulate, scenario.allreduce_dtype, scenario.bucket_mb);
+  const Scenario r =
+      remedy_of(scenario.accumulate, scenario.allreduce_dtype, scenario.bucket_mb, scenario.powersgd_rank);
   const QString key = remedy_key(r);
   int i = remedy_->findData(key);
   if (i < 0) {   // a combination from a command line or a record: shown as it is
@@ -184,7 +195,7 @@ void WhatIfPicker::update_note() {
                                        .arg(l.gbit)
                                        .arg(l.latency_us) +
                                    link_note();
-  const double mb = bytes_on_wire(model_.gradient_bytes(), r.allreduce_dtype) * 1e-6;
+  const double mb = gradient_wire_bytes(model_.shape(), r) * 1e-6;
   if (const int k = r.accumulate; k > 1)
     text += tr(" Accumulating %1 batches: one all-reduce of %2 MB every %1 steps, and an effective batch %1 times "
                "larger.")
@@ -194,6 +205,12 @@ void WhatIfPicker::update_note() {
     text += tr(" %1 all-reduce: %2 MB per step on the wire instead of %3, each gradient rounded to 16 bits.")
                 .arg(QString::fromLatin1(wire_name(r.allreduce_dtype).data()))
                 .arg(mb, 0, 'f', 2)
+                .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2);
+  else if (r.powersgd_rank > 0)
+    text += tr(" PowerSGD rank %1: %2 MB per step on the wire instead of %3, in two exchanges of the weight "
+               "matrices' factors; what the factors leave out is carried to the next step.")
+                .arg(r.powersgd_rank)
+                .arg(mb, 0, 'f', 3)
                 .arg(model_.gradient_bytes() * 1e-6, 0, 'f', 2);
   else if (r.bucket_mb > 0)
     text += tr(" Overlap: the %1 MB travel in %2 bucket(s) of at most %3 MB, each as soon as the backward pass "
@@ -221,7 +238,7 @@ QString WhatIfPicker::link_note() const {
   if (replicas_ < 2) return tr(" One replica exchanges nothing: pick two or more devices to see it.");
   const double bytes = model_.gradient_bytes();   // this machine's own exchange: FP32 in memory
   const double ring =
-      ring_all_reduce_s(bytes_on_wire(bytes, remedy().allreduce_dtype), replicas_, link().gbit, link().latency_us);
+      ring_all_reduce_s(gradient_wire_bytes(model_.shape(), remedy()), replicas_, link().gbit, link().latency_us);
   if (!calibration_ || calibration_->allreduce.empty())
     return tr(" Such a link takes %1 ms per all-reduce among %2 replicas; Calibrate (Where the time goes) to "
               "compare it with this machine's own exchange.")

@@ -138,29 +138,38 @@ void batch_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress) {
   }
 }
 
-// Categories: the models (or the links); sets: the replica counts. Along the link axis the
-// one-replica run (no link to cross) stands in every category.
+// Categories: the models (or the links, or the remedies); sets: the replica counts. Along the
+// link and remedy axes the one-replica run (no link to cross, nothing to remedy) stands in
+// every category.
 void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress) {
   const SweepAxis axis = progress.options().axis;
+  const bool shared_anchor = axis == SweepAxis::Link || axis == SweepAxis::Remedy;
   const auto rows = progress.rows();
   std::vector<int> counts;
   QStringList categories;
   // Short, so three or four fit under a third of a 1366-pixel window; the tips name them in full.
   auto category_of = [&](const SweepPoint& p) {
+    if (axis == SweepAxis::Remedy) return QString::fromStdString(short_remedy_name(p.remedy));
     if (axis != SweepAxis::Model) return QString::fromStdString(short_link_name(p.link));
     const auto width = reference_family_width(p.model);
     return width ? QString::number(*width) : QString::fromStdString(p.model.name());
   };
   for (const auto& row : rows) {
     if (std::find(counts.begin(), counts.end(), row.point.replicas) == counts.end()) counts.push_back(row.point.replicas);
-    const bool anchor = axis == SweepAxis::Link && row.point.replicas == 1;
+    const bool anchor = shared_anchor && row.point.replicas == 1;
     if (!anchor && !categories.contains(category_of(row.point))) categories << category_of(row.point);
   }
   std::sort(counts.begin(), counts.end());
   if (kind == SweepChart::SpeedUp) counts.erase(std::remove(counts.begin(), counts.end(), 1), counts.end());
   b.categories = categories;
   const bool widths = std::all_of(rows.begin(), rows.end(), [](const auto& r) { return reference_family_width(r.point.model).has_value(); });
-  b.x_title = axis == SweepAxis::Model ? (widths ? QObject::tr("dense width") : QObject::tr("model")) : QObject::tr("link, Gbit/s");
+  b.x_title = axis == SweepAxis::Model    ? (widths ? QObject::tr("dense width") : QObject::tr("model"))
+              : axis == SweepAxis::Remedy ? QObject::tr("remedy")
+                                          : QObject::tr("link, Gbit/s");
+  const QString anchor_note = axis == SweepAxis::Link
+                                  ? QObject::tr("the same one-replica run in every group: there is no link to cross")
+                                  : QObject::tr("the same one-replica run in every group: one replica exchanges "
+                                                "nothing, so there is nothing to remedy");
   const SweepProgress::Row none;
   for (const int n : counts) {
     const QString name = n == 1 ? QObject::tr("1 replica") : QObject::tr("%1 replicas").arg(n);
@@ -168,13 +177,10 @@ void replicas_bars(SweepBars& b, SweepChart kind, const SweepProgress& progress)
     for (int c = 0; c < int(categories.size()); ++c) {
       const SweepProgress::Row* found = &none;
       for (const auto& row : rows)
-        if (row.point.replicas == n && (category_of(row.point) == categories[c] || (axis == SweepAxis::Link && n == 1)))
+        if (row.point.replicas == n && (category_of(row.point) == categories[c] || (shared_anchor && n == 1)))
           found = &row;
       set.values.push_back(value_of(kind, *found));
-      set.tips.push_back(tip_of(progress, *found, axis == SweepAxis::Link && n == 1
-                                                      ? QObject::tr("the same one-replica run in every group: there "
-                                                                    "is no link to cross")
-                                                      : QString()));
+      set.tips.push_back(tip_of(progress, *found, shared_anchor && n == 1 ? anchor_note : QString()));
       if (found->best) b.best_category = c, b.best_set = int(b.sets.size());
     }
     b.sets.push_back(std::move(set));

@@ -72,8 +72,9 @@ QImage render_sweep_image(const SweepProgress& progress, QSize size) {
 
   const SweepOptions& o = progress.options();
   const QString what = o.axis == SweepAxis::Batch   ? QObject::tr("batch-size sweep")
-                       : o.axis == SweepAxis::Model ? QObject::tr("model sweep (what-if)")
-                                                    : QObject::tr("link sweep (simulated links)");
+                       : o.axis == SweepAxis::Model  ? QObject::tr("model sweep (what-if)")
+                       : o.axis == SweepAxis::Remedy ? QObject::tr("remedy sweep (communication)")
+                                                     : QObject::tr("link sweep (simulated links)");
   QString title = QObject::tr("mirrorbench · %1").arg(what);
   if (!progress.records().empty()) {
     const RunConfig& c = progress.records().front().config;

@@ -75,6 +75,14 @@ std::vector<SimulatedLink> links_or_empty(const QString& text) {
   }
 }
 
+std::vector<Scenario> remedies_or_empty(const QString& text) {
+  try {
+    return parse_sweep_remedies(text.toStdString());
+  } catch (const ConfigError&) {
+    return {};
+  }
+}
+
 SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   setObjectName("sweep_panel");
   model_ = new SweepTableModel(this);
@@ -107,7 +115,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
   settings->addWidget(axis_);
   settings->addSpacing(8);
   settings->addWidget(values_label_);
-  for (QLineEdit* edit : {batches_, models_, links_}) settings->addWidget(edit, 2);
+  for (QLineEdit* edit : {batches_, models_, links_, remedies_}) settings->addWidget(edit, 2);
   settings->addSpacing(12);
   settings->addWidget(new QLabel(tr("Target accuracy:"), this));
   settings->addWidget(target_);
@@ -165,7 +173,7 @@ SweepPanel::SweepPanel(QWidget* parent) : QWidget(parent) {
     problem_->setVisible(!why.isEmpty());
     emit settings_changed();
   };
-  for (QLineEdit* edit : {batches_, models_, links_}) connect(edit, &QLineEdit::textChanged, this, changed);
+  for (QLineEdit* edit : {batches_, models_, links_, remedies_}) connect(edit, &QLineEdit::textChanged, this, changed);
   connect(target_, &QDoubleSpinBox::valueChanged, this, changed);
   connect(axis_, &QComboBox::currentIndexChanged, this, [this, changed] {
     show_axis();
@@ -216,9 +224,12 @@ void SweepPanel::make_value_editors(const SweepOptions& defaults) {
   axis_->addItem(tr("Batch size"), int(SweepAxis::Batch));
   axis_->addItem(tr("Model (what-if)"), int(SweepAxis::Model));
   axis_->addItem(tr("Link (simulated)"), int(SweepAxis::Link));
+  axis_->addItem(tr("Remedy (communication)"), int(SweepAxis::Remedy));
   axis_->setToolTip(tr("What the sweep varies. Batch size: the bonus experiment (learning-rate scaling). Model or "
                        "link: each value on 1 to N replicas of the run setup's devices, and the speed-up over one "
-                       "replica: why more devices can make training slower"));
+                       "replica: why more devices can make training slower. Remedy: what to do about it - one "
+                       "replica, then N replicas bare and with each remedy over the run setup's link, with the "
+                       "validation accuracy each one costs"));
   values_label_ = new QLabel(this);
   batches_ = new QLineEdit(batches_text(defaults.batches), this);
   batches_->setObjectName("sweep_batches");
@@ -235,19 +246,34 @@ void SweepPanel::make_value_editors(const SweepOptions& defaults) {
   links_->setToolTip(tr("The links between CPU replicas, each as GBIT[:US] (bandwidth in Gbit/s, latency per hop in "
                         "µs) or off (this machine's own exchange): each on 2 to N replicas of the run setup's model, "
                         "against one replica. 100:3 is 100 GbE (RDMA), 10:25 10 GbE, 1:50 1 GbE"));
+  remedies_ = new QLineEdit(QString::fromStdString(sweep_remedies_text(defaults.remedies)), this);
+  remedies_->setObjectName("sweep_remedies");
+  remedies_->setToolTip(tr("The remedies for communication, each on all of the run setup's devices over its link "
+                           "(set a simulated link there to see them matter): accumulate:K (one all-reduce every K "
+                           "micro-batches), bf16 or fp16 (a compressed all-reduce), bucket:MB (the all-reduce "
+                           "overlapped with the backward pass in buckets); join several with '+', e.g. "
+                           "accumulate:8+bf16. The bare run and one replica are always swept"));
 }
 
 SweepAxis SweepPanel::axis() const { return SweepAxis(axis_->currentData().toInt()); }
 
 QLineEdit* SweepPanel::values_edit(SweepAxis axis) const {
-  return axis == SweepAxis::Batch ? batches_ : axis == SweepAxis::Model ? models_ : links_;
+  switch (axis) {
+    case SweepAxis::Batch: return batches_;
+    case SweepAxis::Model: return models_;
+    case SweepAxis::Link: return links_;
+    case SweepAxis::Remedy: return remedies_;
+  }
+  return batches_;
 }
 
 void SweepPanel::show_axis() {
-  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link}) values_edit(a)->setVisible(a == axis());
-  values_label_->setText(axis() == SweepAxis::Batch   ? tr("Batch sizes:")
-                         : axis() == SweepAxis::Model ? tr("Models:")
-                                                      : tr("Links (Gbit/s[:µs]):"));
+  for (SweepAxis a : {SweepAxis::Batch, SweepAxis::Model, SweepAxis::Link, SweepAxis::Remedy})
+    values_edit(a)->setVisible(a == axis());
+  values_label_->setText(axis() == SweepAxis::Batch    ? tr("Batch sizes:")
+                         : axis() == SweepAxis::Model  ? tr("Models:")
+                         : axis() == SweepAxis::Remedy ? tr("Remedies:")
+                                                       : tr("Links (Gbit/s[:µs]):"));
 }
 
 std::vector<int64_t> SweepPanel::batches() const { return parse_batches(batches_->text(), nullptr); }
@@ -259,6 +285,7 @@ QString SweepPanel::settings_problem() const {
       case SweepAxis::Batch: parse_batches(batches_->text(), &why); break;
       case SweepAxis::Model: parse_sweep_models(models_->text().toStdString(), "Models"); break;
       case SweepAxis::Link: parse_sweep_links(links_->text().toStdString(), "Links"); break;
+      case SweepAxis::Remedy: parse_sweep_remedies(remedies_->text().toStdString(), "Remedies"); break;
     }
   } catch (const ConfigError& e) {
     why = QString::fromStdString(e.what());
@@ -276,6 +303,7 @@ SweepSettings SweepPanel::settings() const {
   // The other axes' lists when they read (the axis' own is checked by settings_problem).
   s.models = models_or_empty(models_->text());
   s.links = links_or_empty(links_->text());
+  s.remedies = remedies_or_empty(remedies_->text());
   return s;
 }
 
@@ -284,6 +312,7 @@ void SweepPanel::set_settings(const SweepSettings& s) {
   if (!s.batches.empty()) batches_->setText(batches_text(s.batches));
   if (!s.models.empty()) models_->setText(QString::fromStdString(sweep_models_text(s.models)));
   if (!s.links.empty()) links_->setText(QString::fromStdString(sweep_links_text(s.links)));
+  if (!s.remedies.empty()) remedies_->setText(QString::fromStdString(sweep_remedies_text(s.remedies)));
   if (s.target > 0) target_->setValue(100 * s.target);
 }
 
@@ -295,6 +324,7 @@ SweepOptions SweepPanel::options(const TrainConfig& base) const {
   o.batches = s.batches;
   if (!s.models.empty()) o.models = s.models;
   if (!s.links.empty()) o.links = s.links;
+  if (!s.remedies.empty()) o.remedies = s.remedies;
   o.target_val_acc = s.target;
   return o;
 }
@@ -326,7 +356,7 @@ void SweepPanel::finished(bool stopped) {
 
 void SweepPanel::set_busy(bool busy) {
   axis_->setEnabled(!busy);
-  for (QLineEdit* edit : {batches_, models_, links_}) edit->setEnabled(!busy);
+  for (QLineEdit* edit : {batches_, models_, links_, remedies_}) edit->setEnabled(!busy);
   target_->setEnabled(!busy);
   for (QWidget* w : exports_) w->setEnabled(!progress_.empty());
 }
@@ -356,8 +386,9 @@ void SweepPanel::refresh() {
     headline_->setText(tr("The bonus experiment in one action: press Sweep in the run setup"));
     status_->setText(tr("Batch size: every size trains twice, with the learning rate as set and scaled with the "
                         "batch, and the best is the fastest to reach the target accuracy. Model or link: each value "
-                        "trains on 1 to N replicas, and the verdict gives each one's speed-up over one replica. The "
-                        "table and charts fill in as each configuration finishes."));
+                        "trains on 1 to N replicas, and the verdict gives each one's speed-up over one replica. "
+                        "Remedy: N replicas bare and with each remedy, their speed-up and the accuracy each costs. "
+                        "The table and charts fill in as each configuration finishes."));
     status_->setWordWrap(true);
   } else {
     const SweepSummary s = progress_.summary();

@@ -1,5 +1,6 @@
 // The "Sweep" tab: the seed's bonus experiment in one action, and the lesson "why more GPUs
-// made it slower". Its own settings (what to vary - the batch size, the model or the link -
+// made it slower" with its second half, "what to do about it". Its own settings (what to
+// vary - the batch size, the model, the link or the remedy for communication -
 // and its values, the target accuracy; everything else comes from the run setup), the verdict
 // naming the best configuration, the table and the three charts, live while the sweep runs,
 // and the exports (PNG, CSV, JSON).
@@ -32,6 +33,7 @@ struct SweepSettings {
   std::vector<int64_t> batches;
   std::vector<ModelSpec> models;
   std::vector<SimulatedLink> links;
+  std::vector<Scenario> remedies;            // the remedy fields of each (none: bare)
   double target = 0;
 };
 
@@ -41,7 +43,7 @@ class SweepPanel : public QWidget {
   explicit SweepPanel(QWidget* parent = nullptr);
 
   // The sweep's settings: the axis, its values as typed ("64, 128, 256"; "reference, dense:4096";
-  // "off, 10:25, 1:50"), the target as a fraction.
+  // "off, 10:25, 1:50"; "accumulate:8, bf16, bucket:25"), the target as a fraction.
   SweepAxis axis() const;
   std::vector<int64_t> batches() const;        // empty when settings_problem() is not (batch axis)
   QString settings_problem() const;            // why the axis' list cannot be swept (empty: it can)
@@ -90,6 +92,7 @@ class SweepPanel : public QWidget {
   QLineEdit* batches_;
   QLineEdit* models_;
   QLineEdit* links_;
+  QLineEdit* remedies_;
   QDoubleSpinBox* target_;
   QLabel* problem_;
   QLabel* headline_;
@@ -105,5 +108,6 @@ QString batches_text(const std::vector<int64_t>& batches);
 // The model and link lists as typed, or empty where they do not read (the tab keeps its default).
 std::vector<ModelSpec> models_or_empty(const QString& text);
 std::vector<SimulatedLink> links_or_empty(const QString& text);
+std::vector<Scenario> remedies_or_empty(const QString& text);
 
 }  // namespace mb

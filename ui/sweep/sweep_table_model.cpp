@@ -13,11 +13,12 @@ SweepTableModel::SweepTableModel(QObject* parent) : QAbstractTableModel(parent) 
 
 std::vector<int> SweepTableModel::columns_for(SweepAxis axis) {
   if (axis == SweepAxis::Batch) return {Batch, Scaling, LearningRate, EpochTime, ValAcc, TimeToTarget, EpochsToTarget, State};
+  if (axis == SweepAxis::Remedy) return {Link, Remedy, Replicas, EpochTime, SpeedUp, ValAcc, State};
   return {Model, Link, Replicas, EpochTime, SpeedUp, ValAcc, State};
 }
 
 bool SweepTableModel::left_aligned(int column) {
-  return column == State || column == Scaling || column == Model || column == Link;
+  return column == State || column == Scaling || column == Model || column == Link || column == Remedy;
 }
 
 void SweepTableModel::set_progress(const SweepProgress& progress) {
@@ -43,6 +44,7 @@ QString SweepTableModel::text(int row, int column) const {
     case LearningRate: return QString::number(p.lr, 'g', 6);
     case Model: return QString::fromStdString(p.model.name());
     case Link: return p.replicas == 1 ? tr("none (one replica)") : QString::fromStdString(link_name(p.link));
+    case Remedy: return p.replicas == 1 ? tr("none (the base)") : QString::fromStdString(remedy_name(p.remedy));
     case Replicas: return QString::number(p.replicas);
     case SpeedUp:
       if (r.result && r.result->speedup) return tr("%1×").arg(*r.result->speedup, 0, 'f', 2);
@@ -102,6 +104,10 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
       if (index.column() == SpeedUp)
         return tr("One replica's time per epoch (the same model) over this configuration's: below 1, more replicas "
                   "made training slower");
+      if (index.column() == Remedy && r.point.replicas > 1)
+        return r.point.remedy.comm_remedy()
+                   ? tr("What this run changed about its gradient exchange; the accuracy beside it is its price")
+                   : tr("The same replicas with nothing changed: the run each remedy is compared with");
       if (index.column() == Link && r.point.link.gbit > 0)
         return tr("Each gradient all-reduce lasts at least what a ring over this link would take (a simulated link)");
       if (index.column() == TimeToTarget)
@@ -121,6 +127,7 @@ QVariant SweepTableModel::headerData(int section, Qt::Orientation orientation, i
     case LearningRate: return tr("Learning rate");
     case Model: return tr("Model");
     case Link: return tr("Link");
+    case Remedy: return tr("Remedy");
     case Replicas: return tr("Replicas");
     case SpeedUp: return tr("Speed-up");
     case EpochTime: return tr("Time per epoch");

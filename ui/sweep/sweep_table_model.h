@@ -1,7 +1,8 @@
 // The sweep's table: one row per configuration, the best one bold on green. Over the batch:
 // batch, lr rule, lr, time per epoch, validation accuracy, time and epochs to the target,
 // state; over the model or the link: model, link, replicas, time per epoch, speed-up,
-// validation accuracy, state (columns_for).
+// validation accuracy, state; over the remedy: the link, the remedy and the same measures
+// (columns_for).
 #pragma once
 #include <QAbstractTableModel>
 
@@ -13,7 +14,8 @@ class SweepTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    Batch, Scaling, LearningRate, Model, Link, Replicas, EpochTime, SpeedUp, ValAcc, TimeToTarget, EpochsToTarget, State,
+    Batch, Scaling, LearningRate, Model, Link, Remedy, Replicas, EpochTime, SpeedUp, ValAcc, TimeToTarget, EpochsToTarget,
+    State,
     kColumns
   };
   // The columns a sweep along `axis` shows, in order (the view hides the others).

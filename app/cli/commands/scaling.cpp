@@ -40,7 +40,9 @@ void add_scaling_options(CLI::App& sub, Options& o) {
                             {"allreduce_dtype", "predict with a compressed all-reduce, as train --allreduce-dtype makes "
                                                 "it: half the bytes on a link (fp32, bf16, fp16)"},
                             {"bucket_mb", "predict overlap in buckets, as train --bucket-mb makes it: a simulated "
-                                          "link's wire time hidden under the backward pass"}});
+                                          "link's wire time hidden under the backward pass"},
+                            {"powersgd", "predict with PowerSGD, as train --powersgd makes it: two exchanges of "
+                                         "rank-RANK factors in place of the gradient"}});
   sub.add_option("--max-replicas", o.max_replicas, "predict for 1..N replicas (default: twice the cores here)")
       ->transform(integer_in(1, 4096))
       ->type_name("N");

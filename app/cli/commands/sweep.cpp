@@ -54,7 +54,8 @@ void add_sweep_options(CLI::App& sub, Options& o) {
       ->type_name("L,L,...");
   sub.add_option("--remedies", flags().remedies,
                  "sweep the remedies for communication instead (CPU replicas): one replica, then --devices bare and "
-                 "with each of accumulate:K, bf16, fp16, bucket:MB (several joined by '+'), over --simulated-link, "
+                 "with each of accumulate:K, bf16, fp16, powersgd:RANK, bucket:MB (several joined by '+'), over "
+                 "--simulated-link, "
                  "e.g. accumulate:8,bf16,bucket:25")
       ->type_name("R,R,...");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
