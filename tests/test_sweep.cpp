@@ -155,9 +155,10 @@ class TestSweep : public QObject {
     o.base.model = reference_family(4096);
     o.base.scenario.link = {1, 50};
     o.base.scenario.accumulate = 4;   // the picker's remedy: the axis decides every point's
-    o.remedies = parse_sweep_remedies("accumulate:8, bf16, bucket:25, accumulate:8+fp16");
+    o.remedies = parse_sweep_remedies("accumulate:8, bf16, bucket:25, accumulate:8+fp16, powersgd:4");
+    QCOMPARE(sweep_remedies_text(o.remedies), std::string("accumulate:8, bf16, bucket:25, accumulate:8+fp16, powersgd:4"));
     const auto points = sweep_points(o);
-    QCOMPARE(points.size(), std::size_t(6));
+    QCOMPARE(points.size(), std::size_t(7));
     QCOMPARE(points[0].replicas, 1);
     QVERIFY(!points[0].remedy.comm_remedy() && !points[1].remedy.comm_remedy());
     QCOMPARE(points[1].replicas, 2);
@@ -170,6 +171,11 @@ class TestSweep : public QObject {
     QCOMPARE(plan[2].config.scenario.accumulate, 8);
     QVERIFY(plan[3].config.scenario.allreduce_dtype == WireDtype::Bf16 && plan[3].config.scenario.accumulate == 1);
     QCOMPARE(plan[4].config.scenario.bucket_mb, 25.0);
+    QCOMPARE(plan[6].config.scenario.powersgd_rank, 4);   // every remedy field reaches its run
+    QCOMPARE(plan[5].config.scenario.powersgd_rank, 0);
+    QCOMPARE(short_remedy_name(points[6].remedy), std::string("psgd 4"));
+    QCOMPARE(short_remedy_name(points[5].remedy), std::string("acc 8+fp16"));
+    QCOMPARE(remedy_name(points[6].remedy), std::string("PowerSGD rank 4"));
     for (const PlannedRun& p : plan) QCOMPARE(p.config.scenario.link.gbit, 1.0);
     QCOMPARE(point_name(SweepAxis::Remedy, points[5]), std::string("2 replicas, accumulate 8, fp16 all-reduce"));
     QCOMPARE(remedy_name(points[4].remedy), std::string("overlap, 25 MB buckets"));

@@ -58,12 +58,22 @@ struct Scenario {
   bool comm_remedy() const {
     return accumulate > 1 || allreduce_dtype != WireDtype::Fp32 || bucket_mb > 0 || powersgd_rank > 0;
   }
+  // The remedy fields, listed here once: take_remedy copies them from another scenario, remedy()
+  // is this scenario's alone (over a default one: what a sweep's remedy point carries).
+  void take_remedy(const Scenario& from) {
+    accumulate = from.accumulate;
+    allreduce_dtype = from.allreduce_dtype;
+    bucket_mb = from.bucket_mb;
+    powersgd_rank = from.powersgd_rank;
+  }
+  Scenario remedy() const {
+    Scenario r;
+    r.take_remedy(*this);
+    return r;
+  }
   Scenario bare() const {
     Scenario s = *this;
-    s.accumulate = 1;
-    s.allreduce_dtype = WireDtype::Fp32;
-    s.bucket_mb = 0;
-    s.powersgd_rank = 0;
+    s.take_remedy(Scenario{});
     return s;
   }
   bool operator==(const Scenario&) const = default;

@@ -202,20 +202,8 @@ SweepPoint base_point(const SweepOptions& o, int replicas) {
   p.lr = o.base.lr;
   p.model = o.base.model;
   p.link = o.base.scenario.link;
-  p.remedy = Scenario{};
-  p.remedy.accumulate = o.base.scenario.accumulate;
-  p.remedy.allreduce_dtype = o.base.scenario.allreduce_dtype;
-  p.remedy.bucket_mb = o.base.scenario.bucket_mb;
+  p.remedy = o.base.scenario.remedy();
   return p;
-}
-
-// The remedy fields of a scenario, over a default one (what a SweepPoint keeps).
-Scenario remedy_fields(const Scenario& s) {
-  Scenario r;
-  r.accumulate = s.accumulate;
-  r.allreduce_dtype = s.allreduce_dtype;
-  r.bucket_mb = s.bucket_mb;
-  return r;
 }
 
 // One replica bare (nothing to exchange, so nothing to remedy), N replicas bare, then N with
@@ -224,7 +212,7 @@ std::vector<SweepPoint> remedy_points(const SweepOptions& o) {
   check_replicas_axis(o, "remedies");
   MB_CHECK(!o.remedies.empty(), ConfigError, "--remedies: give at least one remedy, e.g. accumulate:8,bf16,bucket:25");
   std::vector<Scenario> remedies{Scenario{}};
-  for (const Scenario& r : o.remedies) remedies.push_back(remedy_fields(r));
+  for (const Scenario& r : o.remedies) remedies.push_back(r.remedy());
   check_listed_once(remedies, "--remedies", [](const Scenario& r) {
     return r.comm_remedy() ? remedy_name(r) : std::string("none (the bare run is always swept)");
   });
@@ -315,9 +303,7 @@ std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
     c.devices = DeviceList(o.base.devices.begin(), o.base.devices.begin() + p.replicas);
     c.model = p.model;
     c.scenario.link = p.link.on() ? p.link : SimulatedLink{};
-    c.scenario.accumulate = p.remedy.accumulate;
-    c.scenario.allreduce_dtype = p.remedy.allreduce_dtype;
-    c.scenario.bucket_mb = p.remedy.bucket_mb;
+    c.scenario.take_remedy(p.remedy);
     if (o.axis == SweepAxis::Batch) {
       c.batch = p.global_batch;
       c.per_replica_batch = false;

@@ -140,17 +140,12 @@ Scenario WhatIfPicker::remedy() const {
 }
 
 void WhatIfPicker::remedy_into(Scenario& scenario) const {
-  const Scenario r = remedy();
-  scenario.accumulate = r.accumulate;
-  scenario.allreduce_dtype = r.allreduce_dtype;
-  scenario.bucket_mb = r.bucket_mb;
-  scenario.powersgd_rank = r.powersgd_rank;
+  scenario.take_remedy(remedy());
 }
 
 void WhatIfPicker::set_remedy(const Scenario& scenario) {
   const QSignalBlocker b(remedy_);
-  const Scenario r =
-      remedy_of(scenario.accumulate, scenario.allreduce_dtype, scenario.bucket_mb, scenario.powersgd_rank);
+  const Scenario r = scenario.remedy();
   const QString key = remedy_key(r);
   int i = remedy_->findData(key);
   if (i < 0) {   // a combination from a command line or a record: shown as it is

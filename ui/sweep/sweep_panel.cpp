@@ -250,8 +250,9 @@ void SweepPanel::make_value_editors(const SweepOptions& defaults) {
   remedies_->setObjectName("sweep_remedies");
   remedies_->setToolTip(tr("The remedies for communication, each on all of the run setup's devices over its link "
                            "(set a simulated link there to see them matter): accumulate:K (one all-reduce every K "
-                           "micro-batches), bf16 or fp16 (a compressed all-reduce), bucket:MB (the all-reduce "
-                           "overlapped with the backward pass in buckets); join several with '+', e.g. "
+                           "micro-batches), bf16 or fp16 (a compressed all-reduce), powersgd:RANK (weight matrices as "
+                           "rank-RANK factors), bucket:MB (the all-reduce overlapped with the backward pass in "
+                           "buckets); join several with '+', e.g. "
                            "accumulate:8+bf16. The bare run and one replica are always swept"));
 }
 
