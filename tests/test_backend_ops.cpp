@@ -880,7 +880,8 @@ class TestBackendOps : public QObject {
       std::vector<float> got(count, -1.0f), want(count);
       onednn::scale_pixels(src.data(), got.data(), count);
       for (std::size_t i = 0; i < count; ++i) want[i] = static_cast<float>(src[i]) / 255.0f;
-      QVERIFY2(std::memcmp(got.data(), want.data(), count * sizeof(float)) == 0,
+      // (No memcmp of an empty vector's null data: UBSan's nonnull check, CI's sanitizer stage.)
+      QVERIFY2(count == 0 || std::memcmp(got.data(), want.data(), count * sizeof(float)) == 0,
                qPrintable(QString("%1, %2 pixels").arg(target).arg(count)));
     }
   }
