@@ -8,10 +8,13 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "comm/communicator.h"
+#include "comm/hierarchical_communicator.h"
 #include "comm/process_link.h"
 #include "util/spin_barrier.h"
 
@@ -114,6 +117,21 @@ inline std::vector<std::shared_ptr<ProcessLink>> make_loopback_links(int process
   std::vector<std::shared_ptr<ProcessLink>> out;
   for (int p = 0; p < processes; ++p) out.push_back(std::make_shared<LoopbackLink>(hub, p));
   return out;
+}
+
+// P processes x T threads over loopback links, in rank order (one process: threads alone).
+inline std::vector<std::unique_ptr<Communicator>> make_world(int processes, int threads) {
+  using Comms = std::vector<std::unique_ptr<Communicator>>;
+  if (processes == 1) return make_thread_communicators(threads);
+  auto links = make_loopback_links(processes);
+  std::vector<Comms> per(static_cast<std::size_t>(processes));
+  std::vector<std::thread> makers;
+  for (int p = 0; p < processes; ++p) makers.emplace_back([&, p] { per[p] = make_process_communicators(threads, links[p]); });
+  for (auto& t : makers) t.join();
+  Comms all;
+  for (auto& c : per)
+    for (auto& x : c) all.push_back(std::move(x));
+  return all;
 }
 
 }  // namespace mb::test

@@ -23,23 +23,6 @@ namespace {
 
 using Comms = std::vector<std::unique_ptr<Communicator>>;
 
-// P processes x T threads: every rank's handle, rank order (process-major).
-Comms make_world(int processes, int threads) {
-  if (processes == 1) return make_thread_communicators(threads);
-  auto links = test::make_loopback_links(processes);
-  std::vector<Comms> per_process(static_cast<std::size_t>(processes));
-  // The factory is collective over the link (it checks the local rank counts): one thread
-  // per process, at once.
-  std::vector<std::thread> makers;
-  for (int p = 0; p < processes; ++p)
-    makers.emplace_back([&, p] { per_process[p] = make_process_communicators(threads, links[p]); });
-  for (auto& t : makers) t.join();
-  Comms all;
-  for (auto& comms : per_process)
-    for (auto& c : comms) all.push_back(std::move(c));
-  return all;
-}
-
 float input_value(int rank, std::size_t i) { return static_cast<float>((rank + 1) * (i % 1000) + rank); }
 
 }  // namespace
@@ -59,7 +42,7 @@ class TestCommunicator : public QObject {
     QFETCH(int, processes);
     QFETCH(int, threads);
     QFETCH(int, count);
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     const int ranks = processes * threads;
     QCOMPARE(int(comms.size()), ranks);
     for (int r = 0; r < ranks; ++r) {
@@ -108,7 +91,7 @@ class TestCommunicator : public QObject {
       return b;
     };
     auto hier = inputs(), flat = inputs();
-    Comms h = make_world(processes, threads), f = make_thread_communicators(ranks);
+    Comms h = test::make_world(processes, threads), f = make_thread_communicators(ranks);
     on_threads(ranks, [&](int r) { h[r]->all_reduce_sum(hier[r].data(), count); });
     on_threads(ranks, [&](int r) { f[r]->all_reduce_sum(flat[r].data(), count); });
     for (int r = 1; r < ranks; ++r) QVERIFY(std::memcmp(hier[r].data(), hier[0].data(), count * 4) == 0);
@@ -129,7 +112,7 @@ class TestCommunicator : public QObject {
     QFETCH(int, processes);
     QFETCH(int, threads);
     const int ranks = processes * threads, count = 4099;
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     for (int root = 0; root < ranks; ++root) {
       std::vector<std::vector<float>> bufs(ranks, std::vector<float>(count));
       for (int r = 0; r < ranks; ++r)
@@ -145,7 +128,7 @@ class TestCommunicator : public QObject {
     QFETCH(int, processes);
     QFETCH(int, threads);
     const int ranks = processes * threads;
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     struct Item {
       int32_t rank;
       double value;
@@ -176,7 +159,7 @@ class TestCommunicator : public QObject {
     QFETCH(int, processes);
     QFETCH(int, threads);
     const int ranks = processes * threads;
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     std::vector<std::size_t> wrong(std::size_t(ranks), 0);
     on_threads(ranks, [&](int r) {
       Communicator& c = *comms[std::size_t(r)];
@@ -206,7 +189,7 @@ class TestCommunicator : public QObject {
   }
 
   void barrier_holds_everyone() {
-    Comms comms = make_world(2, 2);
+    Comms comms = test::make_world(2, 2);
     std::atomic<int> arrived{0};
     std::vector<int> seen(4, -1);
     on_threads(4, [&](int r) {
@@ -258,7 +241,7 @@ class TestCommunicator : public QObject {
     // all-reduce, the rank that was talking to the link gets PeerFailure naming process 1
     // and the reason, its local peer BarrierAborted; process 1's other rank gets
     // BarrierAborted too (its own process failed).
-    Comms comms = make_world(2, 2);
+    Comms comms = test::make_world(2, 2);
     std::vector<std::string> outcome(4);
     on_threads(4, [&](int r) {
       std::vector<float> buf(64, 1.0f);

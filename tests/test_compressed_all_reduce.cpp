@@ -82,20 +82,6 @@ std::vector<float> probes(const Grid& g) {
   return out;
 }
 
-// P processes x T threads (loopback link), rank order.
-Comms make_world(int processes, int threads) {
-  if (processes == 1) return make_thread_communicators(threads);
-  auto links = test::make_loopback_links(processes);
-  std::vector<Comms> per(static_cast<std::size_t>(processes));
-  std::vector<std::thread> makers;
-  for (int p = 0; p < processes; ++p) makers.emplace_back([&, p] { per[p] = make_process_communicators(threads, links[p]); });
-  for (auto& t : makers) t.join();
-  Comms all;
-  for (auto& c : per)
-    for (auto& x : c) all.push_back(std::move(x));
-  return all;
-}
-
 std::vector<std::vector<float>> gradients(int ranks, std::size_t count, double scale, uint64_t seed) {
   std::vector<std::vector<float>> g(static_cast<std::size_t>(ranks), std::vector<float>(count, 0.0f));
   SplitMix64 rng(seed);
@@ -207,7 +193,7 @@ class TestCompressedAllReduce : public QObject {
       for (int r = 1; r < ranks; ++r) sum += round_one(w, grads[std::size_t(r)][i] * scale);
       want[i] = round_one(w, sum) * (1.0f / scale);
     }
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     for (auto& c : comms) c = make_compressed_all_reduce(std::move(c), w);
     on_threads(ranks, [&](int r) { comms[std::size_t(r)]->all_reduce_sum(grads[std::size_t(r)].data(), count); });
     for (int r = 0; r < ranks; ++r)
@@ -221,7 +207,7 @@ class TestCompressedAllReduce : public QObject {
     const int processes = 2, threads = 2, ranks = 4;
     const std::size_t count = 1000;
     auto grads = gradients(ranks, count, 1.0, 9);
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     for (auto& c : comms) c = make_compressed_all_reduce(std::move(c), WireDtype::Bf16);
     on_threads(ranks, [&](int r) { comms[std::size_t(r)]->all_reduce_sum(grads[std::size_t(r)].data(), count); });
     for (int r = 1; r < ranks; ++r)

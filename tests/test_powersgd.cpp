@@ -109,19 +109,6 @@ double max_rel(const std::vector<float>& got, const Matrix& want, std::size_t of
   return scale > 0 ? err / scale : err;
 }
 
-Comms make_world(int processes, int threads) {
-  if (processes == 1) return make_thread_communicators(threads);
-  auto links = test::make_loopback_links(processes);
-  std::vector<Comms> per(static_cast<std::size_t>(processes));
-  std::vector<std::thread> makers;
-  for (int p = 0; p < processes; ++p) makers.emplace_back([&, p] { per[p] = make_process_communicators(threads, links[p]); });
-  for (auto& t : makers) t.join();
-  Comms all;
-  for (auto& c : per)
-    for (auto& x : c) all.push_back(std::move(x));
-  return all;
-}
-
 }  // namespace
 
 class TestPowerSgd : public QObject {
@@ -248,7 +235,7 @@ class TestPowerSgd : public QObject {
     QFETCH(int, threads);
     const int ranks = processes * threads;
     const PowerSgdLayout layout = powersgd_layout(toy_params(), kToyCount, 2);
-    Comms comms = make_world(processes, threads);
+    Comms comms = test::make_world(processes, threads);
     for (auto& c : comms) c = make_powersgd(std::move(c), layout, 11);
     std::vector<PowerSgdState> states;
     for (int x = 0; x < ranks; ++x) states.emplace_back(layout, 11);
