@@ -8,12 +8,15 @@
 # speed-up against cpu:1, the share of the link-free speed-up a remedy recovers, the validation
 # accuracy beside the plain run's, and the predictor's epoch (`mirrorbench-cli scaling`,
 # calibrated here once) with its error.
-# Usage: bench/remedy_bench.sh [REPEATS] [IMAGES] [EPOCHS]   (default 3, 4,096 images, 3 epochs)
+# Usage: bench/remedy_bench.sh [REPEATS] [IMAGES] [EPOCHS] [ONLY]   (default 3, 4,096 images, 3 epochs)
+#   ONLY: an extended regular expression; only the remedies whose names match run (the three
+#   plain runs, which the ratios need, always do), e.g. 'PowerSGD'.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repeats=${1:-3}
 images=${2:-4096}
 epochs=${3:-3}
+only=${4:-}
 source bench/bench_env.sh
 model=dense:4096
 batch=128
@@ -37,6 +40,14 @@ configs=(
   "cpu:2 link 1 PowerSGD 1|--devices cpu:2 --simulated-link 1 --powersgd 1|--simulated-link 1 --powersgd 1"
   "cpu:2 link 1 accumulate 8 + bf16|--devices cpu:2 --simulated-link 1 --accumulate 8 --allreduce-dtype bf16|--simulated-link 1 --accumulate 8 --allreduce-dtype bf16"
 )
+if [[ -n $only ]]; then
+  kept=()
+  for c in "${configs[@]}"; do
+    name=${c%%|*}
+    if [[ $name == "cpu:1" || $name == "cpu:2" || $name == "cpu:2 link 1" ]] || grep -Eq -- "$only" <<< "$name"; then kept+=("$c"); fi
+  done
+  configs=("${kept[@]}")
+fi
 "$cli" scaling --model "$model" --max-replicas 2 --batch "$batch" --json "$out/cal.json" > /dev/null
 for i in "${!configs[@]}"; do
   IFS='|' read -r _ _ predict <<< "${configs[$i]}"

@@ -12,12 +12,20 @@ limit=120
 command -v clang-tidy > /dev/null || { echo "function-size: clang-tidy is not installed (Debian: clang-tidy)" >&2; exit 2; }
 [[ -f $build/compile_commands.json ]] || { echo "function-size: no $build/compile_commands.json: configure first" >&2; exit 2; }
 
-mapfile -t files < <(python3 - "$build/compile_commands.json" <<'PY'
+# clang-tidy reads the compile commands without GCC's precompiled headers (-include
+# cmake_pch.hxx): clang cannot load a .gch, and would parse Qt's umbrella headers in every file.
+db=$(mktemp -d)
+trap 'rm -rf "$db"' EXIT
+mapfile -t files < <(python3 - "$build/compile_commands.json" "$db/compile_commands.json" <<'PY'
 import json, os, re, sys
 root = os.getcwd()
+entries = json.load(open(sys.argv[1]))
+for e in entries:
+    e["command"] = re.sub(r" -include \S*cmake_pch\.hxx| -Winvalid-pch", "", e["command"])
+json.dump(entries, open(sys.argv[2], "w"))
 KERNELS = {f"core/backends/onednn/{k}.cpp" for k in ("adam_kernel", "blocked_pool", "conv1_pool", "winograd_conv2")}
 seen = set()
-for entry in json.load(open(sys.argv[1])):
+for entry in entries:
     f = os.path.relpath(os.path.join(entry["directory"], entry["file"]), root)
     if not f.endswith(".cpp") or f in seen or not re.match(r"(app|ui|core|bench)/", f):
         continue
@@ -29,7 +37,7 @@ PY
 )
 config="{Checks: '-*,readability-function-size', WarningsAsErrors: '', CheckOptions: [{key: readability-function-size.LineThreshold, value: $limit}]}"
 report=$(printf '%s\n' "${files[@]}" |
-         xargs -P "$(nproc)" -n 4 clang-tidy -p "$build" --quiet --config="$config" \
+         xargs -P "$(nproc)" -n 4 clang-tidy -p "$db" --quiet --config="$config" \
                --header-filter="^$PWD/(app|ui|core|bench)/" 2>/dev/null |
          grep -E "warning: function .* exceeds recommended size" | sort -u || true)
 echo "function-size: ${#files[@]} files, limit $limit lines"

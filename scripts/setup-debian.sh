@@ -16,7 +16,9 @@ packages=(cmake ninja-build g++ pkg-config file dpkg-dev
           # and a one-node Slurm; its PMIx plugin (srun --mpi=pmix) is in slurm-wlm-basic-plugins.
           iproute2 slurm-wlm slurm-wlm-basic-plugins munge
           # CI's function-size check (scripts/function-size.sh)
-          clang-tidy)
+          clang-tidy
+          # A compiler cache (CMakeLists.txt): a rebuild or another clone compiles only what changed
+          ccache)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -8,6 +8,8 @@
 
 #include "experiment/calibrate.h"
 #include "experiment/scaling_model.h"
+#include "comm/powersgd.h"
+#include "model/model_text.h"
 #include "util/bandwidth.h"
 #include "util/error.h"
 
@@ -96,6 +98,35 @@ class TestScaling : public QObject {
     QVERIFY(near(bf16 - alpha, ring_all_reduce_s(kGradient / 2, 2, 1.0, 50.0)));
     o.scenario.link = {};
     QVERIFY(near(find(predict_scaling(synthetic(2), o), 2, "global").comm_s, 10e-6 + 487.72e-6 + alpha));
+  }
+
+  // PowerSGD: two exchanges (the plain tensors with P, then Q), each a calibrated all-reduce,
+  // plus its arithmetic on every replica at once: a line in the rank at that concurrency.
+  void powersgd_adds_two_exchanges_and_its_arithmetic() {
+    Calibration c = synthetic(2);   // no model named: the reference CNN, by its gradient's size
+    c.powersgd = {{1, 1, 1.0e-3}, {4, 1, 2.0e-3}, {1, 2, 1.5e-3}, {4, 2, 3.0e-3}};
+    const ModelSpec model = model_from_text(timed_model(c));
+    const ModelShape& shape = model.shape();
+    PredictOptions o{2, 128, 0, 20e-6};
+    const double alpha = 10e-6;   // the statistics exchange
+    for (int rank : {4, 2}) {
+      o.scenario.powersgd_rank = rank;
+      const PowerSgdLayout layout = powersgd_layout(shape.params, shape.param_count, rank);
+      const double first = double(layout.plain_floats() + layout.p_floats()) * 4, second = double(layout.q_floats()) * 4;
+      const double codec = rank == 4 ? 3.0e-3 : 2.0e-3;   // 1.5 ms + 0.5 ms per rank above 1
+      const auto ps = predict_scaling(c, o);
+      const Prediction two = find(ps, 2, "global");
+      QVERIFY2(near(two.comm_s, (10e-6 + 1e-9 * first) + (10e-6 + 1e-9 * second) + codec + alpha),
+               qPrintable(QStringLiteral("rank %1: %2").arg(rank).arg(two.comm_s, 0, 'g', 12)));
+      QVERIFY(two.note.empty());
+      QCOMPARE(find(ps, 1, "global").comm_s, 0.0);   // one replica: nothing wrapped
+    }
+    QVERIFY(near(*predicted_powersgd_codec_s(c, 4, 1), 2.0e-3));
+    QVERIFY(near(*predicted_powersgd_codec_s(c, 4, 8), 3.0e-3));   // beyond the measured: the nearest
+    // A calibration made before the arithmetic was timed: the exchanges only, and the note says so.
+    c.powersgd.clear();
+    QVERIFY(!predicted_powersgd_codec_s(c, 4, 2));
+    QVERIFY(find(predict_scaling(c, o), 2, "global").note.find("recalibrate") != std::string::npos);
   }
 
   void per_replica_batch_predictions_by_hand() {
@@ -242,6 +273,16 @@ class TestScaling : public QObject {
     QCOMPARE(back.gradient_bytes, c.gradient_bytes);
     QCOMPARE(back.compute.size(), c.compute.size());
     QCOMPARE(back.allreduce.size(), c.allreduce.size());
+    QVERIFY(back.powersgd.empty());
+    c.powersgd = {{1, 2, 1.5e-3}, {4, 2, 3.0e-3}};
+    const Calibration with_codec = calibration_from_json(nlohmann::json::parse(to_json(c).dump()));
+    QCOMPARE(with_codec.powersgd.size(), std::size_t(2));
+    QCOMPARE(with_codec.powersgd[1].rank, 4);
+    QCOMPARE(with_codec.powersgd[1].concurrent, 2);
+    QCOMPARE(with_codec.powersgd[1].seconds, 3.0e-3);
+    nlohmann::json bad = to_json(c);
+    bad["powersgd"][0]["rank"] = 0;
+    QVERIFY_THROWS_EXCEPTION(DataError, calibration_from_json(bad));
     const auto a = predict_scaling(c, PredictOptions{4, 128, 0, 20e-6});
     const auto b = predict_scaling(back, PredictOptions{4, 128, 0, 20e-6});
     for (std::size_t i = 0; i < a.size(); ++i) QCOMPARE(b[i].epoch_s, a[i].epoch_s);   // bit for bit
@@ -273,6 +314,9 @@ class TestScaling : public QObject {
       for (double t : p.replica_s) QVERIFY(t > 0 && t <= p.step_s * 1.5);
     }
     for (const auto& p : c.allreduce) QVERIFY(p.seconds > 0 && p.busbw_gbs() > 0);
+    // The reference CNN compresses at ranks 1 and 4: its codec timed alone and with every core.
+    QCOMPARE(c.powersgd.size(), std::size_t(c.cores > 1 ? 4 : 2));
+    for (const auto& p : c.powersgd) QVERIFY(p.seconds > 0 && std::isfinite(p.seconds) && p.seconds < 0.1);
     const auto ps = predict_scaling(c, PredictOptions{2, 16, 0, 20e-6});
     for (const auto& p : ps) QVERIFY(p.epoch_s > 0 && std::isfinite(p.epoch_s));
   }

@@ -86,6 +86,7 @@ class TestStepView : public QObject {
   void digests_decide_identical_data();
   void digests_decide_identical();
   void unknown_and_empty_values_are_said_plainly();
+  void remedies_show_in_the_exchange();
   void the_view_draws_the_numbers_and_explains_them();
   void thumbnails_are_the_steps_images();
   void export_png_has_the_requested_size();
@@ -209,6 +210,49 @@ void TestStepView::unknown_and_empty_values_are_said_plainly() {
   QCOMPARE(replica_device(procs, 1), QString("CPU core · process 1"));
 }
 
+// The communication remedies (issue 29) in the step's words: the accumulation window worked out
+// from the step number as the trainer cuts it, and what travels under compression.
+void TestStepView::remedies_show_in_the_exchange() {
+  const StepPicture plain = describe_step(known_step(), two_replica_run());
+  QVERIFY(!plain.accumulating && !plain.compressed);
+  QVERIFY(!plain.batch_text.contains("micro-batch") && !plain.allreduce_text.contains("bf16"));
+
+  RunConfig run = two_replica_run();
+  run.scenario.accumulate = 4;
+  StepProgress p = known_step();   // step 37 of 64: the first micro-batch of the window 37-40
+  const StepPicture first = describe_step(p, run);
+  QVERIFY(first.accumulating);
+  QVERIFY2(first.batch_text.contains("micro-batch 1 of 4"), qPrintable(first.batch_text));
+  QVERIFY2(first.allreduce_text.startsWith("No exchange yet") && first.allreduce_text.contains("after micro-batch 4"),
+           qPrintable(first.allreduce_text));
+  QCOMPARE(first.replicas[0].update_text, QString("no update yet (accumulating)"));
+  p.step = 40;
+  const StepPicture last = describe_step(p, run);
+  QVERIFY(last.batch_text.contains("micro-batch 4 of 4"));
+  QVERIFY2(last.allreduce_text.contains("each summed over 4 micro-batches"), qPrintable(last.allreduce_text));
+  QVERIFY(last.replicas[0].update_text.startsWith("Adam update"));
+  p.step = 62, p.steps = 62;   // the epoch's last window holds steps 61-62 only
+  const StepPicture partial = describe_step(p, run);
+  QVERIFY2(partial.batch_text.contains("micro-batch 2 of 2"), qPrintable(partial.batch_text));
+  QVERIFY(partial.allreduce_text.startsWith("All-reduce"));
+
+  RunConfig bf16 = two_replica_run();
+  bf16.scenario.allreduce_dtype = WireDtype::Bf16;
+  bf16.scenario.bucket_mb = 1;
+  const StepPicture wire = describe_step(known_step(), bf16);
+  QVERIFY(wire.compressed && !wire.accumulating);
+  QVERIFY2(wire.allreduce_text.contains("as bf16: 2 bytes per number instead of 4, summed in FP32") &&
+               wire.allreduce_text.contains("in buckets of 1 MB"),
+           qPrintable(wire.allreduce_text));
+
+  RunConfig psgd = two_replica_run();
+  psgd.scenario.powersgd_rank = 4;
+  const StepPicture factors = describe_step(known_step(), psgd);
+  QVERIFY(factors.compressed);
+  QVERIFY2(factors.allreduce_text.contains("as rank-4 PowerSGD factors instead of the whole 0.49 MB gradient"),
+           qPrintable(factors.allreduce_text));
+}
+
 void TestStepView::the_view_draws_the_numbers_and_explains_them() {
   StepPanel panel;
   panel.resize(1600, 940);
@@ -233,9 +277,28 @@ void TestStepView::the_view_draws_the_numbers_and_explains_them() {
   QStringList tips;
   for (const auto& h : canvas.hot) tips << h.tip;
   const QString all_tips = tips.join("\n");
+  // (The pace and the remedies are explained only in runs that have them.)
+  const QStringList only_when_used{"teaching pace", "gradient accumulation", "compression"};
   for (const GlossaryEntry& e : step_glossary()) {
-    if (e.term == "teaching pace") continue;   // shown only at teaching pace
+    if (only_when_used.contains(e.term)) {
+      QVERIFY2(!all_tips.contains(e.explanation.toHtmlEscaped()), qPrintable(e.term));
+      continue;
+    }
     QVERIFY2(all_tips.contains(e.explanation.toHtmlEscaped()), qPrintable(e.term));
+  }
+  {
+    RunConfig remedied = two_replica_run();
+    remedied.scenario.accumulate = 4;
+    remedied.scenario.powersgd_rank = 4;
+    StepPanel with_remedies;
+    with_remedies.resize(1280, 720);
+    with_remedies.run_started(remedied);
+    with_remedies.show_step(known_step());
+    with_remedies.view()->grab();
+    QString remedy_tips;
+    for (const auto& h : with_remedies.view()->canvas().hot) remedy_tips += h.tip;
+    QVERIFY(remedy_tips.contains(explain("gradient accumulation").toHtmlEscaped()));
+    QVERIFY(remedy_tips.contains(explain("compression").toHtmlEscaped()));
   }
   bool found_allreduce = false;
   for (const auto& h : canvas.hot) {

@@ -6,12 +6,14 @@
 #include <chrono>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "backends/devices.h"
 #include "backends/registry.h"
+#include "comm/powersgd.h"
 #include "model/init_params.h"
 #include "util/cpu_topology.h"
 #include "util/error.h"
@@ -119,6 +121,50 @@ double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
   return seconds;
 }
 
+// PowerSGD's arithmetic for one step at `rank` on k replicas at once (CodecPoint), each on a
+// gradient of its own refilled before every step as the backward pass would: the median of five
+// rounds of the slowest replica's pace. nullopt when nothing of the model compresses at `rank`.
+std::optional<CodecPoint> powersgd_codec_point(int k, int rank, const CalibrateOptions& o, const CpuPlacement& where) {
+  const ModelShape& shape = o.model.shape();
+  const PowerSgdLayout layout = powersgd_layout(shape.params, shape.param_count, rank);
+  if (layout.matrices.empty()) return std::nullopt;
+  std::size_t compressed = 0;
+  for (const auto& m : layout.matrices) compressed += std::size_t(m.rows * m.cols);
+  // Rounds of ~20 M values encoded (dense 4096's fc1 twice, the reference CNN's conv2 and fc1
+  // a few hundred times), at least 3 steps each.
+  const int steps = std::clamp(static_cast<int>(2e7 / double(compressed)), 3, 1000);
+  SpinBarrier barrier(k);
+  CodecPoint point{rank, k, 0};
+  on_pinned_threads(k, where, [&](int i) {
+    PowerSgdState state(layout, 1);
+    std::vector<float> fresh(layout.count), grads(layout.count);
+    std::vector<float> first(layout.plain_floats() + layout.p_floats()), second(layout.q_floats());
+    SplitMix64 rng(uint64_t(977 + i));
+    for (float& g : fresh) g = float(rng.next_unit() - 0.5) * 1e-2f;
+    double codec_s = 0;
+    auto step = [&] {
+      std::copy(fresh.begin(), fresh.end(), grads.begin());
+      barrier.arrive_and_wait();
+      const auto start = Clock::now();
+      state.encode_p(grads, first);
+      state.encode_q(grads, first, second);
+      state.decode(grads, first, second, k);
+      barrier.arrive_and_wait();
+      codec_s += std::chrono::duration<double>(Clock::now() - start).count();
+    };
+    step();   // buffers touched, Q warm
+    std::vector<double> rounds;
+    for (int round = 0; round < 5; ++round) {
+      codec_s = 0;
+      for (int s = 0; s < steps; ++s) step();
+      rounds.push_back(codec_s / steps);
+    }
+    std::sort(rounds.begin(), rounds.end());
+    if (i == 0) point.seconds = rounds[2];
+  });
+  return point;
+}
+
 // The all-reduce sweep: small messages for the latency, powers of two up to at least the
 // model's gradient (dense 4096's 26 MB too), and the gradient itself.
 std::vector<std::size_t> allreduce_sizes(std::size_t gradient_floats) {
@@ -170,6 +216,16 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
                       p.bytes, p.seconds * 1e6, p.algbw_gbs(), p.busbw_gbs()));
     }
   }
+  // PowerSGD's arithmetic at ranks 1 and 4 (the paper's range; the predictor draws a line in
+  // the rank), with one replica and with every core busy.
+  std::vector<int> at_once{1};
+  if (max_k > 1) at_once.push_back(max_k);
+  for (int k : at_once)
+    for (int rank : {1, 4})
+      if (const auto p = powersgd_codec_point(k, rank, o, where)) {
+        c.powersgd.push_back(*p);
+        say(fmt::format("powersgd rank {} on {} replica(s) at once: {:8.3f} ms/step", rank, k, p->seconds * 1e3));
+      }
   return c;
 }
 

@@ -164,6 +164,21 @@ double predicted_allreduce_s(const Calibration& c, int ranks, double bytes) {
   return lat + per_byte * bytes;
 }
 
+std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent) {
+  std::map<int, std::vector<const CodecPoint*>> by_concurrency;
+  for (const CodecPoint& p : c.powersgd) by_concurrency[p.concurrent].push_back(&p);
+  if (by_concurrency.empty() || rank <= 0) return std::nullopt;
+  const int k = by_concurrency.count(concurrent) ? concurrent : nearest_key(by_concurrency, concurrent);
+  const auto& points = by_concurrency.at(k);
+  if (points.size() == 1) return points[0]->seconds;   // one rank measured: the passes over memory dominate
+  std::vector<double> ranks, seconds;
+  for (const CodecPoint* p : points) {
+    ranks.push_back(p->rank);
+    seconds.push_back(p->seconds);
+  }
+  return std::max(0.0, fit_line(ranks, seconds).at(rank));
+}
+
 namespace {
 
 // How n replicas sit on machines: how many machines, and the replicas of the fullest one.
@@ -228,7 +243,7 @@ double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Pla
   // A compressed all-reduce halves what travels on a link; within one machine's memory the
   // exchange stays the calibrated FP32 one (its rounding passes are not modelled: ~1 % of it).
   // PowerSGD sends its factors in two exchanges, each a calibrated all-reduce (and a ring over a
-  // link) of its own; the factors' arithmetic is not modelled.
+  // link) of its own, and its arithmetic is the calibration's (CodecPoint).
   const auto factors = powersgd_exchanges(c, o);
   const double wire_bytes_per_step =
       factors ? (*factors)[0] + (*factors)[1] : bytes_on_wire(c.gradient_bytes, o.scenario.allreduce_dtype);
@@ -251,6 +266,9 @@ double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Pla
     const double m = at.machines;
     s += 2 * (m - 1) * o.link_latency_s + 2 * (m - 1) / m * wire_bytes_per_step / (o.link_gbps * 1e9 / 8);
   }
+  // PowerSGD's arithmetic runs on every replica at once, inside the exchange.
+  if (factors && n > 1)
+    s += predicted_powersgd_codec_s(c, o.scenario.powersgd_rank, at.per_machine).value_or(0.0);
   // Gradient accumulation: one gradient all-reduce per K steps. (The optimizer's step, once per
   // K too, stays in the calibrated compute: a small over-estimate for the host engines.)
   s /= double(std::max(1, o.scenario.accumulate));
@@ -264,6 +282,9 @@ double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Pla
 }
 
 std::string note_for(const Calibration& c, const PredictOptions& o, const Placement& at, int n) {
+  if (n > 1 && o.scenario.powersgd_rank > 0 && c.powersgd.empty())
+    return "PowerSGD's own arithmetic is not in this calibration (made by an earlier version): recalibrate to "
+           "include it";
   if (at.linked())
     return fmt::format("{} machines of {} replica(s) over a {:g} Gbit/s link, {:g} us per message: extrapolated, "
                        "not measured here",
@@ -336,6 +357,11 @@ nlohmann::json to_json(const Calibration& c) {
               {"train_size", c.train_size},  {"gradient_bytes", c.gradient_bytes}, {"compute", std::move(compute)},
               {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
   if (!c.model.empty()) j["model"] = c.model;   // (a calibration made in code may leave it to its gradient's size)
+  if (!c.powersgd.empty()) {
+    j["powersgd"] = json::array();
+    for (const auto& p : c.powersgd)
+      j["powersgd"].push_back({{"rank", p.rank}, {"concurrent", p.concurrent}, {"seconds", p.seconds}});
+  }
   return j;
 }
 
@@ -379,6 +405,12 @@ Calibration calibration_from_json(const nlohmann::json& j) {
                            p.value("replica_s", std::vector<double>{})});   // absent before balanced shares
     for (const auto& p : j.at("allreduce"))
       c.allreduce.push_back({p.at("ranks").get<int>(), p.at("bytes").get<double>(), p.at("seconds").get<double>()});
+    if (j.contains("powersgd"))   // absent before PowerSGD's arithmetic was timed
+      for (const auto& p : j.at("powersgd")) {
+        c.powersgd.push_back({p.at("rank").get<int>(), p.at("concurrent").get<int>(), p.at("seconds").get<double>()});
+        MB_CHECK(c.powersgd.back().rank >= 1 && c.powersgd.back().concurrent >= 1, DataError,
+                 "calibration: a PowerSGD point needs rank and concurrent of at least 1");
+      }
     MB_CHECK(c.cores >= 1 && c.train_size >= 1, DataError, "calibration: cores and train_size must be positive");
     return c;
   } catch (const nlohmann::json::exception& e) {

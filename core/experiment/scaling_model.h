@@ -30,6 +30,7 @@
 // Epoch: steps * t(n), steps = ceil(train_size / global).
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,16 @@ struct AllReducePoint {
   double busbw_gbs() const { return all_reduce_bandwidth(bytes, seconds, ranks).busbw_gbs; }
 };
 
+// PowerSGD's own arithmetic for one step (the error feedback, P = M Q, Gram-Schmidt,
+// Q = M^T P^, the decode and the new error), per replica, with `concurrent` replicas doing it
+// at once: a few passes over every compressed matrix, so memory-bound, and replicas at once
+// share the bandwidth. The two exchanges are the all-reduce sweep's.
+struct CodecPoint {
+  int rank = 1;
+  int concurrent = 1;
+  double seconds = 0;
+};
+
 struct Calibration;
 // The canonical text of the model a calibration timed: its `model`, or when that is empty (a
 // calibration written before models were layer lists, or made in code) the reference family's
@@ -72,6 +83,7 @@ struct Calibration {
   double gradient_bytes = 0;       // the all-reduce's message (the model's parameters)
   std::vector<ComputePoint> compute;
   std::vector<AllReducePoint> allreduce;
+  std::vector<CodecPoint> powersgd;    // empty in calibrations made before (codec not predicted)
 };
 
 // How the batch follows the replica count: a fixed global batch split across the replicas,
@@ -120,6 +132,9 @@ double predicted_compute_s(const Calibration& c, int replicas, int64_t per_repli
 double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, int replicas, int per_machine,
                                 int64_t global_batch);
 double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
+// PowerSGD's arithmetic per step at `rank` with `concurrent` replicas at once: a line in the rank
+// through the calibration's points at the nearest concurrency; nullopt when it has none.
+std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent);
 
 nlohmann::json to_json(const Calibration& c);
 // What to_json wrote (mirrorbench-cli scaling --json's "calibration", the workbench's saved

@@ -177,8 +177,10 @@ std::string model_text(const ModelSpec& model) {
   std::string out;
   if (model.input() != ImageShape{}) out = fmt::format("{}x{}x{}:", model.input().h, model.input().w, model.input().c);
   const auto& layers = model.layers();
-  for (std::size_t i = 0; i < layers.size(); ++i)
-    out += (i ? "-" : "") + layer_text(layers[i], i + 1 == layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (i) out += '-';
+    out += layer_text(layers[i], i + 1 == layers.size());
+  }
   return out;
 }
 

@@ -566,8 +566,8 @@ std::string compact_utc(const std::string& iso) {
   std::tm tm{};
   gmtime_r(&now, &tm);
   char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
+  const std::size_t n = std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return std::string(buf, n);
 }
 
 }  // namespace

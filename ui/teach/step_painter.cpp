@@ -33,6 +33,14 @@ QString glossary_tip(std::initializer_list<const char*> terms) {
   return lines.join(QStringLiteral("<br>"));
 }
 
+// The exchange's terms, and the remedies' where the run uses them.
+QString exchange_tip(const StepPicture& pic) {
+  QString tip = glossary_tip({"all-reduce", "bytes", "gradient"});
+  if (pic.accumulating) tip += QStringLiteral("<br>") + glossary_tip({"gradient accumulation"});
+  if (pic.compressed) tip += QStringLiteral("<br>") + glossary_tip({"compression"});
+  return tip;
+}
+
 // Paints in canvas coordinates and records what it drew in target coordinates.
 class Pen {
  public:
@@ -254,7 +262,7 @@ void paint_step(QPainter& painter, const QRectF& target, const StepPicture& pic,
   painter.setBrush(QColor(0x26, 0x32, 0x38));
   painter.drawRoundedRect(band, 10, 10);
   pen.text(band.adjusted(20, 4, -20, -4), QStringLiteral("\u2462 ") + pic.allreduce_text, 27, Qt::white, true,
-           Qt::AlignLeft | Qt::AlignVCenter, glossary_tip({"all-reduce", "bytes", "gradient"}), false, true);
+           Qt::AlignLeft | Qt::AlignVCenter, exchange_tip(pic), false, true);
   for (int r = 0; r < int(pic.replicas.size()); ++r)
     down_arrow(painter, column(r, 0, 0).center().x(), 706, 736, replica_colour(r));
 

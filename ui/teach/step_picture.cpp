@@ -30,6 +30,35 @@ QString megabytes(double bytes) {
                       : QStringLiteral("%1 MB").arg(bytes / 1e6, 0, 'f', 2);
 }
 
+// Where this step sits in its gradient-accumulation window (--accumulate K): micro-batch
+// `position` of `size`, the last of which exchanges and updates. The trainer cuts windows by
+// the step number alone, so the view can work it out the same way.
+struct Window {
+  int64_t position = 1, size = 1;
+  bool exchanges() const { return position == size; }
+};
+Window window_of(const StepProgress& p, int accumulate) {
+  const int64_t k = std::max(1, accumulate);
+  const int64_t w0 = (p.step - 1) / k * k;                 // steps before the window
+  return {p.step - w0, std::min(k, p.steps - w0)};          // the epoch's last window may be partial
+}
+
+// What a communication remedy changes in the exchange's words (empty: the plain all-reduce).
+QString remedy_clause(const Scenario& s, double full_bytes) {
+  if (s.powersgd_rank > 0)
+    return QObject::tr(", as rank-%1 PowerSGD factors instead of the whole %2 gradient; what they leave out waits "
+                       "in each replica's error feedback")
+        .arg(s.powersgd_rank)
+        .arg(megabytes(full_bytes));
+  QString out;
+  if (s.allreduce_dtype != WireDtype::Fp32)
+    out += QObject::tr(", as %1: 2 bytes per number instead of 4, summed in FP32")
+               .arg(QString::fromLatin1(wire_name(s.allreduce_dtype).data()));
+  if (s.bucket_mb > 0)
+    out += QObject::tr(", in buckets of %1 MB sent while the backward pass still runs").arg(s.bucket_mb, 0, 'g', 3);
+  return out;
+}
+
 }  // namespace
 
 QString replica_device(const RunConfig& run, int replica) {
@@ -72,6 +101,11 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
     for (const ReplicaStepDetail& x : d.replicas) shares << number(x.share_count);
     pic.batch_text += QObject::tr(" by their speed (balanced shares: %1)").arg(shares.join(QStringLiteral(" / ")));
   }
+  const Window window = window_of(p, run.scenario.accumulate);
+  pic.accumulating = run.scenario.accumulate > 1;
+  pic.compressed = n > 1 && (run.scenario.powersgd_rank > 0 || run.scenario.allreduce_dtype != WireDtype::Fp32);
+  if (window.size > 1)
+    pic.batch_text += QObject::tr(" · micro-batch %1 of %2").arg(window.position).arg(window.size);
   if (run.step_delay_s > 0)
     pic.paced_text = QObject::tr("teaching pace: one step every %1 s").arg(run.step_delay_s, 0, 'g', 3);
 
@@ -104,21 +138,28 @@ StepPicture describe_step(const StepProgress& p, const RunConfig& run) {
                                     : QObject::tr("forward + backward %1").arg(duration(backward));
     else
       rp.compute_text = QObject::tr("times: not measured per step here");
-    rp.update_text = t[phase::Optimizer] > 0 ? QObject::tr("Adam update %1").arg(duration(t[phase::Optimizer]))
-                                             : QObject::tr("Adam update");
+    rp.update_text = !window.exchanges()       ? QObject::tr("no update yet (accumulating)")
+                     : t[phase::Optimizer] > 0 ? QObject::tr("Adam update %1").arg(duration(t[phase::Optimizer]))
+                                               : QObject::tr("Adam update");
     allreduce_s = std::max(allreduce_s, t[phase::AllReduce]);
     wait_s = std::max(wait_s, t[phase::Wait]);
     pic.replicas.push_back(std::move(rp));
   }
 
-  if (n < 2) {
+  if (!window.exchanges()) {
+    pic.allreduce_text = QObject::tr("No exchange yet: gradient accumulation adds this micro-batch's gradient to "
+                                     "each replica's sum; the all-reduce and the update come after micro-batch %1")
+                             .arg(window.size);
+  } else if (n < 2) {
     pic.allreduce_text = QObject::tr("All-reduce: only one replica, nothing to exchange");
   } else {
-    pic.allreduce_text = QObject::tr("All-reduce: the %1 gradients are summed. Each replica sends and receives "
-                                     "%2 bytes (%3) in %4")
-                             .arg(n)
-                             .arg(number(int64_t(std::llround(d.allreduce_bytes))), megabytes(d.allreduce_bytes),
-                                  duration(allreduce_s));
+    const QString what = window.size > 1 ? QObject::tr("the %1 gradients, each summed over %2 micro-batches, are summed")
+                                               .arg(n)
+                                               .arg(window.size)
+                                         : QObject::tr("the %1 gradients are summed").arg(n);
+    pic.allreduce_text = QObject::tr("All-reduce: %1. Each replica sends and receives %2 bytes (%3)%4 in %5")
+                             .arg(what, number(int64_t(std::llround(d.allreduce_bytes))), megabytes(d.allreduce_bytes),
+                                  remedy_clause(run.scenario, run.model.gradient_bytes()), duration(allreduce_s));
     if (wait_s >= 0.0005) pic.allreduce_text += QObject::tr(", after waiting %1 for the slowest").arg(duration(wait_s));
   }
 
@@ -167,6 +208,14 @@ const std::vector<GlossaryEntry>& step_glossary() {
       {QObject::tr("bytes"),
        QObject::tr("The gradient is one 4-byte number per parameter (the Model group's MB per all-reduce): that is "
                    "what every replica sends and receives in each step.")},
+      {QObject::tr("gradient accumulation"),
+       QObject::tr("A remedy for slow exchanges: each replica adds up the gradients of several micro-batches and the "
+                   "replicas exchange and update once for all of them, so there are fewer all-reduces per image. The "
+                   "batch the update sees grows by the same factor.")},
+      {QObject::tr("compression"),
+       QObject::tr("A remedy for slow exchanges: fewer bytes travel. bf16 or fp16 send each number in 2 bytes instead "
+                   "of 4 (rounded); PowerSGD sends each weight matrix as two thin factors and keeps what they leave "
+                   "out for the next step. Every replica still receives the same values.")},
       {QObject::tr("Adam update"),
        QObject::tr("The optimizer (Adam) moves every parameter a little along the summed gradient. Same start, same "
                    "gradient: the same result on every replica.")},

@@ -36,7 +36,9 @@ struct StepPicture {
   int64_t global_batch = 0;
   std::vector<int32_t> samples;      // training-set indices of the batch's first images
   std::vector<ReplicaPicture> replicas;
-  QString allreduce_text;            // the exchange: bytes and time
+  QString allreduce_text;            // the exchange: bytes and time (and the remedy's part in it)
+  bool accumulating = false;         // --accumulate K: the step is one micro-batch of K
+  bool compressed = false;           // bf16/fp16 or PowerSGD: fewer bytes than the gradient travel
   bool identical = false;            // every replica's digest equal (and known)
   QString verdict_text;              // "Identical: …" or "Not identical: …"
   QString paced_text;                // "teaching pace: one step every 1 s", or empty
