@@ -582,6 +582,25 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("synthetic:28x28"), qPrintable(r.err));
   }
 
+  // NumPy data as keras.datasets keeps it (issue 28): trains end to end with a model of its
+  // shape and class count; a model of another input, or a broken file, exits 2 naming it.
+  void numpy_data_trains_and_bad_numpy_data_exits_2() {
+    const QString npz = QString(MB_TEST_DATA_DIR) + "/numpy/tiny_rgb.npz", json = tmp_.filePath("npz.json");
+    Result r = run_cli({"train", "--data", npz, "--model", "4x3x3:dense8-dense3", "--devices", "cpu:2", "--batch", "4",
+                        "--epochs", "1", "--json", json});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    const auto record = nlohmann::json::parse(mb::test::read_bytes(json.toStdString()));
+    QCOMPARE(QString::fromStdString(record.at("config").at("dataset").get<std::string>()), QString("tiny_rgb"));
+    r = run_cli({"train", "--data", npz, "--epochs", "1"});   // the reference CNN reads 28x28x1
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("4x3x3") && r.err.contains("28x28x1"), qPrintable(r.err));
+    const QString broken = tmp_.filePath("broken.npz");
+    mb::test::write_bytes(broken.toStdString(), mb::test::read_bytes(npz.toStdString()).substr(0, 300));
+    r = run_cli({"train", "--data", broken, "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("broken.npz"), qPrintable(r.err));
+  }
+
   void train_writes_record_csv_and_checkpoint() {
     const QString json = tmp_.filePath("run.json"), csv = tmp_.filePath("run.csv"),
                   ckpt = tmp_.filePath("w.safetensors");

@@ -19,7 +19,8 @@ namespace test = mb::test;
 
 namespace {
 
-const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source", "keras", "zip"};
+const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source", "keras", "zip",
+                                "numpy", "cifar"};
 
 // True when the input parsed, false when it was refused with a DataError (a ConfigError for
 // the model text).
@@ -31,6 +32,8 @@ bool replay(const std::string& target, std::string_view bytes) {
   if (target == "data_source") return mb::fuzz::data_source(bytes);
   if (target == "keras") return mb::fuzz::keras(bytes);
   if (target == "zip") return mb::fuzz::zip(bytes);
+  if (target == "numpy") return mb::fuzz::numpy(bytes);
+  if (target == "cifar") return mb::fuzz::cifar(bytes);
   throw std::logic_error("unknown fuzz target " + target);
 }
 

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "data/dataset.h"
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "address_space_cap.h"
 #include "test_support.h"

@@ -355,6 +355,33 @@ void TestStepView::thumbnails_are_the_steps_images() {
   }
   for (const auto& h : bare.hot)
     if (h.tip.startsWith("Image 40 ")) QCOMPARE(grey.pixel(h.rect.center().toPoint()), QColor(0xcf, 0xd8, 0xdc).rgb());
+
+  // Colour images are shown in colour (planar C, H, W): image 40 pure red, image 7 pure blue.
+  Dataset colour;
+  colour.count = 400, colour.rows = colour.cols = 8, colour.channels = 3;
+  colour.pixels.assign(std::size_t(colour.count * colour.pixels_per_image()), 0);
+  colour.labels.assign(std::size_t(colour.count), 0);
+  std::fill_n(colour.pixels.begin() + 40 * 192, 64, uint8_t(255));             // red plane of image 40
+  std::fill_n(colour.pixels.begin() + 7 * 192 + 128, 64, uint8_t(255));        // blue plane of image 7
+  StepCanvas coloured;
+  QImage rgb(1600, 900, QImage::Format_ARGB32_Premultiplied);
+  {
+    QPainter painter(&rgb);
+    paint_step(painter, QRectF(0, 0, 1600, 900), pic, &colour, "synthetic", {}, &coloured);
+  }
+  int seen = 0;
+  for (const auto& h : coloured.hot) {
+    const QColor at = QColor(rgb.pixel(h.rect.center().toPoint()));
+    if (h.tip.startsWith("Image 40 ")) {
+      QVERIFY(at.red() > 240 && at.green() < 15 && at.blue() < 15);
+      ++seen;
+    }
+    if (h.tip.startsWith("Image 7 ")) {
+      QVERIFY(at.blue() > 240 && at.red() < 15 && at.green() < 15);
+      ++seen;
+    }
+  }
+  QCOMPARE(seen, 2);
 }
 
 void TestStepView::export_png_has_the_requested_size() {

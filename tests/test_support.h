@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "data/dataset.h"
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "model/model_spec.h"
 #include "util/random.h"

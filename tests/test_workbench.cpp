@@ -154,6 +154,7 @@ class TestWorkbench : public QObject {
   void invalid_batch_is_explained_in_place();
   void the_model_group_reads_texts_presets_and_keras_files();
   void the_wheel_scrolls_past_unfocused_fields();
+  void data_picker_reads_other_formats();
   void log_panel_filters_by_level();
   void device_list_offers_gpus_and_explains_their_absence();
   void remedy_picker_carries_each_remedy();
@@ -729,16 +730,34 @@ void TestWorkbench::invalid_batch_is_explained_in_place() {
   QTest::mouseClick(p->findChild<QWidget*>("batch_per_replica"), Qt::LeftButton);
   QVERIFY(run->isEnabled());
   QVERIFY(!message->text().contains("smaller than the 2 replicas"));
-  // A folder without IDX files is explained too.
+  // A folder without any data set it reads is explained too.
   p->set_recent_data_dirs({home_.path()});
   auto* data = p->findChild<QComboBox*>("data_combo");
   data->setCurrentIndex(data->findData(QDir::cleanPath(home_.path())));
   QVERIFY(!run->isEnabled());
-  QVERIFY(message->text().contains("not an IDX data folder"));
+  QVERIFY(message->text().contains("holds no data set mirrorbench reads"));
   // The worker's message about the same folder does not repeat it.
   p->show_error("Cannot open the training images in that folder");
-  QCOMPARE(message->text().count("not an IDX data folder"), 1);
+  QCOMPARE(message->text().count("holds no data set mirrorbench reads"), 1);
   QVERIFY(!message->text().contains("Cannot open the training images"));
+}
+
+// Other data than IDX in the data group (issue 28): an .npz and a CIFAR-10 folder are read by
+// their headers, their shape said, and a model of another input refused in red naming both.
+void TestWorkbench::data_picker_reads_other_formats() {
+  auto* p = window_->findChild<RunSetupPanel*>();
+  QVERIFY(p);
+  const QString npz = QString(MB_TEST_DATA_DIR) + "/numpy/tiny_rgb.npz";
+  p->set_recent_data_dirs({npz});
+  auto* data = p->findChild<QComboBox*>("data_combo");
+  data->setCurrentIndex(data->findData(QDir::cleanPath(npz)));
+  auto* status = p->findChild<QLabel*>("data_status");
+  auto* message = p->findChild<QLabel*>("setup_message");
+  // The reference CNN reads 28x28x1; the archive holds 4x3x3 images.
+  QVERIFY2(status->text().contains("4x3x3") && status->text().contains("NumPy .npz"), qPrintable(status->text()));
+  QVERIFY2(message->text().contains("4x3x3"), qPrintable(message->text()));
+  QVERIFY(!window_->findChild<QPushButton*>("run_button")->isEnabled());
+  data->setCurrentIndex(0);   // back to Fashion-MNIST
 }
 
 void TestWorkbench::log_panel_filters_by_level() {

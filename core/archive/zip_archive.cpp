@@ -32,6 +32,7 @@ ZipArchive::ZipArchive(const std::filesystem::path& path, ZipLimits limits)
     : name_(path.string()), limits_(limits), zip_(std::make_unique<Handle>()) {
   std::error_code ec;
   MB_CHECK(std::filesystem::is_regular_file(path, ec), DataError, "{}: no such file", name_);
+  archive_bytes_ = std::filesystem::file_size(path, ec);
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_file_create(name_.c_str(), 0, -1, &error);   // -1: to the end
@@ -40,7 +41,8 @@ ZipArchive::ZipArchive(const std::filesystem::path& path, ZipLimits limits)
 }
 
 ZipArchive::ZipArchive(std::string bytes, std::string name, ZipLimits limits)
-    : name_(std::move(name)), limits_(limits), bytes_(std::move(bytes)), zip_(std::make_unique<Handle>()) {
+    : name_(std::move(name)), limits_(limits), bytes_(std::move(bytes)), archive_bytes_(bytes_.size()),
+      zip_(std::make_unique<Handle>()) {
   zip_error_t error;
   zip_error_init(&error);
   zip_source_t* source = zip_source_buffer_create(bytes_.data(), bytes_.size(), 0, &error);
@@ -93,9 +95,14 @@ std::string ZipArchive::read(std::string_view entry) const {
   // A compressed entry may inflate to ratio x its stored bytes at most: a zip bomb stops at
   // that bound however large it claims (or does not claim) to grow.
   const uint64_t stored = (st.valid & ZIP_STAT_COMP_SIZE) ? st.comp_size : 0;
+  MB_CHECK(stored <= archive_bytes_, DataError, "{}: entry '{}' claims {} stored bytes in an archive of {}", name_, e,
+           stored, archive_bytes_);
   const bool compressed = (st.valid & ZIP_STAT_COMP_METHOD) && st.comp_method != ZIP_CM_STORE;
+  // A stored entry's bytes are its stored bytes: one that claims more lies (and would size the
+  // buffer below from a small archive).
   const uint64_t bound =
-      compressed ? std::min<uint64_t>(limit, uint64_t(double(std::max<uint64_t>(stored, 1)) * limits_.max_ratio)) : limit;
+      compressed ? std::min<uint64_t>(limit, uint64_t(double(std::max<uint64_t>(stored, 1)) * limits_.max_ratio))
+                 : std::min<uint64_t>(limit, (st.valid & ZIP_STAT_COMP_SIZE) ? stored : limit);
   MB_CHECK(st.size <= bound, DataError, "{}: entry '{}' would inflate {} stored bytes to {}, past the {:.0f}:1 allowed",
            name_, e, stored, st.size, limits_.max_ratio);
   zip_file_t* file = zip_fopen_index(zip_->zip, zip_uint64_t(index), 0);
@@ -113,6 +120,23 @@ std::string ZipArchive::read(std::string_view entry) const {
   zip_fclose(file);
   MB_CHECK(failure.empty(), DataError, "{}: entry '{}' is corrupt: {}", name_, e, failure);
   MB_CHECK(got == out.size(), DataError, "{}: entry '{}' ends after {} of its {} bytes", name_, e, got, out.size());
+  return out;
+}
+
+std::string ZipArchive::read_prefix(std::string_view entry, std::size_t max_bytes) const {
+  const std::string e(entry);
+  const zip_int64_t index = zip_name_locate(zip_->zip, e.c_str(), ZIP_FL_ENC_GUESS);
+  MB_CHECK(index >= 0, DataError, "{}: no entry '{}'", name_, e);
+  zip_file_t* file = zip_fopen_index(zip_->zip, zip_uint64_t(index), 0);
+  MB_CHECK(file != nullptr, DataError, "{}: entry '{}' cannot be opened ({})", name_, e, zip_strerror(zip_->zip));
+  std::string out(max_bytes, '\0');
+  std::size_t got = 0;
+  zip_int64_t n = 0;
+  while (got < out.size() && (n = zip_fread(file, out.data() + got, out.size() - got)) > 0) got += std::size_t(n);
+  const std::string failure = n < 0 ? zip_file_strerror(file) : "";
+  zip_fclose(file);
+  MB_CHECK(failure.empty(), DataError, "{}: entry '{}' is corrupt: {}", name_, e, failure);
+  out.resize(got);
   return out;
 }
 

@@ -35,6 +35,8 @@ class ZipArchive {
   // The entry's bytes. DataError when it is missing, encrypted, larger than the limit (declared
   // or found while inflating), compressed past the ratio, or corrupt.
   std::string read(std::string_view entry) const;
+  // At most its first `max_bytes` (a file's header, without inflating the rest).
+  std::string read_prefix(std::string_view entry, std::size_t max_bytes) const;
 
  private:
   struct Handle;
@@ -42,6 +44,7 @@ class ZipArchive {
   std::string name_;
   ZipLimits limits_;
   std::string bytes_;   // the archive itself when opened from memory
+  uint64_t archive_bytes_ = 0;   // its size: no entry's stored bytes can be more
   std::unique_ptr<Handle> zip_;
 };
 

@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "backends/devices.h"
 #include "backends/registry.h"

@@ -116,14 +116,4 @@ DataSplit make_synthetic_split(const SyntheticSpec& s) {
   return out;
 }
 
-DataSplit load_data_source(const std::string& source) {
-  if (const auto spec = parse_synthetic_source(source)) return make_synthetic_split(*spec);
-  return load_idx_dir(source.empty() ? default_data_dir() : std::filesystem::path(source));
-}
-
-std::string data_source_label(const std::string& source) {
-  if (const auto spec = parse_synthetic_source(source)) return synthetic_source(*spec);
-  return source.empty() ? default_data_dir().string() : source;
-}
-
 }  // namespace mb

@@ -43,9 +43,4 @@ Dataset make_synthetic_images(const SyntheticSpec& spec, int64_t count, uint64_t
 // same 6:1 split), seeded by the spec alone: every process and every run gets the same set.
 DataSplit make_synthetic_split(const SyntheticSpec& spec);
 
-// What --data names: a synthetic source, or an IDX folder (empty: the default one).
-DataSplit load_data_source(const std::string& source);
-// The folder or synthetic word a --data value stands for (empty -> the default folder).
-std::string data_source_label(const std::string& source);
-
 }  // namespace mb

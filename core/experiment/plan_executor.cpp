@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "config/train_options.h"
 #include "records/chrome_trace.h"

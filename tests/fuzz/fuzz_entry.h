@@ -14,6 +14,9 @@
 
 #include "data/dataset.h"
 #include "archive/zip_archive.h"
+#include "data/cifar_reader.h"
+#include "data/numpy_reader.h"
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "keras/keras_model.h"
 #include "model/cnn_spec.h"
@@ -197,6 +200,56 @@ inline bool zip(std::string_view input) {
       } catch (const DataError&) {
       }
     }
+    return true;
+  } catch (const DataError&) {
+    return false;
+  }
+}
+
+// Input: a NumPy data set: an .npz archive when it starts with "PK" (x_train, y_train, x_test,
+// y_test), else one .npy file, read as images (with as many zero labels) when it parses. A
+// data set that loaded must hold what it says: counts, shapes, labels below its classes.
+inline void check_dataset(const Dataset& d) {
+  if (d.count < 1 || d.rows < 1 || d.cols < 1 || d.channels < 1 ||
+      d.pixels.size() != std::size_t(d.count * d.pixels_per_image()) || d.labels.size() != std::size_t(d.count))
+    __builtin_trap();
+  for (uint8_t l : d.labels)
+    if (l >= d.classes) __builtin_trap();
+}
+inline bool numpy(std::string_view input) {
+  try {
+    if (input.starts_with("PK")) {
+      const DataSplit s = parse_npz(std::string(input), "fuzz.npz");
+      check_dataset(s.train);
+      check_dataset(s.val);
+      if (s.train.shape() != s.val.shape() || s.train.classes != s.val.classes) __builtin_trap();
+      return true;
+    }
+    const NpyArray x = parse_npy(std::string(input), "fuzz.npy");
+    if (x.data_offset + std::size_t(x.size()) * std::size_t(x.item_bytes) != x.bytes.size()) __builtin_trap();
+    if (x.shape.empty() || x.shape[0] < 1 || x.shape[0] > 4096) return true;
+    const std::string n = std::to_string(x.shape[0]);
+    std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (" + n + ",), }\n";
+    std::string y = std::string("\x93NUMPY\x01\x00", 8);
+    y += char(header.size() & 0xff);
+    y += char(header.size() >> 8);
+    y += header + std::string(std::size_t(x.shape[0]), '\0');
+    check_dataset(dataset_from_arrays(x, parse_npy(y, "fuzz labels"), "fuzz", "x", "y"));
+    return true;
+  } catch (const DataError&) {
+    return false;
+  }
+}
+
+// Input: one CIFAR-10 binary batch file.
+inline bool cifar(std::string_view input) {
+  try {
+    Dataset d;
+    d.rows = d.cols = 32;
+    d.channels = 3;
+    d.classes = 10;
+    append_cifar_batch(input, "fuzz.bin", d);
+    check_dataset(d);
     return true;
   } catch (const DataError&) {
     return false;

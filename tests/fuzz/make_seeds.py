@@ -227,3 +227,29 @@ write("zip", "not-a-zip", b"PK\x03\x04" + b"\0" * 60)
 # The hand-written Keras fixtures of every format (tests/data/keras/), accepted or refused.
 for fixture in sorted((HERE.parent / "data" / "keras").glob("*.json")):
     write("keras", "fixture-" + fixture.stem.replace("_", "-"), fixture.read_bytes())
+
+# ---- NumPy: an .npz archive (starting "PK") or one .npy file ----
+def npy(descr, shape, data, version=1, order="False"):
+    d = "{'descr': '%s', 'fortran_order': %s, 'shape': %s, }" % (descr, order, shape)
+    lb = 2 if version == 1 else 4
+    d += " " * ((64 - (8 + lb + len(d) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY" + bytes([version, 0]) + len(d).to_bytes(lb, "little") + d.encode() + data
+
+
+write("numpy", "grey-u1", npy("|u1", "(2, 2, 2)", bytes(range(8))))
+write("numpy", "rgb-i4-v2", npy("<i4", "(1, 2, 1, 3)", b"".join(struct.pack("<i", v) for v in (0, 9, 255, 1, 2, 3)), 2))
+write("numpy", "float-refused", npy("<f4", "(1, 1, 1)", b"\0" * 4))
+write("numpy", "truncated", npy("|u1", "(2, 2, 2)", bytes(7)))
+write("numpy", "fortran", npy("|u1", "(1, 1, 1)", b"x", order="True"))
+write("numpy", "npz-stored", zip_of([("x_train.npy", npy("|u1", "(2, 1, 1)", b"\1\2")),
+                                     ("y_train.npy", npy("<i8", "(2,)", struct.pack("<qq", 0, 1))),
+                                     ("x_test.npy", npy("|u1", "(1, 1, 1)", b"\3")),
+                                     ("y_test.npy", npy("|u1", "(1,)", b"\1"))], zipfile.ZIP_STORED))
+write("numpy", "npz-missing-y-test", zip_of([("x_train.npy", npy("|u1", "(1, 1, 1)", b"\1"))]))
+for fixture in sorted((HERE.parent / "data" / "numpy").glob("*.npz")):
+    write("numpy", "fixture-" + fixture.stem.replace("_", "-"), fixture.read_bytes())
+
+# ---- CIFAR-10: one binary batch (records of a label byte and 3,072 pixels) ----
+write("cifar", "two-records", bytes([3]) + bytes(range(256)) * 12 + bytes([9]) + bytes(3072))
+write("cifar", "label-10", bytes([10]) + bytes(3072))
+write("cifar", "short", bytes([1]) + bytes(100))

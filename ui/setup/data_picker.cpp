@@ -6,15 +6,18 @@
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
+#include <QMenu>
 #include <QToolButton>
 #include <QVBoxLayout>
 
 #include <filesystem>
 
 #include "data/dataset.h"
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "model/model_shape.h"
 #include "setup/note_label.h"
+#include "util/error.h"
 
 namespace mb {
 
@@ -30,9 +33,16 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
                             "data set: its runs are never a baseline for one."),
                       Qt::ToolTipRole);
   browse_ = new QToolButton(this);
-  browse_->setText(tr("Other folder…"));
-  browse_->setToolTip(tr("Choose a folder with IDX files in the MNIST layout: train-images-idx3-ubyte, "
-                         "train-labels-idx1-ubyte, t10k-images-idx3-ubyte, t10k-labels-idx1-ubyte (each may be .gz)"));
+  browse_->setObjectName("data_browse");
+  browse_->setText(tr("Other data…"));
+  browse_->setToolTip(tr("A folder with IDX files in the MNIST layout (train-images-idx3-ubyte, … each may be .gz), "
+                         "with x_train.npy, y_train.npy, x_test.npy and y_test.npy, or with CIFAR-10's binary "
+                         "batches; or a NumPy .npz file as keras.datasets keeps them"));
+  browse_->setPopupMode(QToolButton::InstantPopup);
+  auto* menu = new QMenu(browse_);
+  menu->addAction(tr("Folder (IDX, NumPy .npy or CIFAR-10)…"), this, &DataPicker::browse);
+  menu->addAction(tr("NumPy .npz file…"), this, &DataPicker::browse_npz);
+  browse_->setMenu(menu);
   status_ = note_label(this);
   status_->setObjectName("data_status");
   auto* row = new QHBoxLayout;
@@ -45,7 +55,6 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
     update_status();
     emit changed();
   });
-  connect(browse_, &QToolButton::clicked, this, &DataPicker::browse);
   update_status();
 }
 
@@ -85,7 +94,14 @@ void DataPicker::add_dir(const QString& dir, bool select) {
 
 void DataPicker::browse() {
   const QString start = dir().isEmpty() ? QString::fromStdString(default_data_dir().string()) : dir();
-  const QString chosen = QFileDialog::getExistingDirectory(this, tr("Choose an IDX data folder"), start);
+  const QString chosen = QFileDialog::getExistingDirectory(this, tr("Choose a data folder"), start);
+  if (!chosen.isEmpty()) add_dir(chosen, true);
+}
+
+void DataPicker::browse_npz() {
+  const QString start = synthetic() || dir().isEmpty() ? QDir::homePath() : QFileInfo(dir()).absolutePath();
+  const QString chosen =
+      QFileDialog::getOpenFileName(this, tr("Choose a NumPy data set"), start, tr("NumPy archives (*.npz)"));
   if (!chosen.isEmpty()) add_dir(chosen, true);
 }
 
@@ -97,7 +113,7 @@ QStringList DataPicker::recent_dirs() const {
 
 void DataPicker::set_recent_dirs(const QStringList& dirs) {
   for (const QString& d : dirs) {
-    if (!d.isEmpty() && QFileInfo(d).isDir()) add_dir(d, false);
+    if (!d.isEmpty() && QFileInfo::exists(d)) add_dir(d, false);   // a folder, or an .npz file
   }
 }
 
@@ -107,34 +123,59 @@ QString DataPicker::problem() const {
   const std::filesystem::path folder =
       chosen.isEmpty() ? default_data_dir() : std::filesystem::path(chosen.toStdString());
   std::error_code ec;
-  if (!std::filesystem::is_directory(folder, ec)) {
+  if (!std::filesystem::exists(folder, ec)) {
     return chosen.isEmpty() ? tr("Fashion-MNIST was not found in %1. Install the dataset-fashion-mnist package "
-                                 "or choose another IDX folder.")
+                                 "or choose other data.")
                                   .arg(QString::fromStdString(folder.string()))
-                            : tr("The folder %1 does not exist.").arg(chosen);
+                            : tr("%1 does not exist.").arg(chosen);
   }
-  QStringList missing;
-  for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
-                           "t10k-labels-idx1-ubyte"}) {
-    if (!std::filesystem::exists(folder / base, ec) && !std::filesystem::exists(folder / (std::string(base) + ".gz"), ec))
-      missing << QString::fromLatin1(base);
+  const Probe p = probe();
+  if (!p.error.isEmpty()) return p.error;
+  if (p.info.format == "MNIST IDX files") {
+    QStringList missing;
+    for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                             "t10k-labels-idx1-ubyte"}) {
+      if (!std::filesystem::exists(folder / base, ec) && !std::filesystem::exists(folder / (std::string(base) + ".gz"), ec))
+        missing << QString::fromLatin1(base);
+    }
+    if (!missing.isEmpty())
+      return tr("%1 holds no data set mirrorbench reads: no IDX files (missing %2, raw or .gz), no x_train.npy "
+                "…, no CIFAR-10 batches.")
+          .arg(QString::fromStdString(folder.string()), missing.join(", "));
   }
-  if (!missing.isEmpty())
-    return tr("%1 is not an IDX data folder: missing %2 (raw or .gz).")
-        .arg(QString::fromStdString(folder.string()), missing.join(", "));
   return misfit();
+}
+
+DataPicker::Probe DataPicker::probe() const {
+  Probe p;
+  try {
+    p.info = probe_data_source(dir().toStdString());
+  } catch (const std::exception& e) {
+    p.error = QString::fromStdString(e.what());
+  }
+  return p;
 }
 
 QString DataPicker::misfit() const {
   if (synthetic()) return {};
-  if (input_ != ImageShape{28, 28, 1})
-    return tr("The model reads %1x%2x%3 images; an IDX folder holds 28x28x1 ones: choose Synthetic images (of "
-              "the model's shape), or a model for 28x28x1.")
+  const Probe p = probe();
+  if (!p.error.isEmpty()) return {};   // the data's own problem, said by problem()
+  const ImageShape& shape = p.info.shape;
+  const QString format = QString::fromStdString(p.info.format);
+  if (input_ != shape)
+    return tr("The model reads %1x%2x%3 images; these %4 hold %5x%6x%7 ones: choose Synthetic images (of "
+              "the model's shape), or a model for %5x%6x%7.")
         .arg(input_.h)
         .arg(input_.w)
-        .arg(input_.c);
-  if (classes_ < 10)
-    return tr("The model has %1 outputs; an IDX folder has 10 classes: end the model with dense10.").arg(classes_);
+        .arg(input_.c)
+        .arg(format)
+        .arg(shape.h)
+        .arg(shape.w)
+        .arg(shape.c);
+  // IDX and CIFAR-10 have 10 classes; a NumPy set's count comes from its labels, checked when the run loads them.
+  const bool ten_classes = p.info.format == "MNIST IDX files" || p.info.format == "CIFAR-10 binary batches";
+  if (ten_classes && classes_ < 10)
+    return tr("The model has %1 outputs; these %2 have 10 classes: end the model with dense10.").arg(classes_).arg(format);
   return {};
 }
 
@@ -164,7 +205,8 @@ void DataPicker::update_status() {
   // A path has no spaces to wrap at: let it break after each "/" (a zero-width space), so a
   // long one wraps within the column instead of widening it.
   folder.replace(QLatin1Char('/'), QStringLiteral("/\u200b"));
-  status_->setText(ok ? tr("Folder: %1").arg(folder) : QString());
+  const QString format = QString::fromStdString(probe().info.format);
+  status_->setText(ok ? tr("%1: %2").arg(format, folder) : QString());
   status_->setVisible(ok);
 }
 

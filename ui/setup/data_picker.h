@@ -1,12 +1,15 @@
-// The setup panel's data set group: Fashion-MNIST by default, any folder with the four
-// MNIST-layout IDX files (chosen with Browse, remembered as recent folders), or synthetic
-// images of the model's shape (data/synthetic.h: for a model no data set here fits); and what
-// is wrong with the choice, if anything.
+// The setup panel's data set group: Fashion-MNIST by default, other data (chosen with Other
+// data…, remembered as recent choices: a folder of IDX files, of NumPy .npy files or of
+// CIFAR-10 batches, or a NumPy .npz; data/data_source.h tells them apart), or synthetic images
+// of the model's shape (data/synthetic.h: for a model no data set here fits); and what is
+// wrong with the choice, if anything (read from the data's headers: its shape against the
+// model's input).
 #pragma once
 #include <QGroupBox>
 #include <QString>
 #include <QStringList>
 
+#include "data/data_source.h"
 #include "model/layer.h"
 
 class QComboBox;
@@ -39,8 +42,14 @@ class DataPicker : public QGroupBox {
   void changed();
 
  private:
+  struct Probe {
+    DataSourceInfo info;
+    QString error;   // the headers' own problem (DataError), or empty
+  };
+  Probe probe() const;
   void add_dir(const QString& dir, bool select);
   void browse();
+  void browse_npz();
   void update_status();
 
   QComboBox* combo_;

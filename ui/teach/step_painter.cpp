@@ -84,10 +84,22 @@ class Pen {
   StepCanvas* canvas_;
 };
 
+// The image as it is: grey, or colour from the first three planes (C, H, W) of a colour set.
 QImage thumbnail(const Dataset& d, int32_t index) {
   if (index < 0 || index >= d.count || d.rows <= 0 || d.cols <= 0) return {};
-  QImage img(d.image(index), d.cols, d.rows, d.cols, QImage::Format_Grayscale8);
-  return img.copy();   // QImage over foreign bytes: copy before the data set can go
+  if (d.channels < 3) {
+    QImage img(d.image(index), d.cols, d.rows, d.cols, QImage::Format_Grayscale8);
+    return img.copy();   // QImage over foreign bytes: copy before the data set can go
+  }
+  const uint8_t* planes = d.image(index);
+  const int64_t plane = int64_t(d.rows) * d.cols;
+  QImage img(d.cols, d.rows, QImage::Format_RGB32);
+  for (int y = 0; y < d.rows; ++y)
+    for (int x = 0; x < d.cols; ++x) {
+      const int64_t at = int64_t(y) * d.cols + x;
+      img.setPixel(x, y, qRgb(planes[at], planes[plane + at], planes[2 * plane + at]));
+    }
+  return img;
 }
 
 // The share's images in a grid; the last cell says how many did not fit.

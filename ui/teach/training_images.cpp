@@ -5,6 +5,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "data/dataset.h"
 

@@ -31,7 +31,7 @@ void add_reference_options(CLI::App& sub, Options& o) {
          "the devices to compare with one (default cpu:2)")
       ->check(not_an_option())
       ->type_name("LIST");
-  options::add_train_flags(sub, o.train, {{"data_dir", "IDX folder (default: Fashion-MNIST)"}});
+  options::add_train_flags(sub, o.train, {{"data_dir", "data set: IDX folder, .npz, NumPy or CIFAR-10 folder (default: Fashion-MNIST)"}});
   sub.add_option("--history", flags().history, "save both runs here (default: the workbench's history)")
       ->check(not_an_option())
       ->type_name("DIR");

@@ -31,7 +31,7 @@ SweepFlags& flags() {
 
 void add_sweep_options(CLI::App& sub, Options& o) {
   options::add_train_flags(sub, o.train,
-                           {{"data_dir", "IDX folder (default: Fashion-MNIST)"},
+                           {{"data_dir", "data set: IDX folder, .npz, NumPy or CIFAR-10 folder (default: Fashion-MNIST)"},
                             {"devices", "the devices of every configuration (default cpu:1); --models, --links: 1 to N of them"},
                             {"model", "the model of a batch or link sweep (default reference)"},
                             {"lr", "the learning rate at batch 128 (scaled linearly for the others)"},

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "cli_options.h"
+#include "data/data_source.h"
 #include "data/synthetic.h"
 #include "errors.h"
 #include "launch.h"
