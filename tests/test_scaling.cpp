@@ -83,6 +83,16 @@ class TestScaling : public QObject {
     const double step = 7.4e-3 + (10e-6 + 487.72e-6) / 4 + 10e-6;
     QVERIFY2(near(two.step_s, step), qPrintable(QString::number(two.step_s, 'g', 12)));
     QCOMPARE(find(predict_scaling(synthetic(2), o), 1, "global").comm_s, 0.0);
+    // With the optimizer's part calibrated (0.5 ms per step at both concurrencies), 3 of every 4
+    // optimizer steps are saved, with one replica too; without it, none.
+    Calibration with_adam = synthetic(2);
+    for (auto& p : with_adam.compute) p.optimizer_s = 0.5e-3;
+    QCOMPARE(predicted_optimizer_s(with_adam, 2), 0.5e-3);
+    const auto ps = predict_scaling(with_adam, o);
+    QVERIFY(near(find(ps, 2, "global").compute_s, 7.4e-3 - 0.75 * 0.5e-3));
+    QVERIFY(near(find(ps, 1, "global").compute_s, 13.8e-3 - 0.75 * 0.5e-3));
+    QVERIFY(near(two.compute_s, 7.4e-3));
+    QCOMPARE(predicted_optimizer_s(synthetic(2), 2), 0.0);
   }
 
   // A compressed all-reduce halves the bytes a simulated link carries; within the machine's own
@@ -265,8 +275,10 @@ class TestScaling : public QObject {
     // The workbench keeps its calibration between launches as to_json writes it.
     Calibration c = synthetic(2);
     c.compute.back().replica_s = {1e-3, 2e-3};
+    c.compute.back().optimizer_s = 0.25e-3;
     const Calibration back = calibration_from_json(nlohmann::json::parse(to_json(c).dump()));
     QCOMPARE(back.compute.back().replica_s, c.compute.back().replica_s);
+    QCOMPARE(back.compute.back().optimizer_s, 0.25e-3);
     QCOMPARE(back.device, c.device);
     QCOMPARE(back.cores, c.cores);
     QCOMPARE(back.train_size, c.train_size);
@@ -312,6 +324,7 @@ class TestScaling : public QObject {
       QVERIFY(p.step_s > 0 && std::isfinite(p.step_s));
       QCOMPARE(int(p.replica_s.size()), p.concurrent);   // each replica's own time, without the wait
       for (double t : p.replica_s) QVERIFY(t > 0 && t <= p.step_s * 1.5);
+      QVERIFY(p.optimizer_s > 0 && p.optimizer_s < p.step_s);   // Adam's part of the step
     }
     for (const auto& p : c.allreduce) QVERIFY(p.seconds > 0 && p.busbw_gbs() > 0);
     // The reference CNN compresses at ranks 1 and 4: its codec timed alone and with every core.

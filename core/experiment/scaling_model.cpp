@@ -164,6 +164,18 @@ double predicted_allreduce_s(const Calibration& c, int ranks, double bytes) {
   return lat + per_byte * bytes;
 }
 
+double predicted_optimizer_s(const Calibration& c, int concurrent) {
+  std::map<int, std::vector<double>> by_concurrency;
+  for (const ComputePoint& p : c.compute)
+    if (p.optimizer_s > 0) by_concurrency[p.concurrent].push_back(p.optimizer_s);
+  if (by_concurrency.empty()) return 0;
+  const int k = by_concurrency.count(concurrent) ? concurrent : nearest_key(by_concurrency, concurrent);
+  const auto& v = by_concurrency.at(k);
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / double(v.size());
+}
+
 std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent) {
   std::map<int, std::vector<const CodecPoint*>> by_concurrency;
   for (const CodecPoint& p : c.powersgd) by_concurrency[p.concurrent].push_back(&p);
@@ -269,8 +281,8 @@ double predicted_comm_s(const Calibration& c, const PredictOptions& o, const Pla
   // PowerSGD's arithmetic runs on every replica at once, inside the exchange.
   if (factors && n > 1)
     s += predicted_powersgd_codec_s(c, o.scenario.powersgd_rank, at.per_machine).value_or(0.0);
-  // Gradient accumulation: one gradient all-reduce per K steps. (The optimizer's step, once per
-  // K too, stays in the calibrated compute: a small over-estimate for the host engines.)
+  // Gradient accumulation: one gradient all-reduce per K steps (and one optimizer step: see
+  // predict_scaling).
   s /= double(std::max(1, o.scenario.accumulate));
   if (n > 1 && !small.empty()) {
     // Within one machine of several replicas the sweep's alpha; one replica per machine
@@ -323,6 +335,9 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       const Placement at = place(c, o, n);
       p.machines = at.machines;
       p.compute_s = predicted_step_compute_s(c, o, n, at.per_machine, p.global_batch);
+      // Gradient accumulation: one optimizer step per K micro-batches.
+      if (const int k = std::max(1, o.scenario.accumulate); k > 1)
+        p.compute_s = std::max(0.0, p.compute_s - (1.0 - 1.0 / k) * predicted_optimizer_s(c, at.per_machine));
       p.comm_s = predicted_comm_s(c, o, at, n, small, p.compute_s);
       p.step_s = p.compute_s + p.comm_s;
       const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
@@ -343,7 +358,8 @@ nlohmann::json to_json(const Calibration& c) {
   using nlohmann::json;
   json compute = json::array(), ar = json::array();
   for (const auto& p : c.compute)
-    compute.push_back({{"concurrent", p.concurrent}, {"batch", p.batch}, {"step_s", p.step_s}, {"replica_s", p.replica_s}});
+    compute.push_back({{"concurrent", p.concurrent}, {"batch", p.batch}, {"step_s", p.step_s}, {"replica_s", p.replica_s},
+                       {"optimizer_s", p.optimizer_s}});
   for (const auto& p : c.allreduce)
     ar.push_back({{"ranks", p.ranks},
                   {"bytes", p.bytes},
@@ -402,7 +418,8 @@ Calibration calibration_from_json(const nlohmann::json& j) {
     c.model = calibrated_model_text(j, c.gradient_bytes);
     for (const auto& p : j.at("compute"))
       c.compute.push_back({p.at("concurrent").get<int>(), p.at("batch").get<int64_t>(), p.at("step_s").get<double>(),
-                           p.value("replica_s", std::vector<double>{})});   // absent before balanced shares
+                           p.value("replica_s", std::vector<double>{}),    // absent before balanced shares
+                           p.value("optimizer_s", 0.0)});                   // absent before accumulation's saving
     for (const auto& p : j.at("allreduce"))
       c.allreduce.push_back({p.at("ranks").get<int>(), p.at("bytes").get<double>(), p.at("seconds").get<double>()});
     if (j.contains("powersgd"))   // absent before PowerSGD's arithmetic was timed

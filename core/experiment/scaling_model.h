@@ -48,6 +48,9 @@ struct ComputePoint {
   // Each replica's own compute per step, without waiting (median rounds): the speeds
   // balanced shares follow. Empty in calibrations made before: every replica at step_s.
   std::vector<double> replica_s;
+  // The optimizer's part of step_s (Adam, replica 0, median rounds): what gradient accumulation
+  // pays once per K steps. 0 in calibrations made before (then no saving is predicted).
+  double optimizer_s = 0;
 };
 
 struct AllReducePoint {
@@ -132,6 +135,9 @@ double predicted_compute_s(const Calibration& c, int replicas, int64_t per_repli
 double predicted_step_compute_s(const Calibration& c, const PredictOptions& o, int replicas, int per_machine,
                                 int64_t global_batch);
 double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
+// The optimizer's time per step with `concurrent` replicas at once (the mean over the measured
+// batches at the nearest concurrency: Adam does not depend on the batch); 0 when not measured.
+double predicted_optimizer_s(const Calibration& c, int concurrent);
 // PowerSGD's arithmetic per step at `rank` with `concurrent` replicas at once: a line in the rank
 // through the calibration's points at the nearest concurrency; nullopt when it has none.
 std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent);
