@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "archive/zip_archive.h"
+#include "model/model_shape.h"
 #include "util/error.h"
 
 namespace mb {
@@ -18,8 +19,8 @@ namespace {
 
 constexpr std::size_t kMaxHeaderBytes = 10000;   // NumPy's own max_header_size
 constexpr int kMaxDims = 8;
-constexpr int64_t kMaxSide = 4096;               // an image's height or width
-constexpr int64_t kMaxChannels = 64;
+// Images no model here could read are refused as data: the model's own limits (model_shape.h).
+constexpr int64_t kMaxSide = kMaxImageSide;
 
 // The header: a Python dict literal, e.g. {'descr': '|u1', 'fortran_order': False, 'shape': (60000, 28, 28), }
 class HeaderParser {
