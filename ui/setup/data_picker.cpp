@@ -7,7 +7,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QMenu>
-#include <QToolButton>
+#include <QPushButton>
 #include <QVBoxLayout>
 
 #include <filesystem>
@@ -32,13 +32,11 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
   combo_->setItemData(1, tr("Labelled images of the model's input shape, seeded: any model runs for speed. Not a real "
                             "data set: its runs are never a baseline for one."),
                       Qt::ToolTipRole);
-  browse_ = new QToolButton(this);
+  browse_ = new QPushButton(tr("Other data…"), this);   // a push button keeps room for its menu arrow
   browse_->setObjectName("data_browse");
-  browse_->setText(tr("Other data…"));
   browse_->setToolTip(tr("A folder with IDX files in the MNIST layout (train-images-idx3-ubyte, … each may be .gz), "
                          "with x_train.npy, y_train.npy, x_test.npy and y_test.npy, or with CIFAR-10's binary "
                          "batches; or a NumPy .npz file as keras.datasets keeps them"));
-  browse_->setPopupMode(QToolButton::InstantPopup);
   auto* menu = new QMenu(browse_);
   menu->addAction(tr("Folder (IDX, NumPy .npy or CIFAR-10)…"), this, &DataPicker::browse);
   menu->addAction(tr("NumPy .npz file…"), this, &DataPicker::browse_npz);
@@ -163,7 +161,7 @@ QString DataPicker::misfit() const {
   const ImageShape& shape = p.info.shape;
   const QString format = QString::fromStdString(p.info.format);
   if (input_ != shape)
-    return tr("The model reads %1x%2x%3 images; these %4 hold %5x%6x%7 ones: choose Synthetic images (of "
+    return tr("The model reads %1x%2x%3 images; the data (%4) holds %5x%6x%7 ones: choose Synthetic images (of "
               "the model's shape), or a model for %5x%6x%7.")
         .arg(input_.h)
         .arg(input_.w)
@@ -175,7 +173,7 @@ QString DataPicker::misfit() const {
   // IDX and CIFAR-10 have 10 classes; a NumPy set's count comes from its labels, checked when the run loads them.
   const bool ten_classes = p.info.format == "MNIST IDX files" || p.info.format == "CIFAR-10 binary batches";
   if (ten_classes && classes_ < 10)
-    return tr("The model has %1 outputs; these %2 have 10 classes: end the model with dense10.").arg(classes_).arg(format);
+    return tr("The model has %1 outputs; the data (%2) has 10 classes: end the model with dense10.").arg(classes_).arg(format);
   return {};
 }
 

@@ -14,7 +14,7 @@
 
 class QComboBox;
 class QLabel;
-class QToolButton;
+class QPushButton;
 
 namespace mb {
 
@@ -53,7 +53,7 @@ class DataPicker : public QGroupBox {
   void update_status();
 
   QComboBox* combo_;
-  QToolButton* browse_;
+  QPushButton* browse_;   // "Other data…": a menu of a folder or an .npz file
   QLabel* status_;
   ImageShape input_;
   int classes_ = 10;
