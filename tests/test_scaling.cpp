@@ -93,6 +93,12 @@ class TestScaling : public QObject {
     QVERIFY(near(find(ps, 1, "global").compute_s, 13.8e-3 - 0.75 * 0.5e-3));
     QVERIFY(near(two.compute_s, 7.4e-3));
     QCOMPARE(predicted_optimizer_s(synthetic(2), 2), 0.0);
+    // And each micro-batch's pass into the window's sum (0.1 ms alone, 0.2 ms with both cores).
+    with_adam.gradient_pass = {{1, 0.1e-3}, {2, 0.2e-3}};
+    const auto passes = predict_scaling(with_adam, o);
+    QVERIFY(near(find(passes, 2, "global").compute_s, 7.4e-3 - 0.75 * 0.5e-3 + 0.2e-3));
+    QVERIFY(near(find(passes, 1, "global").compute_s, 13.8e-3 - 0.75 * 0.5e-3 + 0.1e-3));
+    QCOMPARE(predicted_gradient_pass_s(with_adam, 8), 0.2e-3);   // beyond the measured: the nearest
   }
 
   // A compressed all-reduce halves the bytes a simulated link carries; within the machine's own
@@ -287,11 +293,14 @@ class TestScaling : public QObject {
     QCOMPARE(back.allreduce.size(), c.allreduce.size());
     QVERIFY(back.powersgd.empty());
     c.powersgd = {{1, 2, 1.5e-3}, {4, 2, 3.0e-3}};
+    c.gradient_pass = {{2, 0.2e-3}};
     const Calibration with_codec = calibration_from_json(nlohmann::json::parse(to_json(c).dump()));
     QCOMPARE(with_codec.powersgd.size(), std::size_t(2));
     QCOMPARE(with_codec.powersgd[1].rank, 4);
     QCOMPARE(with_codec.powersgd[1].concurrent, 2);
     QCOMPARE(with_codec.powersgd[1].seconds, 3.0e-3);
+    QCOMPARE(with_codec.gradient_pass.size(), std::size_t(1));
+    QCOMPARE(with_codec.gradient_pass[0].seconds, 0.2e-3);
     nlohmann::json bad = to_json(c);
     bad["powersgd"][0]["rank"] = 0;
     QVERIFY_THROWS_EXCEPTION(DataError, calibration_from_json(bad));
@@ -330,6 +339,8 @@ class TestScaling : public QObject {
     // The reference CNN compresses at ranks 1 and 4: its codec timed alone and with every core.
     QCOMPARE(c.powersgd.size(), std::size_t(c.cores > 1 ? 4 : 2));
     for (const auto& p : c.powersgd) QVERIFY(p.seconds > 0 && std::isfinite(p.seconds) && p.seconds < 0.1);
+    QCOMPARE(c.gradient_pass.size(), std::size_t(c.cores > 1 ? 2 : 1));
+    for (const auto& p : c.gradient_pass) QVERIFY(p.seconds > 0 && p.seconds < 0.1);
     const auto ps = predict_scaling(c, PredictOptions{2, 16, 0, 20e-6});
     for (const auto& p : ps) QVERIFY(p.epoch_s > 0 && std::isfinite(p.epoch_s));
   }

@@ -170,6 +170,33 @@ std::optional<CodecPoint> powersgd_codec_point(int k, int rank, const CalibrateO
   return point;
 }
 
+// One pass of gradient accumulation (window[i] += g[i] over the model's gradient, as
+// ReplicaEngine::accumulate does for each micro-batch) on k replicas at once: median of five
+// rounds of the slowest replica's pace.
+GradientPassPoint gradient_pass_point(int k, std::size_t count, const CpuPlacement& where) {
+  SpinBarrier barrier(k);
+  GradientPassPoint point{k, 0};
+  const int passes = std::clamp(static_cast<int>(2e7 / double(std::max<std::size_t>(count, 1))), 3, 1000);
+  on_pinned_threads(k, where, [&](int i) {
+    std::vector<float> g(count, 1e-3f), window(count, 0.0f);
+    std::vector<double> rounds;
+    for (int round = 0; round < 6; ++round) {
+      barrier.arrive_and_wait();
+      const auto t0 = Clock::now();
+      for (int p = 0; p < passes; ++p)
+        for (std::size_t j = 0; j < count; ++j) window[j] += g[j];
+      barrier.arrive_and_wait();
+      if (round > 0) rounds.push_back(std::chrono::duration<double>(Clock::now() - t0).count() / passes);   // round 0: pages touched
+    }
+    // The sums are read, so that no optimizer drops the passes as stores nobody reads.
+    volatile float sink = std::accumulate(window.begin(), window.end(), 0.0f);
+    (void)sink;
+    std::sort(rounds.begin(), rounds.end());
+    if (i == 0) point.seconds = rounds[2];
+  });
+  return point;
+}
+
 // The all-reduce sweep: small messages for the latency, powers of two up to at least the
 // model's gradient (dense 4096's 26 MB too), and the gradient itself.
 std::vector<std::size_t> allreduce_sizes(std::size_t gradient_floats) {
@@ -220,6 +247,10 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
       say(fmt::format("allreduce {} ranks {:>10.0f} B: {:9.1f} us  algbw {:6.2f} GB/s  busbw {:6.2f} GB/s", n,
                       p.bytes, p.seconds * 1e6, p.algbw_gbs(), p.busbw_gbs()));
     }
+  }
+  for (int k : levels(max_k)) {
+    c.gradient_pass.push_back(gradient_pass_point(k, o.model.param_count(), where));
+    say(fmt::format("accumulation pass on {} replica(s) at once: {:8.3f} ms", k, c.gradient_pass.back().seconds * 1e3));
   }
   // PowerSGD's arithmetic at ranks 1 and 4 (the paper's range; the predictor draws a line in
   // the rank), with one replica and with every core busy.

@@ -176,6 +176,13 @@ double predicted_optimizer_s(const Calibration& c, int concurrent) {
   return sum / double(v.size());
 }
 
+double predicted_gradient_pass_s(const Calibration& c, int concurrent) {
+  std::map<int, double> by_concurrency;
+  for (const GradientPassPoint& p : c.gradient_pass) by_concurrency[p.concurrent] = p.seconds;
+  if (by_concurrency.empty()) return 0;
+  return by_concurrency.at(by_concurrency.count(concurrent) ? concurrent : nearest_key(by_concurrency, concurrent));
+}
+
 std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent) {
   std::map<int, std::vector<const CodecPoint*>> by_concurrency;
   for (const CodecPoint& p : c.powersgd) by_concurrency[p.concurrent].push_back(&p);
@@ -335,9 +342,11 @@ std::vector<Prediction> predict_scaling(const Calibration& c, const PredictOptio
       const Placement at = place(c, o, n);
       p.machines = at.machines;
       p.compute_s = predicted_step_compute_s(c, o, n, at.per_machine, p.global_batch);
-      // Gradient accumulation: one optimizer step per K micro-batches.
+      // Gradient accumulation: one optimizer step per K micro-batches, and every micro-batch adds
+      // its gradient into the window's sum (one pass over it).
       if (const int k = std::max(1, o.scenario.accumulate); k > 1)
-        p.compute_s = std::max(0.0, p.compute_s - (1.0 - 1.0 / k) * predicted_optimizer_s(c, at.per_machine));
+        p.compute_s = std::max(0.0, p.compute_s - (1.0 - 1.0 / k) * predicted_optimizer_s(c, at.per_machine) +
+                                        predicted_gradient_pass_s(c, at.per_machine));
       p.comm_s = predicted_comm_s(c, o, at, n, small, p.compute_s);
       p.step_s = p.compute_s + p.comm_s;
       const int64_t steps = (c.train_size + p.global_batch - 1) / p.global_batch;
@@ -373,6 +382,10 @@ nlohmann::json to_json(const Calibration& c) {
               {"train_size", c.train_size},  {"gradient_bytes", c.gradient_bytes}, {"compute", std::move(compute)},
               {"allreduce", std::move(ar)},  {"allreduce_fit", std::move(fits)}};
   if (!c.model.empty()) j["model"] = c.model;   // (a calibration made in code may leave it to its gradient's size)
+  if (!c.gradient_pass.empty()) {
+    j["gradient_pass"] = json::array();
+    for (const auto& p : c.gradient_pass) j["gradient_pass"].push_back({{"concurrent", p.concurrent}, {"seconds", p.seconds}});
+  }
   if (!c.powersgd.empty()) {
     j["powersgd"] = json::array();
     for (const auto& p : c.powersgd)
@@ -422,6 +435,12 @@ Calibration calibration_from_json(const nlohmann::json& j) {
                            p.value("optimizer_s", 0.0)});                   // absent before accumulation's saving
     for (const auto& p : j.at("allreduce"))
       c.allreduce.push_back({p.at("ranks").get<int>(), p.at("bytes").get<double>(), p.at("seconds").get<double>()});
+    if (j.contains("gradient_pass"))   // absent before accumulation's own cost was timed
+      for (const auto& p : j.at("gradient_pass")) {
+        c.gradient_pass.push_back({p.at("concurrent").get<int>(), p.at("seconds").get<double>()});
+        MB_CHECK(c.gradient_pass.back().concurrent >= 1, DataError,
+                 "calibration: a gradient pass point needs concurrent of at least 1");
+      }
     if (j.contains("powersgd"))   // absent before PowerSGD's arithmetic was timed
       for (const auto& p : j.at("powersgd")) {
         c.powersgd.push_back({p.at("rank").get<int>(), p.at("concurrent").get<int>(), p.at("seconds").get<double>()});

@@ -71,6 +71,13 @@ struct CodecPoint {
   double seconds = 0;
 };
 
+// One pass adding the gradient into gradient accumulation's window sum (what each micro-batch
+// pays, ReplicaEngine::accumulate), per replica with `concurrent` replicas at once.
+struct GradientPassPoint {
+  int concurrent = 1;
+  double seconds = 0;
+};
+
 struct Calibration;
 // The canonical text of the model a calibration timed: its `model`, or when that is empty (a
 // calibration written before models were layer lists, or made in code) the reference family's
@@ -87,6 +94,7 @@ struct Calibration {
   std::vector<ComputePoint> compute;
   std::vector<AllReducePoint> allreduce;
   std::vector<CodecPoint> powersgd;    // empty in calibrations made before (codec not predicted)
+  std::vector<GradientPassPoint> gradient_pass;   // empty in calibrations made before
 };
 
 // How the batch follows the replica count: a fixed global batch split across the replicas,
@@ -138,6 +146,8 @@ double predicted_allreduce_s(const Calibration& c, int ranks, double bytes);
 // The optimizer's time per step with `concurrent` replicas at once (the mean over the measured
 // batches at the nearest concurrency: Adam does not depend on the batch); 0 when not measured.
 double predicted_optimizer_s(const Calibration& c, int concurrent);
+// One gradient pass of accumulation at the nearest measured concurrency; 0 when not measured.
+double predicted_gradient_pass_s(const Calibration& c, int concurrent);
 // PowerSGD's arithmetic per step at `rank` with `concurrent` replicas at once: a line in the rank
 // through the calibration's points at the nearest concurrency; nullopt when it has none.
 std::optional<double> predicted_powersgd_codec_s(const Calibration& c, int rank, int concurrent);
