@@ -104,7 +104,8 @@ class TestNumpyData : public QObject {
     QCOMPARE(grey.val.pixels, (std::vector<uint8_t>{255, 255, 255, 255}));
     // What the window's data picker reads before a run: the header alone.
     const DataSourceInfo info = probe_data_source((kFixtures / "tiny_rgb.npz").string());
-    QCOMPARE(info.format, std::string("NumPy .npz"));
+    QCOMPARE(info.format, DataFormat::Npz);
+    QCOMPARE(info.classes, 0);   // only the labels tell
     QCOMPARE(info.shape, (ImageShape{4, 3, 3}));
   }
 
@@ -190,7 +191,7 @@ class TestNumpyData : public QObject {
     const auto folder = dir / "arrays";
     std::filesystem::create_directories(folder);
     for (const auto& [name, data] : good_arrays()) test::write_bytes(folder / name, data);
-    QCOMPARE(probe_data_source(folder.string()).format, std::string("NumPy .npy files"));
+    QCOMPARE(probe_data_source(folder.string()).format, DataFormat::NpyDir);
     QCOMPARE(load_data_source(folder.string()).train.pixels, load_npz(dir / "data.npz").train.pixels);
     std::filesystem::remove(folder / "y_test.npy");
     QVERIFY(test::expect_error<DataError>([&] { load_data_source(folder.string()); }, {"y_test.npy", "is missing"}));
@@ -238,6 +239,7 @@ class TestNumpyData : public QObject {
     test::write_bytes(dir / "data_batch_2.bin", batch(3, 2));
     test::write_bytes(dir / "test_batch.bin", batch(20, 1));
     QCOMPARE(probe_data_source(dir.string()).shape, (ImageShape{32, 32, 3}));
+    QCOMPARE(probe_data_source(dir.string()).classes, 10);
     const DataSplit s = load_data_source(dir.string());
     QCOMPARE(s.name, std::string("cifar-10"));
     QCOMPARE(s.train.count, int64_t(5));
@@ -293,7 +295,9 @@ class TestNumpyData : public QObject {
   }
 
   void formats_are_told_apart() {
-    QCOMPARE(probe_data_source("").format, std::string("MNIST IDX files"));
+    QCOMPARE(probe_data_source("").format, DataFormat::Idx);
+    QCOMPARE(std::string(format_name(DataFormat::Cifar)), std::string("CIFAR-10 binary batches"));
+    QCOMPARE(probe_data_source("synthetic:8x8x3:4").classes, 4);
     QCOMPARE(probe_data_source("synthetic:8x8x3:4").shape, (ImageShape{8, 8, 3}));
     QCOMPARE(probe_data_source((kFixtures / "tiny_grey.npz").string()).shape, (ImageShape{2, 2, 1}));
     // A path that is none of them goes to the IDX reader, which names what is missing.

@@ -11,30 +11,39 @@
 namespace mb {
 namespace {
 
-enum class Format { Synthetic, Npz, NpyDir, Cifar, Idx };
-
-Format format_of(const std::string& source) {
-  if (parse_synthetic_source(source)) return Format::Synthetic;
-  if (source.empty()) return Format::Idx;
+DataFormat format_of(const std::string& source) {
+  if (parse_synthetic_source(source)) return DataFormat::Synthetic;
+  if (source.empty()) return DataFormat::Idx;
   const std::filesystem::path path(source);
   std::error_code ec;
-  if (path.extension() == ".npz" && !std::filesystem::is_directory(path, ec)) return Format::Npz;
+  if (path.extension() == ".npz" && !std::filesystem::is_directory(path, ec)) return DataFormat::Npz;
   if (std::filesystem::is_directory(path, ec)) {
-    if (is_npy_dir(path)) return Format::NpyDir;
-    if (is_cifar_dir(path)) return Format::Cifar;
+    if (is_npy_dir(path)) return DataFormat::NpyDir;
+    if (is_cifar_dir(path)) return DataFormat::Cifar;
   }
-  return Format::Idx;   // its reader names the missing files (or the missing folder)
+  return DataFormat::Idx;   // its reader names the missing files (or the missing folder)
 }
 
 }  // namespace
 
+std::string_view format_name(DataFormat format) {
+  switch (format) {
+    case DataFormat::Synthetic: return "synthetic";
+    case DataFormat::Npz: return "NumPy .npz";
+    case DataFormat::NpyDir: return "NumPy .npy files";
+    case DataFormat::Cifar: return "CIFAR-10 binary batches";
+    case DataFormat::Idx: break;
+  }
+  return "MNIST IDX files";
+}
+
 DataSplit load_data_source(const std::string& source) {
   switch (format_of(source)) {
-    case Format::Synthetic: return make_synthetic_split(*parse_synthetic_source(source));
-    case Format::Npz: return load_npz(source);
-    case Format::NpyDir: return load_npy_dir(source);
-    case Format::Cifar: return load_cifar_dir(source);
-    case Format::Idx: break;
+    case DataFormat::Synthetic: return make_synthetic_split(*parse_synthetic_source(source));
+    case DataFormat::Npz: return load_npz(source);
+    case DataFormat::NpyDir: return load_npy_dir(source);
+    case DataFormat::Cifar: return load_cifar_dir(source);
+    case DataFormat::Idx: break;
   }
   return load_idx_dir(source.empty() ? default_data_dir() : std::filesystem::path(source));
 }
@@ -45,14 +54,18 @@ std::string data_source_label(const std::string& source) {
 }
 
 DataSourceInfo probe_data_source(const std::string& source) {
-  switch (format_of(source)) {
-    case Format::Synthetic: return {"synthetic", parse_synthetic_source(source)->shape};
-    case Format::Npz: return {"NumPy .npz", npz_image_shape(source)};
-    case Format::NpyDir: return {"NumPy .npy files", npy_dir_image_shape(source)};
-    case Format::Cifar: return {"CIFAR-10 binary batches", {32, 32, 3}};
-    case Format::Idx: break;
+  const DataFormat format = format_of(source);
+  switch (format) {
+    case DataFormat::Synthetic: {
+      const SyntheticSpec spec = *parse_synthetic_source(source);
+      return {format, spec.shape, spec.classes};
+    }
+    case DataFormat::Npz: return {format, npz_image_shape(source), 0};
+    case DataFormat::NpyDir: return {format, npy_dir_image_shape(source), 0};
+    case DataFormat::Cifar: return {format, {32, 32, 3}, 10};
+    case DataFormat::Idx: break;
   }
-  return {"MNIST IDX files", {28, 28, 1}};   // the only shape its reader accepts
+  return {format, {28, 28, 1}, 10};   // the only shape and class count its reader accepts
 }
 
 }  // namespace mb

@@ -6,6 +6,7 @@
 // DataError naming the file and the problem.
 #pragma once
 #include <string>
+#include <string_view>
 
 #include "data/dataset.h"
 
@@ -14,13 +15,18 @@ namespace mb {
 DataSplit load_data_source(const std::string& source);
 // The folder, file or synthetic word a --data value stands for (empty -> the default folder).
 std::string data_source_label(const std::string& source);
-// What a source holds, from its headers alone (the window's data picker, before a run):
-// the format in words ("NumPy .npz", "NumPy .npy files", "CIFAR-10 binary batches", "MNIST IDX
-// files", "synthetic") and the training images' shape. DataError as the readers, for what the
-// headers already show (a missing file, a malformed header).
+enum class DataFormat { Synthetic, Npz, NpyDir, Cifar, Idx };
+// "synthetic", "NumPy .npz", "NumPy .npy files", "CIFAR-10 binary batches", "MNIST IDX files".
+std::string_view format_name(DataFormat format);
+
+// What a source holds, from its headers alone (the window's data picker, before a run): the
+// format, the training images' shape, and the class count where the format fixes it (IDX and
+// CIFAR-10: 10; a synthetic source: its own) or 0 where only the labels tell (NumPy).
+// DataError as the readers, for what the headers already show (a missing file, a bad header).
 struct DataSourceInfo {
-  std::string format;
+  DataFormat format = DataFormat::Idx;
   ImageShape shape;
+  int classes = 0;
 };
 DataSourceInfo probe_data_source(const std::string& source);
 

@@ -129,7 +129,7 @@ QString DataPicker::problem() const {
   }
   const Probe p = probe();
   if (!p.error.isEmpty()) return p.error;
-  if (p.info.format == "MNIST IDX files") {
+  if (p.info.format == DataFormat::Idx) {
     QStringList missing;
     for (const char* base : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
                              "t10k-labels-idx1-ubyte"}) {
@@ -159,7 +159,7 @@ QString DataPicker::misfit() const {
   const Probe p = probe();
   if (!p.error.isEmpty()) return {};   // the data's own problem, said by problem()
   const ImageShape& shape = p.info.shape;
-  const QString format = QString::fromStdString(p.info.format);
+  const QString format = QString::fromLatin1(format_name(p.info.format).data());
   if (input_ != shape)
     return tr("The model reads %1x%2x%3 images; the data (%4) holds %5x%6x%7 ones: choose Synthetic images (of "
               "the model's shape), or a model for %5x%6x%7.")
@@ -170,10 +170,12 @@ QString DataPicker::misfit() const {
         .arg(shape.h)
         .arg(shape.w)
         .arg(shape.c);
-  // IDX and CIFAR-10 have 10 classes; a NumPy set's count comes from its labels, checked when the run loads them.
-  const bool ten_classes = p.info.format == "MNIST IDX files" || p.info.format == "CIFAR-10 binary batches";
-  if (ten_classes && classes_ < 10)
-    return tr("The model has %1 outputs; the data (%2) has 10 classes: end the model with dense10.").arg(classes_).arg(format);
+  // A NumPy set's class count comes from its labels (classes 0): checked when the run loads them.
+  if (p.info.classes > 0 && classes_ < p.info.classes)
+    return tr("The model has %1 outputs; the data (%2) has %3 classes: end the model with dense%3.")
+        .arg(classes_)
+        .arg(format)
+        .arg(p.info.classes);
   return {};
 }
 
@@ -203,7 +205,7 @@ void DataPicker::update_status() {
   // A path has no spaces to wrap at: let it break after each "/" (a zero-width space), so a
   // long one wraps within the column instead of widening it.
   folder.replace(QLatin1Char('/'), QStringLiteral("/\u200b"));
-  const QString format = QString::fromStdString(probe().info.format);
+  const QString format = QString::fromLatin1(format_name(probe().info.format).data());
   status_->setText(ok ? tr("%1: %2").arg(format, folder) : QString());
   status_->setVisible(ok);
 }
