@@ -50,6 +50,7 @@ DataPicker::DataPicker(QWidget* parent) : QGroupBox(tr("Data set"), parent) {
   v->addLayout(row);
   v->addWidget(status_);
   connect(combo_, &QComboBox::currentIndexChanged, this, [this] {
+    probed_ = false;   // another choice: read its headers afresh
     update_status();
     emit changed();
   });
@@ -78,6 +79,7 @@ void DataPicker::set_dir(const QString& dir) {
 }
 
 void DataPicker::add_dir(const QString& dir, bool select) {
+  probed_ = false;   // chosen (again): its files may have changed
   const QString clean = QDir::cleanPath(dir);
   int index = combo_->findData(clean);
   if (clean == QString::fromStdString(default_data_dir().string())) index = 0;
@@ -127,7 +129,7 @@ QString DataPicker::problem() const {
                                   .arg(QString::fromStdString(folder.string()))
                             : tr("%1 does not exist.").arg(chosen);
   }
-  const Probe p = probe();
+  const Probe& p = probe();
   if (!p.error.isEmpty()) return p.error;
   if (p.info.format == DataFormat::Idx) {
     QStringList missing;
@@ -144,19 +146,25 @@ QString DataPicker::problem() const {
   return misfit();
 }
 
-DataPicker::Probe DataPicker::probe() const {
-  Probe p;
+const DataPicker::Probe& DataPicker::probe() const {
+  // One read of the headers per choice: problem(), misfit() and the status line all ask, on
+  // every change of the panel. Choosing a source, even the same one again, reads it afresh.
+  const QString source = dir();
+  if (probed_source_ == source && probed_) return probe_;
+  probe_ = Probe{};
   try {
-    p.info = probe_data_source(dir().toStdString());
+    probe_.info = probe_data_source(source.toStdString());
   } catch (const std::exception& e) {
-    p.error = QString::fromStdString(e.what());
+    probe_.error = QString::fromStdString(e.what());
   }
-  return p;
+  probed_source_ = source;
+  probed_ = true;
+  return probe_;
 }
 
 QString DataPicker::misfit() const {
   if (synthetic()) return {};
-  const Probe p = probe();
+  const Probe& p = probe();
   if (!p.error.isEmpty()) return {};   // the data's own problem, said by problem()
   const ImageShape& shape = p.info.shape;
   const QString format = QString::fromLatin1(format_name(p.info.format).data());

@@ -46,7 +46,7 @@ class DataPicker : public QGroupBox {
     DataSourceInfo info;
     QString error;   // the headers' own problem (DataError), or empty
   };
-  Probe probe() const;
+  const Probe& probe() const;
   void add_dir(const QString& dir, bool select);
   void browse();
   void browse_npz();
@@ -55,6 +55,9 @@ class DataPicker : public QGroupBox {
   QComboBox* combo_;
   QPushButton* browse_;   // "Other data…": a menu of a folder or an .npz file
   QLabel* status_;
+  mutable Probe probe_;            // the last choice's headers (probe())
+  mutable QString probed_source_;
+  mutable bool probed_ = false;
   ImageShape input_;
   int classes_ = 10;
 };
