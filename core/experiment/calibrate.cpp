@@ -126,6 +126,12 @@ double allreduce_s(int n, std::size_t floats, const CpuPlacement& where) {
   return seconds;
 }
 
+// Values handled per timed round of the codec and accumulation points: ~20 M at the default
+// round size, scaled with --round-images so that a quick calibration is quick in every part.
+double round_values(const CalibrateOptions& o) {
+  return 2e7 * double(o.round_images) / double(CalibrateOptions{}.round_images);
+}
+
 // PowerSGD's arithmetic for one step at `rank` on k replicas at once (CodecPoint), each on a
 // gradient of its own refilled before every step as the backward pass would: the median of five
 // rounds of the slowest replica's pace. nullopt when nothing of the model compresses at `rank`.
@@ -136,8 +142,8 @@ std::optional<CodecPoint> powersgd_codec_point(int k, int rank, const CalibrateO
   std::size_t compressed = 0;
   for (const auto& m : layout.matrices) compressed += std::size_t(m.rows * m.cols);
   // Rounds of ~20 M values encoded (dense 4096's fc1 twice, the reference CNN's conv2 and fc1
-  // a few hundred times), at least 3 steps each.
-  const int steps = std::clamp(static_cast<int>(2e7 / double(compressed)), 3, 1000);
+  // a few hundred times) at the default round size, at least 3 steps each.
+  const int steps = std::clamp(static_cast<int>(round_values(o) / double(compressed)), 3, 1000);
   SpinBarrier barrier(k);
   CodecPoint point{rank, k, 0};
   on_pinned_threads(k, where, [&](int i) {
@@ -173,10 +179,11 @@ std::optional<CodecPoint> powersgd_codec_point(int k, int rank, const CalibrateO
 // One pass of gradient accumulation (window[i] += g[i] over the model's gradient, as
 // ReplicaEngine::accumulate does for each micro-batch) on k replicas at once: median of five
 // rounds of the slowest replica's pace.
-GradientPassPoint gradient_pass_point(int k, std::size_t count, const CpuPlacement& where) {
+GradientPassPoint gradient_pass_point(int k, const CalibrateOptions& o, const CpuPlacement& where) {
   SpinBarrier barrier(k);
   GradientPassPoint point{k, 0};
-  const int passes = std::clamp(static_cast<int>(2e7 / double(std::max<std::size_t>(count, 1))), 3, 1000);
+  const std::size_t count = o.model.param_count();
+  const int passes = std::clamp(static_cast<int>(round_values(o) / double(std::max<std::size_t>(count, 1))), 3, 1000);
   on_pinned_threads(k, where, [&](int i) {
     std::vector<float> g(count, 1e-3f), window(count, 0.0f);
     std::vector<double> rounds;
@@ -249,7 +256,7 @@ Calibration calibrate_cpu(const CalibrateOptions& o, const std::function<void(co
     }
   }
   for (int k : levels(max_k)) {
-    c.gradient_pass.push_back(gradient_pass_point(k, o.model.param_count(), where));
+    c.gradient_pass.push_back(gradient_pass_point(k, o, where));
     say(fmt::format("accumulation pass on {} replica(s) at once: {:8.3f} ms", k, c.gradient_pass.back().seconds * 1e3));
   }
   // PowerSGD's arithmetic at ranks 1 and 4 (the paper's range; the predictor draws a line in

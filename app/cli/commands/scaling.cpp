@@ -58,8 +58,8 @@ void add_scaling_options(CLI::App& sub, Options& o) {
       ->transform(integer_in(1, 4096))
       ->type_name("N");
   sub.add_option("--round-images", o.round_images,
-                 "images per replica in each timed round of a calibration point (5 rounds, the median kept); "
-                 "fewer is quicker and noisier")
+                 "images per replica in each timed round of a calibration point (5 rounds, the median kept; "
+                 "the PowerSGD and accumulation rounds scale with it); fewer is quicker and noisier")
       ->transform(integer_in(0, 1 << 20))
       ->type_name("N");
   sub.add_option("--calibration", o.calibration_in,
