@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 packages=(cmake ninja-build g++ pkg-config file dpkg-dev
           qt6-base-dev qt6-charts-dev libqt6opengl6-dev libgl-dev
           libdnnl-dev ocl-icd-opencl-dev libhwy-dev libspdlog-dev libfmt-dev nlohmann-json3-dev zlib1g-dev libzip-dev libcli11-dev
+          libpng-dev libturbojpeg0-dev
           libopenmpi-dev openmpi-bin
           fonts-dejavu-core dataset-fashion-mnist
           # The root-only tests (labels hosts, slurm): two emulated hosts (ip netns, veth, tc)

@@ -602,6 +602,28 @@ class TestCli : public QObject {
     QVERIFY2(r.err.contains("broken.npz"), qPrintable(r.err));
   }
 
+  // An image folder in Keras's layout, made of two of test_image_data's JPEG fixtures (12x10
+  // colour): the data line says what was read; a truncated file exits 2 naming it.
+  void image_folder_trains_and_a_broken_image_exits_2() {
+    const std::filesystem::path images = std::filesystem::path(MB_TEST_DATA_DIR) / "images";
+    const std::filesystem::path dir = tmp_.filePath("pictures").toStdString();
+    for (const auto& [from, to] : {std::pair{"colour.jpg", "train/cat/1.jpg"}, {"colour_444.jpg", "train/dog/1.jpg"},
+                                   {"colour.jpg", "test/cat/2.jpg"}, {"colour_444.jpg", "test/dog/2.jpg"}}) {
+      std::filesystem::create_directories((dir / to).parent_path());
+      std::filesystem::copy_file(images / from, dir / to);
+    }
+    const QString data = QString::fromStdString(dir.string());
+    Result r = run_cli({"train", "--data", data, "--model", "10x12x3:dense8-dense2", "--devices", "cpu:2", "--batch",
+                        "2", "--epochs", "1"});
+    QVERIFY2(r.exit_code == 0, qPrintable(r.err));
+    QVERIFY2(r.out.contains("(PNG/JPEG image folders): 2 + 2 images of 10x12x3, 2 classes, read in"), qPrintable(r.out));
+    const std::string jpeg = mb::test::read_bytes((images / "colour.jpg").string());
+    mb::test::write_bytes((dir / "test" / "cat" / "2.jpg").string(), jpeg.substr(0, jpeg.size() / 2));
+    r = run_cli({"train", "--data", data, "--model", "10x12x3:dense8-dense2", "--epochs", "1"});
+    QCOMPARE(r.exit_code, 2);
+    QVERIFY2(r.err.contains("2.jpg") && r.err.contains("JPEG"), qPrintable(r.err));
+  }
+
   void train_writes_record_csv_and_checkpoint() {
     const QString json = tmp_.filePath("run.json"), csv = tmp_.filePath("run.csv"),
                   ckpt = tmp_.filePath("w.safetensors");

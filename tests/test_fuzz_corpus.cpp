@@ -20,7 +20,7 @@ namespace test = mb::test;
 namespace {
 
 const char* const kTargets[] = {"idx", "checkpoint", "run_record", "model_text", "data_source", "keras", "zip",
-                                "numpy", "cifar"};
+                                "numpy", "cifar", "image"};
 
 // True when the input parsed, false when it was refused with a DataError (a ConfigError for
 // the model text).
@@ -34,6 +34,7 @@ bool replay(const std::string& target, std::string_view bytes) {
   if (target == "zip") return mb::fuzz::zip(bytes);
   if (target == "numpy") return mb::fuzz::numpy(bytes);
   if (target == "cifar") return mb::fuzz::cifar(bytes);
+  if (target == "image") return mb::fuzz::image(bytes);
   throw std::logic_error("unknown fuzz target " + target);
 }
 

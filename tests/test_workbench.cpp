@@ -757,6 +757,18 @@ void TestWorkbench::data_picker_reads_other_formats() {
   QVERIFY2(status->text().contains("4x3x3") && status->text().contains("NumPy .npz"), qPrintable(status->text()));
   QVERIFY2(message->text().contains("4x3x3"), qPrintable(message->text()));
   QVERIFY(!window_->findChild<QPushButton*>("run_button")->isEnabled());
+  // A folder of images in Keras's layout (two of test_image_data's 12x10 colour JPEGs): its
+  // format, shape and class count from the first header and the folders.
+  const QString pictures = QDir(home_.path()).filePath("pictures");
+  for (const char* to : {"train/cat", "train/dog", "test/cat"}) {
+    QVERIFY(QDir().mkpath(pictures + "/" + to));
+    QVERIFY(QFile::copy(QString(MB_TEST_DATA_DIR) + "/images/colour.jpg", pictures + "/" + to + "/1.jpg"));
+  }
+  p->set_recent_data_dirs({npz, pictures});
+  data->setCurrentIndex(data->findData(QDir::cleanPath(pictures)));
+  QVERIFY2(status->text().contains("10x12x3") && status->text().contains("PNG/JPEG image folders"),
+           qPrintable(status->text()));
+  QVERIFY(!window_->findChild<QPushButton*>("run_button")->isEnabled());
   data->setCurrentIndex(0);   // back to Fashion-MNIST
 }
 

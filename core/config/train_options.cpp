@@ -264,7 +264,9 @@ const TrainOption kOptions[] = {
     {.key = "data_dir", .flag = "--data", .value_name = "DIR",
      .help = "IDX folder in the MNIST layout (default: $MIRRORBENCH_DATA or Fashion-MNIST), a NumPy .npz or folder "
              "of x_train.npy, y_train.npy, x_test.npy, y_test.npy (as keras.datasets keeps them; uint8 images), a "
-             "folder of CIFAR-10 binary batches, or synthetic:HxWxC[:CLASSES] (seeded images of any shape, "
+             "folder of CIFAR-10 binary batches, a folder of PNG/JPEG images in train/<class>/ and test/<class>/ "
+             "sub-folders (as Keras's image_dataset_from_directory reads them), or synthetic:HxWxC[:CLASSES] (seeded "
+             "images of any shape, "
              "60,000 + 10,000, to time any model)",
      .kind = OptionKind::Text, .member = &TrainConfig::data_dir,
      // Not agreed: each machine may keep the files elsewhere (their digests are compared).

@@ -1,13 +1,13 @@
 // CIFAR-10 binary batches (see cifar_reader.h).
 #include "data/cifar_reader.h"
 
-#include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace mb {
 namespace {
@@ -27,16 +27,9 @@ Dataset empty_set(std::string name) {
 }
 
 void append_file(const std::filesystem::path& file, Dataset& into) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(file, ec);
-  MB_CHECK(!ec, DataError, "'{}' cannot be read: {}", file.string(), ec.message());
-  MB_CHECK(int64_t(size / kCifarRecordBytes) + into.count <= kMaxRecords, DataError,
-           "'{}': more than {} images in all", file.string(), kMaxRecords);
-  std::ifstream in(file, std::ios::binary);
-  std::string bytes(std::size_t(size), '\0');
-  in.read(bytes.data(), std::streamsize(size));
-  MB_CHECK(in.gcount() == std::streamsize(size), DataError, "'{}' could not be read whole", file.string());
-  append_cifar_batch(bytes, file.string(), into);
+  const uint64_t room = uint64_t(kMaxRecords - into.count) * kCifarRecordBytes;
+  append_cifar_batch(read_file_bounded(file, room, fmt::format("the {} images still allowed", kMaxRecords - into.count)),
+                     file.string(), into);
 }
 
 }  // namespace

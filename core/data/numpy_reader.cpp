@@ -13,6 +13,7 @@
 #include "archive/zip_archive.h"
 #include "model/model_shape.h"
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace mb {
 namespace {
@@ -144,18 +145,7 @@ uint64_t load_unsigned(const unsigned char* p, int bytes, bool big_endian) {
 }
 
 std::string read_file(const std::filesystem::path& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  MB_CHECK(!ec, DataError, "'{}' cannot be read: {}", path.string(), ec.message());
-  MB_CHECK(size <= uint64_t(kMaxNpyDataBytes) + kMaxHeaderBytes + 16, DataError,
-           "'{}' is {} bytes: more than one array may hold here ({} bytes of data)", path.string(), size,
-           kMaxNpyDataBytes);
-  std::ifstream in(path, std::ios::binary);
-  MB_CHECK(bool(in), DataError, "'{}' cannot be opened", path.string());
-  std::string bytes(std::size_t(size), '\0');
-  in.read(bytes.data(), std::streamsize(size));
-  MB_CHECK(in.gcount() == std::streamsize(size), DataError, "'{}' could not be read whole", path.string());
-  return bytes;
+  return read_file_bounded(path, uint64_t(kMaxNpyDataBytes) + kMaxHeaderBytes + 16, "one array");
 }
 
 // The four arrays' names, as keras.datasets writes them.

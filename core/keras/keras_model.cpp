@@ -12,6 +12,7 @@
 #include "keras/keras_layers.h"
 #include "model/model_text.h"
 #include "util/error.h"
+#include "util/read_file.h"
 
 namespace mb {
 namespace {
@@ -140,16 +141,10 @@ KerasImport import_model(const json& root, std::string_view origin, std::string 
   return result;
 }
 
-std::string read_file_bounded(const std::filesystem::path& path) {
+std::string read_model_json(const std::filesystem::path& path) {
   std::error_code ec;
   MB_CHECK(std::filesystem::is_regular_file(path, ec), ConfigError, "--model {}: no such file", path.string());
-  const auto size = std::filesystem::file_size(path, ec);
-  MB_CHECK(!ec && size <= kMaxJsonBytes, DataError, "{}: {} bytes, more than a model's JSON ({} allowed)", path.string(),
-           size, kMaxJsonBytes);
-  std::ifstream in(path, std::ios::binary);
-  std::string text(std::size_t(size), '\0');
-  MB_CHECK(in.read(text.data(), std::streamsize(size)), DataError, "{}: cannot be read", path.string());
-  return text;
+  return read_file_bounded(path, kMaxJsonBytes, "a model's JSON");
 }
 
 bool starts_with_bytes(const std::filesystem::path& path, std::string_view magic) {
@@ -204,7 +199,7 @@ KerasImport import_keras_file(const std::filesystem::path& path) {
            "open('model.json', 'w').write(model.to_json()), or as a Keras 3 .keras file",
            origin);
   if (starts_with_bytes(path, kZipMagic)) return import_archive(ZipArchive(path, keras_zip_limits()));
-  return import_keras_json(read_file_bounded(path), origin);
+  return import_keras_json(read_model_json(path), origin);
 }
 
 ModelSpec model_from_source(std::string_view value) {

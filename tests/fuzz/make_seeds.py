@@ -9,6 +9,7 @@ import gzip
 import json
 import pathlib
 import struct
+import zlib
 
 HERE = pathlib.Path(__file__).resolve().parent
 
@@ -253,3 +254,46 @@ for fixture in sorted((HERE.parent / "data" / "numpy").glob("*.npz")):
 write("cifar", "two-records", bytes([3]) + bytes(range(256)) * 12 + bytes([9]) + bytes(3072))
 write("cifar", "label-10", bytes([10]) + bytes(3072))
 write("cifar", "short", bytes([1]) + bytes(100))
+
+
+# ---- PNG and JPEG: one image file ----
+# PNGs by hand (zlib and CRCs), so that headers can lie; JPEGs by Pillow (Debian's python3-pil,
+# /usr/bin/python3), their size fields then edited.
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+
+def png(width, height, colour_type, rows, bit_depth=8, ihdr_size=None):
+    w, h = ihdr_size or (width, height)
+    ihdr = struct.pack(">IIBBBBB", w, h, bit_depth, colour_type, 0, 0, 0)
+    raw = b"".join(b"\0" + r for r in rows)
+    return b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + png_chunk(b"IDAT", zlib.compress(raw, 9)) + \
+        png_chunk(b"IEND", b"")
+
+
+write("image", "png-grey-2x2", png(2, 2, 0, [b"\x00\xff", b"\x80\x40"]))
+write("image", "png-rgb-2x1", png(2, 1, 2, [b"\xff\x00\x00\x00\x00\xff"]))
+write("image", "png-rgba-1x1", png(1, 1, 6, [b"\x10\x20\x30\x00"]))
+write("image", "png-grey16-1x1", png(1, 1, 0, [b"\x12\x34"], bit_depth=16))
+write("image", "png-truncated", png(2, 2, 0, [b"\x00\xff", b"\x80\x40"])[:-20])
+write("image", "png-bomb-header", png(1, 1, 0, [b"\x00"], ihdr_size=(100000, 100000)))
+write("image", "png-too-little-data", png(4, 4, 0, [b"\x00\x00\x00\x00"]))
+
+try:
+    import io
+    from PIL import Image
+
+    def jpeg(mode, size, colour, **kw):
+        out = io.BytesIO()
+        Image.new(mode, size, colour).save(out, "JPEG", quality=90, **kw)
+        return out.getvalue()
+
+    write("image", "jpeg-grey-8x8", jpeg("L", (8, 8), 77))
+    write("image", "jpeg-rgb-16x8", jpeg("RGB", (16, 8), (200, 30, 90)))
+    write("image", "jpeg-progressive", jpeg("RGB", (8, 8), (1, 2, 3), progressive=True))
+    full = jpeg("RGB", (8, 8), (10, 20, 30))
+    write("image", "jpeg-truncated", full[: len(full) // 2])
+    sof = full.index(b"\xff\xc0")   # baseline frame header: FF C0 len(2) precision(1) height(2) width(2)
+    write("image", "jpeg-bomb-header", full[: sof + 5] + struct.pack(">HH", 65000, 65000) + full[sof + 9:])
+except ImportError:
+    print("Pillow missing: the JPEG seeds were not rewritten (run with /usr/bin/python3)")

@@ -140,7 +140,7 @@ QString DataPicker::problem() const {
     }
     if (!missing.isEmpty())
       return tr("%1 holds no data set mirrorbench reads: no IDX files (missing %2, raw or .gz), no x_train.npy "
-                "…, no CIFAR-10 batches.")
+                "…, no CIFAR-10 batches, no train/ and test/ folders of images.")
           .arg(QString::fromStdString(folder.string()), missing.join(", "));
   }
   return misfit();

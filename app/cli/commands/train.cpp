@@ -2,6 +2,8 @@
 // epoch, and writes the requested outputs; SIGINT, SIGTERM and SIGHUP stop it at the next
 // step with every output still written. Started by mpirun or srun, it is one process of a
 // run across processes: process 0 prints and writes; a failure anywhere ends every process.
+#include <algorithm>
+#include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -93,7 +95,17 @@ int train(const Options& o, Launch& launch) {
     check_writable(RunOutputs{o.save_out, o.json_out, o.csv_out});
     check_writable("--trace", o.trace_out);
   }
+  const auto load_start = std::chrono::steady_clock::now();
   auto data = std::make_shared<DataSplit>(load_data_source(o.train.data_dir));
+  if (launch.primary()) {
+    // How long the data took to read (and, for image folders, to decode): an input pipeline's
+    // first question.
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+    fmt::print(o.progress == "json" ? stderr : stdout, "data {}, read in {:.2f} s ({:.0f} images/s)\n",
+               data_summary(*data, data_format(o.train.data_dir)), s,
+               double(data->train.count + data->val.count) / std::max(s, 1e-9));
+    std::fflush(stdout);
+  }
   MirroredTrainer trainer(config, data, launch.link());   // collective: same options and data everywhere
 
   ProgressPrinter printer(stdout);
