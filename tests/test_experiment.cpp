@@ -791,6 +791,7 @@ void TestExperiment::every_option_the_record_keeps_is_compared() {
     if (o.record_keys.empty() || o.example.empty() || !o.resolve) continue;
     TrainConfig base;
     base.devices = cpu_replicas(2);   // balanced shares and their replay need two replicas
+    if (!o.example_with.empty()) set_option(train_option(o.example_with), base, train_option(o.example_with).example);
     TrainConfig changed = base;
     set_option(o, changed, o.example);
     auto resolve = [](const TrainConfig& c) {

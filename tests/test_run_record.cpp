@@ -296,8 +296,8 @@ void TestRunRecord::json_round_trip() {
   QCOMPARE(j.at("config").size(), std::size_t(33));   // every RunConfig member, and the model's layer list
   QCOMPARE(j.at("config").at("engine_options").size(), std::size_t(7));   // every engine option, by key
   QCOMPARE(j.at("config").at("engine_options").at("inject_fault").get<std::string>(), std::string("abort:3:1"));
-  QCOMPARE(j.at("schema_version").get<int>(), 7);
-  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(9));   // every scenario field, by option key
+  QCOMPARE(j.at("schema_version").get<int>(), 8);
+  QCOMPARE(j.at("config").at("scenario").size(), std::size_t(13));   // every scenario field, by option key
   QCOMPARE(j.at("config").at("scenario").at("powersgd").get<std::string>(), std::string("4"));
   QCOMPARE(j.at("config").at("scenario").at("bucket_mb").get<std::string>(), std::string("25"));
   QCOMPARE(j.at("config").at("scenario").at("allreduce_dtype").get<std::string>(), std::string("bf16"));
@@ -586,7 +586,8 @@ void TestRunRecord::csv_rows() {
       "train_size", "val_size", "epoch", "time_s", "allreduce_s", "train_loss", "train_acc", "val_loss", "val_acc",
       "images_per_s", "model", "simulated_link_gbit", "simulated_link_latency_us", "slow_replica", "slow_factor",
       "balance", "scenario", "breakdown_forward_s", "breakdown_backward_s", "breakdown_wait_s",
-      "breakdown_allreduce_s", "breakdown_optimizer_s", "breakdown_compute_cpu_s", "breakdown_hidden_allreduce_s"};
+      "breakdown_allreduce_s", "breakdown_optimizer_s", "breakdown_compute_cpu_s", "breakdown_hidden_allreduce_s",
+      "breakdown_input_wait_s"};
   QVERIFY(rows[0] == header);
   QVERIFY(text.find("\"fast, \"\"big\"\" batch\"") != std::string::npos);   // RFC 4180 quoting
 
@@ -728,10 +729,11 @@ void TestRunRecord::todays_files_read_and_write_back_unchanged() {
   QCOMPARE(written[0],
            then[0] + ",model,simulated_link_gbit,simulated_link_latency_us,slow_replica,slow_factor,balance,scenario,"
                      "breakdown_forward_s,breakdown_backward_s,breakdown_wait_s,breakdown_allreduce_s,"
-                     "breakdown_optimizer_s,breakdown_compute_cpu_s,breakdown_hidden_allreduce_s");
+                     "breakdown_optimizer_s,breakdown_compute_cpu_s,breakdown_hidden_allreduce_s,"
+                     "breakdown_input_wait_s");
   // (That record has no breakdown: its cells are empty.)
   for (qsizetype i = 1; i < then.size(); ++i)
-    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",conv32-pool-conv64-pool-dense64-dense10,0,0,-1,1,false,,,,,,,,");
+    QCOMPARE(written[i], then[i].isEmpty() ? QString() : then[i] + ",conv32-pool-conv64-pool-dense64-dense10,0,0,-1,1,false,,,,,,,,,");
   // And what is written now reads back the same.
   const fs::path file = dir() / "rewritten.json";
   write_run_json(r, file);

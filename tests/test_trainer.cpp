@@ -13,6 +13,7 @@
 #include "model/init_params.h"
 #include "trainer_fixtures.h"
 #include "test_support.h"
+#include "experiment/diagnosis.h"
 #include "trainer/mirrored_trainer.h"
 #include "trainer/progress_events.h"
 #include "trainer/run_check.h"
@@ -481,6 +482,36 @@ class TestTrainer : public QObject {
       bad.scenario.straggler.replica = 2;   // no such replica
       require_runnable(bad);
     }());
+  }
+
+  // The input pipeline with a simulated latency of 2 ms per image, one loader and a window of
+  // one step: each replica's 32 images take 64 ms to load, far more than their compute, so
+  // the replicas wait for input most of each step; the math is untouched (the same digests
+  // as the run without it), the record keeps the settings, and the card says input-bound.
+  void a_slow_input_shows_as_waiting_for_input() {
+    auto data = test::make_synthetic_split(256, 16);
+    TrainConfig c = small_config("cpu:2", "onednn", 64);
+    const RunRecord plain = MirroredTrainer(c, data).run();
+    c.scenario.input.latency_ms = 2;
+    c.scenario.input.loaders = 1;
+    c.scenario.input.prefetch = 1;
+    const RunRecord slow = MirroredTrainer(c, data).run();
+    QCOMPARE(slow.status, RunStatus::Completed);
+    QCOMPARE(QString::fromStdString(slow.epochs.back().param_digest), QString::fromStdString(plain.epochs.back().param_digest));
+    QCOMPARE(slow.config.scenario.input.latency_ms, 2.0);
+    QCOMPARE(slow.config.scenario.input.loaders, 1);
+    for (const PhaseTimes& t : slow.epochs.at(0).replica_times) {
+      // Four steps of 32 images at 2 ms each: the loader's 256 ms less what it prepared while
+      // the replica computed (the window admits one step ahead). Sleeps never end early.
+      QVERIFY2(t[phase::InputWait] >= 0.05, qPrintable(QString::number(t[phase::InputWait])));
+    }
+    for (const PhaseTimes& t : plain.epochs.at(0).replica_times) QCOMPARE(t[phase::InputWait], 0.0);
+    const Diagnosis d = diagnose(slow, &plain, nullptr);
+    QVERIFY2(d.input_share > 0.25, qPrintable(QString::number(d.input_share)));
+    QCOMPARE(int(d.bound), int(Bound::Input));
+    const QString text = QString::fromStdString(diagnosis_text(d, slow));
+    QVERIFY2(text.contains("Input-bound") && text.contains("2 ms of latency per image") && text.contains("More loaders"),
+             qPrintable(text));
   }
 
   void the_trace_has_every_replica_and_phase() {

@@ -1,6 +1,7 @@
 // A run's scenario: the what-ifs, demonstrations and remedies laid over plain training (a
 // simulated straggler, a simulated link, balanced shares and their replay, gradient
-// accumulation, learning-rate warm-up, a compressed all-reduce, overlap in buckets), one typed value that the
+// accumulation, learning-rate warm-up, a compressed all-reduce, overlap in buckets, the input
+// pipeline and its what-if costs), one typed value that the
 // trainer, the predictor, the window and the record carry whole. Each field is one row of the
 // option table (config/train_options.cpp: its flag, text, help, what it does to a run, how it
 // reads to people), which derives the command lines, the record, the CSV, the digest and the
@@ -39,6 +40,22 @@ inline std::string_view wire_name(WireDtype w) {
   return w == WireDtype::Bf16 ? "bf16" : w == WireDtype::Fp16 ? "fp16" : "fp32";
 }
 
+// The input pipeline (trainer/input_pipeline.h): loader threads prepare each replica's coming
+// batches, at most `prefetch` steps ahead of it. The data is resident (decoded once), so
+// without an input cost the loaders would have nothing to do and no pipeline runs; the costs
+// are what-ifs per image, labelled simulated: a latency (I/O wait, as a slow disk or a network
+// file system adds: more loaders overlap it) and CPU work (as decoding and augmenting: on CPU
+// replicas it runs on the replicas' own cores, so more loaders do not help).
+struct InputSettings {
+  double latency_ms = 0;   // simulated I/O wait per image
+  double cpu_ms = 0;       // simulated CPU work per image
+  int loaders = 0;         // loader threads per replica (as DataLoader's workers per rank); 0: chosen
+                           // from the cores the replicas leave, at least 1
+  int prefetch = 2;        // steps the loaders may prepare ahead of their replica (DataLoader's prefetch_factor)
+  bool costs() const { return latency_ms > 0 || cpu_ms > 0; }
+  bool operator==(const InputSettings&) const = default;
+};
+
 struct Scenario {
   Straggler straggler;
   SimulatedLink link;
@@ -50,6 +67,7 @@ struct Scenario {
   WireDtype allreduce_dtype = WireDtype::Fp32;   // compressed all-reduce: what the gradients travel as
   double bucket_mb = 0;          // overlap: the all-reduce in buckets of this many MB as backward fills them (0: off)
   int powersgd_rank = 0;         // PowerSGD: weight matrices travel as rank-r factors (comm/powersgd.h; 0: off)
+  InputSettings input;           // loaders, prefetch and what-if input costs (trainer/input_pipeline.h)
 
   // Balanced shares, measured or replayed.
   bool balanced() const { return balance || !shares_from.empty(); }

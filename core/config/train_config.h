@@ -22,6 +22,9 @@ inline constexpr int64_t kMaxGlobalBatch = 65536;
 inline constexpr int64_t kMaxAccumulate = 1024;   // --accumulate: micro-batches per optimizer step
 inline constexpr double kMaxBucketMb = 4096;       // --bucket-mb: larger than any gradient here
 inline constexpr int64_t kMaxPowerSgdRank = 64;    // --powersgd: the paper's ranks are 1 to 4; beyond 64 little is saved
+inline constexpr double kMaxInputCostMs = 1000;    // --input-latency, --input-cpu: per image
+inline constexpr int64_t kMaxLoaders = 64;         // --loaders: per replica
+inline constexpr int64_t kMaxPrefetch = 64;        // --prefetch: steps ahead
 
 struct TrainConfig {
   std::string data_dir;                       // empty: default_data_dir()

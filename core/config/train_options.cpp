@@ -9,6 +9,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -213,6 +214,64 @@ std::string bucket_sentence(const Scenario& s) {
                                        s.bucket_mb)
                          : std::string();
 }
+
+// ---- the input pipeline (trainer/input_pipeline.h) ----------------------------------------------
+
+std::string latency_text(const Scenario& s) { return fmt::format("{:g}", s.input.latency_ms); }
+void parse_latency(Scenario& s, std::string_view text) {
+  s.input.latency_ms = parse_real_option("--input-latency", text, 0, kMaxInputCostMs, false);
+}
+std::string latency_tag(const Scenario& s) {
+  return s.input.latency_ms > 0 ? fmt::format("simulated input latency {:g} ms", s.input.latency_ms) : std::string();
+}
+std::string latency_sentence(const Scenario& s) {
+  return s.input.latency_ms > 0
+             ? fmt::format("simulated input latency: loading each image waits {:g} ms, as a slow disk or a network "
+                           "file system would make it; more loaders overlap the waits",
+                           s.input.latency_ms)
+             : std::string();
+}
+std::string input_cpu_text(const Scenario& s) { return fmt::format("{:g}", s.input.cpu_ms); }
+void parse_input_cpu(Scenario& s, std::string_view text) {
+  s.input.cpu_ms = parse_real_option("--input-cpu", text, 0, kMaxInputCostMs, false);
+}
+std::string input_cpu_tag(const Scenario& s) {
+  return s.input.cpu_ms > 0 ? fmt::format("simulated input CPU {:g} ms", s.input.cpu_ms) : std::string();
+}
+std::string input_cpu_sentence(const Scenario& s) {
+  return s.input.cpu_ms > 0
+             ? fmt::format("simulated input CPU cost: preparing each image computes for {:g} ms, as decoding and "
+                           "augmenting would; on CPU replicas the loaders take the replicas' own cores",
+                           s.input.cpu_ms)
+             : std::string();
+}
+// 0 loaders: the cores this process's replicas leave, shared among them, at least 1 each (on
+// CPU replicas every replica takes a core; GPU replicas leave them all but their host threads).
+int resolve_loaders(int requested, const RunShape& s) {
+  if (requested > 0) return requested;
+  const int cores = std::max(1, int(std::thread::hardware_concurrency()));
+  const int here = std::max(1, s.replicas / std::max(1, s.processes));
+  return std::max(1, (cores - here) / here);
+}
+std::string loaders_text(const Scenario& s) { return std::to_string(s.input.loaders); }
+void parse_loaders(Scenario& s, std::string_view text) {
+  s.input.loaders = int(parse_integer_option("--loaders", text, 0, kMaxLoaders));
+}
+// The loaders and the prefetch depth are the pipeline's settings, shown with its costs only.
+std::string loaders_tag(const Scenario& s) {
+  return s.input.costs() ? fmt::format("{} loader(s), prefetch {}", s.input.loaders, s.input.prefetch) : std::string();
+}
+std::string loaders_sentence(const Scenario& s) {
+  return s.input.costs() ? fmt::format("input pipeline: {} loader thread(s) per replica, up to {} step(s) prepared "
+                                       "ahead",
+                                       s.input.loaders, s.input.prefetch)
+                         : std::string();
+}
+std::string prefetch_text(const Scenario& s) { return std::to_string(s.input.prefetch); }
+void parse_prefetch(Scenario& s, std::string_view text) {
+  s.input.prefetch = int(parse_integer_option("--prefetch", text, 1, kMaxPrefetch));
+}
+std::string no_words(const Scenario&) { return {}; }   // said by the loaders' row
 
 // ---- the engines' options: their texts on EngineOptions ----------------------------------------
 
@@ -462,6 +521,46 @@ const TrainOption kOptions[] = {
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.bucket_mb = r.scenario.bucket_mb; },
      .scenario = {.format = bucket_text, .parse = parse_bucket, .tag = bucket_tag, .describe = bucket_sentence,
+                  .effect = ScenarioEffect::Simulated}},
+    // The input pipeline (issue 28). Its costs are what-ifs: simulated, never a baseline. The
+    // data is the same and so is the math; every process agrees on the costs, so that the
+    // breakdown compares like with like. 0 loaders resolves to what the cores leave.
+    {.key = "input_latency", .flag = "--input-latency", .value_name = "MS",
+     .help = "simulated input latency: loading each image waits MS milliseconds, as a slow disk or a network file "
+             "system would make it (the loaders overlap the waits; 0: off)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "0.5",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.input.latency_ms = c.scenario.input.latency_ms; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.latency_ms = r.scenario.input.latency_ms; },
+     .scenario = {.format = latency_text, .parse = parse_latency, .tag = latency_tag, .describe = latency_sentence,
+                  .effect = ScenarioEffect::Simulated}},
+    {.key = "input_cpu", .flag = "--input-cpu", .value_name = "MS",
+     .help = "simulated input CPU cost: preparing each image computes for MS milliseconds, as decoding and augmenting "
+             "would (on CPU replicas the loaders take the replicas' own cores; 0: off)",
+     .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "0.2",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.input.cpu_ms = c.scenario.input.cpu_ms; },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.cpu_ms = r.scenario.input.cpu_ms; },
+     .scenario = {.format = input_cpu_text, .parse = parse_input_cpu, .tag = input_cpu_tag,
+                  .describe = input_cpu_sentence, .effect = ScenarioEffect::Simulated}},
+    {.key = "loaders", .flag = "--loaders", .value_name = "N",
+     .help = "input pipeline: loader threads per replica (0: what the cores the replicas leave allow, at least 1); "
+             "they run with an input cost only",
+     .kind = OptionKind::Custom, .record_keys = "scenario", .example = "4", .example_with = "input_latency",
+     // Without an input cost no pipeline runs: the record keeps the default, so that the run
+     // stays plain (a baseline).
+     .resolve = [](const TrainConfig& c, const RunShape& s, RunConfig& r) {
+       r.scenario.input.loaders = c.scenario.input.costs() ? resolve_loaders(c.scenario.input.loaders, s) : 0;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.loaders = r.scenario.input.loaders; },
+     .scenario = {.format = loaders_text, .parse = parse_loaders, .tag = loaders_tag, .describe = loaders_sentence,
+                  .effect = ScenarioEffect::Simulated}},
+    {.key = "prefetch", .flag = "--prefetch", .value_name = "STEPS",
+     .help = "input pipeline: steps the loaders may prepare ahead of their replica (the bounded queue's depth)",
+     .kind = OptionKind::Custom, .record_keys = "scenario", .example = "4", .example_with = "input_latency",
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
+       r.scenario.input.prefetch = c.scenario.input.costs() ? c.scenario.input.prefetch : InputSettings{}.prefetch;
+     },
+     .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.prefetch = r.scenario.input.prefetch; },
+     .scenario = {.format = prefetch_text, .parse = parse_prefetch, .tag = no_words, .describe = no_words,
                   .effect = ScenarioEffect::Simulated}},
     // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
     // GPU check and the fault tests; recorded whole under "engine_options", never remembered.

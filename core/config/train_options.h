@@ -76,6 +76,8 @@ struct TrainOption {
   bool remembered = false;         // the workbench's settings keep it between launches
   std::string_view record_keys;    // the record's config fields it resolves to, comma-separated
   std::string_view example;        // a valid value other than the default (tests, help)
+  std::string_view example_with;   // the option whose example this one's needs to take effect (the
+                                   // input pipeline's settings act only with an input cost)
   std::string (*format)(const TrainConfig&) = nullptr;          // Custom: canonical text
   void (*parse)(TrainConfig&, std::string_view text) = nullptr;  // Custom: throws ConfigError
   void (*resolve)(const TrainConfig&, const RunShape&, RunConfig&) = nullptr;   // nullptr: not recorded

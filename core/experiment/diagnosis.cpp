@@ -124,6 +124,7 @@ Diagnosis diagnose(const RunRecord& run, const RunRecord* baseline, const Calibr
   d.compute_share = sum.compute_s() / sum.total();
   d.communication_share = sum.of(TimeRole::Communication) / sum.total();
   d.waiting_share = sum.of(TimeRole::Waiting) / sum.total();
+  d.input_share = sum.of(TimeRole::Input) / sum.total();
   for (std::size_t r = 0; r < e->replica_times.size(); ++r) {
     const PhaseTimes& t = e->replica_times[r];
     if (t[phase::ComputeCpu] <= 0 || t.compute_s() <= 0) continue;
@@ -134,7 +135,9 @@ Diagnosis diagnose(const RunRecord& run, const RunRecord* baseline, const Calibr
   }
   d.split = step_split(run, *e, baseline, calibration);
 
-  if (!d.deprived.empty() && d.waiting_share >= 0.10) d.bound = Bound::Deprived;
+  // Input first: loaders with a CPU cost take the replicas' cores, which also shows as deprived.
+  if (d.input_share >= Diagnosis::kInputBound && d.input_share >= d.communication_share) d.bound = Bound::Input;
+  else if (!d.deprived.empty() && d.waiting_share >= 0.10) d.bound = Bound::Deprived;
   else if (d.communication_share >= 0.5) d.bound = Bound::Communication;
   else if (d.split && d.split->fixed_share >= Diagnosis::kFixedBound) d.bound = Bound::FixedCost;
   else if (d.waiting_share >= 0.15 && d.waiting_share > d.communication_share) d.bound = Bound::Waiting;
@@ -195,6 +198,19 @@ std::string diagnosis_text(const Diagnosis& d, const RunRecord& run) {
                          "mirrorbench-cli. (CPU time does not see shared caches or memory.)",
                          deprived_words(d.deprived), percent(d.waiting_share));
       break;
+    case Bound::Input: {
+      const InputSettings& in = scenario.input;
+      text = fmt::format("Input-bound: the replicas wait {} of their time for their next batch ({} loader(s) each, {} "
+                         "step(s) ahead{}{}), so the devices are not what sets the pace. ",
+                         percent(d.input_share), in.loaders, in.prefetch,
+                         in.latency_ms > 0 ? fmt::format(", a simulated {:g} ms of latency per image", in.latency_ms) : "",
+                         in.cpu_ms > 0 ? fmt::format(", a simulated {:g} ms of CPU per image", in.cpu_ms) : "");
+      text += in.cpu_ms > 0 && run.config.device_kind() == DeviceKind::Cpu
+                  ? "On CPU replicas the loaders' work takes the replicas' own cores: more loaders do not help; "
+                    "cache the prepared images, or prepare them once before training."
+                  : "More loaders and a deeper prefetch overlap a latency.";
+      break;
+    }
     case Bound::Communication:
       text = fmt::format("Communication-bound: exchanging the gradient ({} a step{}) takes {} of the replicas' time, "
                          "more than computing it, so more replicas add exchange and save little.",

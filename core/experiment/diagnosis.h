@@ -20,6 +20,7 @@ namespace mb {
 enum class Bound {
   None,            // one replica, or no breakdown: nothing to say
   Deprived,        // waiting for replicas that lost their core (not a slower device)
+  Input,           // waiting for the input pipeline: loading, not the devices, sets the pace
   FixedCost,       // each replica's step is dominated by work that does not shrink with its share
   Communication,   // exchanging the gradient takes more of the replicas' time than computing it
   Waiting,         // waiting for the slowest replica, which had its core: a slower device (or a straggler)
@@ -45,6 +46,7 @@ struct StepCostSplit {
 struct Diagnosis {
   Bound bound = Bound::None;
   double compute_share = 0, communication_share = 0, waiting_share = 0;   // of all replicas' time
+  double input_share = 0;                  // waiting for input, of all replicas' time
   std::vector<DeprivedReplica> deprived;   // the simulated straggler is never listed (it sleeps on purpose)
   bool cpu_measured = false;               // the record has the replicas' CPU time (schema 5)
   std::optional<StepCostSplit> split;
@@ -56,6 +58,7 @@ struct Diagnosis {
   static constexpr double kFixedBound = 0.40;      // a fixed part of 40 % of the step or more bounds it
   static constexpr double kNoisySpread = 0.15;     // epochs more than 15 % apart
   static constexpr double kDriftNoted = 0.20;      // a baseline 20 % off the previous one
+  static constexpr double kInputBound = 0.25;      // waiting for input 25 % of the time or more bounds it
 };
 
 // `calibration` (may be null): this machine's, for the run's model and kernels; `previous_baseline`

@@ -144,7 +144,9 @@ PhaseTimes phases_from_json(const json& j, const std::string& where, int schema)
 // "cnn-reference" and "cnn-denseN" still read) and, for programs, its layer list ("layers":
 // the input shape, each layer's Keras class, settings, output shape and parameters). 7: the
 // time category hidden_allreduce_s (--bucket-mb: the exchange that ran under the backward pass).
-constexpr int kSchemaVersion = 7;
+// 8: the time category input_wait_s (waiting for the input pipeline) and the scenario's input
+// fields (input_latency, input_cpu, loaders, prefetch: in the scenario object, by the table).
+constexpr int kSchemaVersion = 8;
 
 struct ConfigField {
   std::string_view key;

@@ -15,6 +15,7 @@
 #include "comm/process_link.h"
 #include "model/init_params.h"
 #include "optim/lr_schedule.h"
+#include "trainer/input_pipeline.h"
 #include "trainer/trace_sampler.h"
 #include "util/cpu_topology.h"
 #include "util/digest.h"
@@ -79,6 +80,7 @@ class ReplicaLoop {
     for (int e = 1; e <= rc_.epochs && !stop; ++e) {
       const std::vector<int32_t> order = epoch_order(rc_.train_size, rc_.seed, e);
       engine_->begin_epoch(order);
+      if (input_) input_->begin_epoch(in_.run.steps_per_epoch(), [this](int64_t s) { return input_images(s); });
       engine_->set_dropout_key(DropoutKey{rc_.seed, e});   // dropout masks: (seed, epoch, sample, layer, element)
       if (rank_ == 0) account_.book.begin_epoch(e);
       const bool whole = train_epoch(order, e, stop);
@@ -146,6 +148,12 @@ class ReplicaLoop {
     }
     run_start_ = Clock::now();   // the traces' common zero: everyone just left the barrier
 
+    // The input pipeline runs only with an input cost: the data is resident, so without one
+    // the loaders would have nothing to do (and plain runs pay nothing for them).
+    if (const InputPipeline::Cost cost{rc_.scenario.input.latency_ms * 1e-3, rc_.scenario.input.cpu_ms * 1e-3};
+        rc_.scenario.input.costs())
+      input_ = std::make_unique<InputPipeline>(rc_.scenario.input.loaders, rc_.scenario.input.prefetch, cost);
+
     every_ = rc_.step_delay_s > 0 ? 1 : std::max(1, engine_->steps_per_report());
     if (rank_ == 0) account_.book.set_steps_per_report(every_);
     total_steps_ = in_.run.steps_per_epoch() * rc_.epochs;
@@ -186,8 +194,11 @@ class ReplicaLoop {
       // A detailed step shows its own loss: the report's earlier steps are taken apart first.
       const BatchStats earlier = detailed ? engine_->take_train_stats() : BatchStats{};
       const auto step_start = Clock::now();
+      const double input_wait = input_ ? input_->wait_ready(s, Deadline::after(in_.run.timeout_s)) : 0.0;
+      since[phase::InputWait] += input_wait;
       double grad_norm = std::nan("");
-      const PhaseTimes step_times = train_step(order, b0, lo, hi, b, window, detailed ? &grad_norm : nullptr, since);
+      PhaseTimes step_times = train_step(order, b0, lo, hi, b, window, detailed ? &grad_norm : nullptr, since);
+      step_times[phase::InputWait] = input_wait;
       trace_.add(step_, std::chrono::duration<double>(step_start - run_start_).count(), step_times, epoch, s + 1);
       ++s;
       ++step_;
@@ -296,6 +307,13 @@ class ReplicaLoop {
     return !sync_error.empty() || std::any_of(all.begin(), all.end(), [](const EpochReport& r) { return r.stop != 0; });
   }
 
+  // The images of this replica's share of epoch step s that its loaders prepare: the lock-step
+  // share (with balanced shares the loaders prepare the even share; the engine takes its own).
+  int64_t input_images(int64_t s) const {
+    const int64_t global = rc_.global_batch, b = std::min(global, rc_.train_size - s * global);
+    return replica_share_begin(b, n_, rank_ + 1) - replica_share_begin(b, n_, rank_);
+  }
+
   const std::vector<int32_t>& val_order_of() {
     if (val_order_.empty()) {
       val_order_.resize(static_cast<std::size_t>(rc_.val_size));
@@ -325,6 +343,7 @@ class ReplicaLoop {
   int64_t step_ = 0;                 // steps done over the run (a share change's step counts these)
   StepShares shares_;                // the same on every rank
   TraceSampler trace_;
+  std::unique_ptr<InputPipeline> input_;   // with an input cost only (--input-latency, --input-cpu)
 };
 
 }  // namespace

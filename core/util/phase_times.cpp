@@ -8,8 +8,8 @@
 namespace mb {
 namespace {
 
-// Step order. The positions are phase::Forward ... phase::ComputeCpu; a new built-in row goes
-// where a replica spends that time, and its name into phase:: at the same place.
+// The positions are phase::Forward ... phase::InputWait; a new built-in row goes at the end (the
+// records' columns keep their places), and its name into phase:: at the same place.
 std::vector<TimeCategory> builtin_rows() {
   return {
       {.key = "forward", .label = "forward", .legend = "forward", .help = "the forward pass over the replica's share",
@@ -33,6 +33,9 @@ std::vector<TimeCategory> builtin_rows() {
        .help = "wire time of the gradient's buckets that ran while the backward pass still computed (--bucket-mb "
                "over a simulated link): not a part of the step",
        .unit = "s", .role = TimeRole::Beside, .colour = ColourRole::Extra, .since_schema = 7},
+      {.key = "input_wait", .label = "waiting for input", .legend = "waiting for input (the input pipeline)",
+       .help = "before the forward pass, until the loaders had the replica's next batch ready: loading set the pace",
+       .unit = "s", .role = TimeRole::Input, .colour = ColourRole::Input, .since_schema = 8},
   };
 }
 

@@ -3,7 +3,8 @@
 // the slowest replica, the gradient all-reduce's exposed exchange, the optimizer - the parts of
 // a step, which add up to it (up to timer gaps) - and, beside them, measures over the same steps
 // that are not parts of them (the replica thread's CPU time while it computed, the exchange
-// hidden under the backward pass). The record, its
+// hidden under the backward pass); then waiting for input, a part of the step again, last
+// because it came last (its place in the table is its place in records' columns). The record, its
 // CSV, the Chrome trace, the live progress and "Where the time goes" list every row, so a new
 // category is a row here plus the code that measures it.
 //
@@ -24,11 +25,12 @@ enum class TimeRole {
   Compute,         // the replica computing (the breakdown stacks these as one "compute")
   Communication,   // exchanging the gradient
   Waiting,         // idle, for the slowest replica
+  Input,           // idle, for the input pipeline's next batch
   Beside,          // measured over the same steps but not a part of them: never stacked
 };
 
 // The colour a category takes in the window (ui/insight maps each role to a colour).
-enum class ColourRole { ComputeLight, Compute, ComputeDark, Communication, Waiting, CpuTime, Extra };
+enum class ColourRole { ComputeLight, Compute, ComputeDark, Communication, Waiting, Input, CpuTime, Extra };
 
 struct TimeCategory {
   std::string_view key;      // "forward": the record's "forward_s", the CSV's "breakdown_forward_s"
@@ -45,7 +47,7 @@ inline constexpr int kMaxTimeCategories = 12;
 
 // The built-in categories' positions in the table.
 namespace phase {
-enum : int { Forward, Backward, Wait, AllReduce, Optimizer, ComputeCpu, HiddenAllReduce, kBuiltins };
+enum : int { Forward, Backward, Wait, AllReduce, Optimizer, ComputeCpu, HiddenAllReduce, InputWait, kBuiltins };
 }  // namespace phase
 
 // Every category, built-in ones first, in step order.

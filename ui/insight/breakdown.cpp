@@ -77,12 +77,16 @@ QString breakdown_detail(const PhaseTimes& t) {
   return detail;
 }
 
+// Waiting for input is in a legend only where an input pipeline ran (a legend of a plain run
+// lists what its bars can show).
+bool shown_with(const TimeCategory& c, bool input_pipeline) { return c.role != TimeRole::Input || input_pipeline; }
+
 // The parts of a step other than compute, as the breakdown stacks them: by role (the order of
-// TimeRole: communication, then waiting), then in the table's order.
+// TimeRole: communication, waiting, then waiting for input), then in the table's order.
 std::vector<int> stacked_categories() {
   std::vector<int> out;
   const auto categories = time_categories();
-  for (TimeRole role : {TimeRole::Communication, TimeRole::Waiting})
+  for (TimeRole role : {TimeRole::Communication, TimeRole::Waiting, TimeRole::Input})
     for (std::size_t i = 0; i < categories.size(); ++i)
       if (categories[i].role == role) out.push_back(int(i));
   return out;
@@ -103,7 +107,11 @@ Bar breakdown_bar(const RunConfig& c, int r, const PhaseTimes& t, const QString&
     at += length;
   };
   add(t.compute_s(), compute_colour(), QObject::tr("compute"));
-  for (int c : stacked_categories()) add(t[c], category_colour(c), role_word(time_categories()[std::size_t(c)].role));
+  for (int k : stacked_categories()) {
+    const TimeRole role = time_categories()[std::size_t(k)].role;
+    if (role == TimeRole::Input && t[k] <= 0) continue;   // no input pipeline ran
+    add(t[k], category_colour(k), role_word(role));
+  }
   return bar;
 }
 
@@ -137,6 +145,8 @@ QString shares(const std::vector<PhaseTimes>& times) {
   QStringList parts;
   for (TimeRole role : {TimeRole::Compute, TimeRole::Communication, TimeRole::Waiting})
     parts << QStringLiteral("%1 %2").arg(role_word(role), format_percent(sum.of(role) / total, 0));
+  if (const double input = sum.of(TimeRole::Input); input > 0)   // only where a pipeline ran
+    parts << QStringLiteral("%1 %2").arg(role_word(TimeRole::Input), format_percent(input / total, 0));
   if (const double hidden = sum[phase::HiddenAllReduce]; hidden > 0 && !times.empty())
     parts << QObject::tr("%1 more hidden under backward").arg(secs(hidden / double(times.size())));
   return parts.join(QStringLiteral(" · "));
@@ -200,6 +210,7 @@ void set_headline(BarChartContent& c, const std::vector<ShownRun>& runs, const S
 QColor compute_colour() { return QColor(0x3d, 0x7e, 0xbf); }
 QColor communication_colour() { return QColor(0xf2, 0x8e, 0x2b); }
 QColor waiting_colour() { return QColor(0xb4, 0xab, 0xa6); }
+QColor input_colour() { return QColor(0x8e, 0x44, 0xad); }
 
 QColor category_colour(int category) {
   const auto categories = time_categories();
@@ -210,11 +221,12 @@ QColor category_colour(int category) {
     case ColourRole::ComputeDark: return QColor(0x1d, 0x3f, 0x72);
     case ColourRole::Communication: return communication_colour();
     case ColourRole::Waiting: return waiting_colour();
+    case ColourRole::Input: return input_colour();
     case ColourRole::CpuTime: return QColor(0x2e, 0x7d, 0x32);
     case ColourRole::Extra: break;
   }
   // A category without a colour of its own: one of a few distinct hues, by position.
-  static const QColor extra[] = {QColor(0x8e, 0x44, 0xad), QColor(0x16, 0xa0, 0x85), QColor(0xc0, 0x39, 0x2b)};
+  static const QColor extra[] = {QColor(0x16, 0xa0, 0x85), QColor(0xc0, 0x39, 0x2b), QColor(0x7f, 0x8c, 0x8d)};
   return extra[std::size_t(category) % std::size(extra)];
 }
 
@@ -223,6 +235,7 @@ QString role_word(TimeRole role) {
     case TimeRole::Compute: return QObject::tr("compute");
     case TimeRole::Communication: return QObject::tr("communication");
     case TimeRole::Waiting: return QObject::tr("waiting");
+    case TimeRole::Input: return QObject::tr("waiting for input");
     case TimeRole::Beside: return QObject::tr("beside the step");
   }
   return {};
@@ -302,7 +315,12 @@ BarChartContent build_breakdown(const std::vector<ShownRun>& runs, const LiveEpo
   c.title = QObject::tr("Where each replica's time goes");
   c.value_title = QObject::tr("s");
   c.legend = {{QObject::tr("compute"), compute_colour()}};
-  for (int k : stacked_categories()) c.legend.push_back({word(time_categories()[std::size_t(k)].legend), category_colour(k)});
+  const bool input = std::any_of(runs.begin(), runs.end(), [](const ShownRun& r) {
+    return r.record.config.scenario.input.costs();
+  });
+  for (int k : stacked_categories())
+    if (shown_with(time_categories()[std::size_t(k)], input))
+      c.legend.push_back({word(time_categories()[std::size_t(k)].legend), category_colour(k)});
   const ShownRun* primary = primary_run(runs);
   if (!primary) {
     c.empty_text = QObject::tr("No run on display: press Run or Compare, or select a run in the history.");
@@ -393,7 +411,8 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
   c.value_title = QObject::tr("Time (ms) from the first step shown");
   const auto categories = time_categories();
   for (std::size_t p = 0; p < categories.size(); ++p)
-    if (categories[p].role != TimeRole::Beside) c.legend.push_back({word(categories[p].label), category_colour(int(p))});
+    if (categories[p].role != TimeRole::Beside && shown_with(categories[p], source && source->config.scenario.input.costs()))
+      c.legend.push_back({word(categories[p].label), category_colour(int(p))});
   if (!source) {
     c.headline = label;
     c.empty_text = label.isEmpty()

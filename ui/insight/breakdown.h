@@ -52,6 +52,7 @@ TimelineSource timeline_from_trace(const std::string& trace_json, const RunRecor
 QColor compute_colour();
 QColor communication_colour();
 QColor waiting_colour();
+QColor input_colour();
 QColor category_colour(int category);   // a time category's colour (util/phase_times.h), by position
 QString role_word(TimeRole role);       // "compute", "communication", "waiting"
 
