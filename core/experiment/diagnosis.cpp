@@ -193,10 +193,15 @@ std::string diagnosis_text(const Diagnosis& d, const RunRecord& run) {
   switch (d.bound) {
     case Bound::None: return {};
     case Bound::Deprived:
-      text = fmt::format("Deprived of CPU, not slower: {} (other programs, or this window, took the rest), so "
-                         "the replicas wait {} of their time. Close other programs or train from "
-                         "mirrorbench-cli. (CPU time does not see shared caches or memory.)",
-                         deprived_words(d.deprived), percent(d.waiting_share));
+      text = scenario.input.cpu_ms > 0 && run.config.device_kind() == DeviceKind::Cpu
+                 ? fmt::format("Deprived of CPU by the input pipeline: {} (its loaders' simulated {:g} ms of CPU per "
+                               "image ran on the replicas' cores), so the replicas wait {} of their time. More loaders "
+                               "do not help here; cache the prepared images, or prepare them once before training.",
+                               deprived_words(d.deprived), scenario.input.cpu_ms, percent(d.waiting_share))
+                 : fmt::format("Deprived of CPU, not slower: {} (other programs, or this window, took the rest), so "
+                               "the replicas wait {} of their time. Close other programs or train from "
+                               "mirrorbench-cli. (CPU time does not see shared caches or memory.)",
+                               deprived_words(d.deprived), percent(d.waiting_share));
       break;
     case Bound::Input: {
       const InputSettings& in = scenario.input;
