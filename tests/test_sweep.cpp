@@ -200,6 +200,35 @@ class TestSweep : public QObject {
     QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); }, {"--remedies", "always swept"}));
   }
 
+  // The input pipeline's remedies on the same axis: how many loaders does this input cost
+  // need? The base's cost and its own loaders stay in every run (the bare one included); each
+  // remedy replaces the loaders or the prefetch depth. Without an input cost they are refused.
+  void a_loader_sweep_varies_the_input_pipeline() {
+    SweepOptions o;
+    o.axis = SweepAxis::Remedy;
+    o.base.devices = cpu_replicas(2);
+    o.base.scenario.input.latency_ms = 0.5;
+    o.base.scenario.input.loaders = 1;
+    o.remedies = parse_sweep_remedies("loaders:2, loaders:8+prefetch:8, prefetch:4");
+    QCOMPARE(sweep_remedies_text(o.remedies), std::string("loaders:2, loaders:8+prefetch:8, prefetch:4"));
+    const auto points = sweep_points(o);
+    QCOMPARE(points.size(), std::size_t(5));   // one replica, bare, three remedies
+    QVERIFY(!is_sweep_remedy(points[1].remedy) && is_sweep_remedy(points[2].remedy));
+    QCOMPARE(remedy_name(points[3].remedy), std::string("8 loaders, prefetch 8"));
+    QCOMPARE(short_remedy_name(points[3].remedy), std::string("8 ldr+pf 8"));
+    const auto plan = make_sweep_plan(o);
+    for (const PlannedRun& p : plan) QCOMPARE(p.config.scenario.input.latency_ms, 0.5);
+    QCOMPARE(plan[1].config.scenario.input.loaders, 1);   // bare: the base's own
+    QCOMPARE(plan[1].config.scenario.input.prefetch, 2);
+    QCOMPARE(plan[2].config.scenario.input.loaders, 2);
+    QVERIFY(plan[3].config.scenario.input.loaders == 8 && plan[3].config.scenario.input.prefetch == 8);
+    QVERIFY(plan[4].config.scenario.input.loaders == 1 && plan[4].config.scenario.input.prefetch == 4);
+    QVERIFY(test::expect_error<ConfigError>([&] { parse_sweep_remedies("loaders:0"); }, {"--remedies", "at least 1"}));
+    o.base.scenario.input = {};
+    QVERIFY(test::expect_error<ConfigError>([&] { sweep_points(o); },
+                                            {"--remedies", "2 loaders", "--input-latency or --input-cpu"}));
+  }
+
   void impossible_model_and_link_sweeps_are_refused() {
     SweepOptions o;
     o.axis = SweepAxis::Model;

@@ -495,7 +495,18 @@ class TestTrainer : public QObject {
     c.scenario.input.latency_ms = 2;
     c.scenario.input.loaders = 1;
     c.scenario.input.prefetch = 1;
-    const RunRecord slow = MirroredTrainer(c, data).run();
+    c.trace = true;
+    MirroredTrainer traced(c, data);
+    const RunRecord slow = traced.run();
+    // The trace lays each step out as it ran: the wait for input before the forward pass.
+    const nlohmann::json trace = nlohmann::json::parse(chrome_trace_json(slow, traced.trace()));
+    double input_ts = -1, forward_ts = -1;
+    for (const auto& ev : trace.at("traceEvents")) {
+      if (ev.value("tid", -1) != 0 || ev.value("ph", "") != "X") continue;
+      if (ev.at("name") == "waiting for input" && input_ts < 0) input_ts = ev.at("ts").get<double>();
+      if (ev.at("name") == "forward" && forward_ts < 0) forward_ts = ev.at("ts").get<double>();
+    }
+    QVERIFY2(input_ts >= 0 && forward_ts > input_ts, qPrintable(QString("%1 %2").arg(input_ts).arg(forward_ts)));
     QCOMPARE(slow.status, RunStatus::Completed);
     QCOMPARE(QString::fromStdString(slow.epochs.back().param_digest), QString::fromStdString(plain.epochs.back().param_digest));
     QCOMPARE(slow.config.scenario.input.latency_ms, 2.0);

@@ -259,17 +259,20 @@ void parse_loaders(Scenario& s, std::string_view text) {
 }
 // The loaders and the prefetch depth are the pipeline's settings, shown with its costs only.
 std::string loaders_tag(const Scenario& s) {
-  return s.input.costs() ? fmt::format("{} loader(s), prefetch {}", s.input.loaders, s.input.prefetch) : std::string();
+  return s.input.costs() ? fmt::format("{} loader{}", s.input.loaders, s.input.loaders == 1 ? "" : "s") : std::string();
 }
 std::string loaders_sentence(const Scenario& s) {
-  return s.input.costs() ? fmt::format("input pipeline: {} loader thread(s) per replica, up to {} step(s) prepared "
-                                       "ahead",
-                                       s.input.loaders, s.input.prefetch)
+  return s.input.costs() ? fmt::format("input pipeline: {} loader thread{} per replica, up to {} step{} prepared ahead",
+                                       s.input.loaders, s.input.loaders == 1 ? "" : "s", s.input.prefetch,
+                                       s.input.prefetch == 1 ? "" : "s")
                          : std::string();
 }
 std::string prefetch_text(const Scenario& s) { return std::to_string(s.input.prefetch); }
 void parse_prefetch(Scenario& s, std::string_view text) {
   s.input.prefetch = int(parse_integer_option("--prefetch", text, 1, kMaxPrefetch));
+}
+std::string prefetch_tag(const Scenario& s) {
+  return s.input.costs() ? fmt::format("prefetch {}", s.input.prefetch) : std::string();
 }
 std::string no_words(const Scenario&) { return {}; }   // said by the loaders' row
 
@@ -560,7 +563,7 @@ const TrainOption kOptions[] = {
        r.scenario.input.prefetch = c.scenario.input.costs() ? c.scenario.input.prefetch : InputSettings{}.prefetch;
      },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.prefetch = r.scenario.input.prefetch; },
-     .scenario = {.format = prefetch_text, .parse = parse_prefetch, .tag = no_words, .describe = no_words,
+     .scenario = {.format = prefetch_text, .parse = parse_prefetch, .tag = prefetch_tag, .describe = no_words,
                   .effect = ScenarioEffect::Simulated}},
     // ---- the engines' kernel choices (config/engine_options.h): for the lab, the benchmarks, the
     // GPU check and the fault tests; recorded whole under "engine_options", never remembered.

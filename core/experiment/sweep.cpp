@@ -105,9 +105,14 @@ std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_vi
         set_scenario_text(r, "bucket_mb", part.substr(7));
       } else if (part.starts_with("powersgd:")) {
         set_scenario_text(r, "powersgd", part.substr(9));
+      } else if (part.starts_with("loaders:")) {
+        set_scenario_text(r, "loaders", part.substr(8));
+        MB_CHECK(r.input.loaders > 0, ConfigError, "{}: loaders:{} — give at least 1 loader", flag, part.substr(8));
+      } else if (part.starts_with("prefetch:")) {
+        set_scenario_text(r, "prefetch", part.substr(9));
       } else {
         throw ConfigError(fmt::format("{}: \"{}\" is not a remedy: none, accumulate:K, bf16, fp16, bucket:MB, "
-                                      "powersgd:RANK, or several joined by '+'",
+                                      "powersgd:RANK, loaders:N, prefetch:STEPS, or several joined by '+'",
                                       flag, part));
       }
       if (plus == std::string_view::npos) break;
@@ -119,12 +124,28 @@ std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_vi
   return out;
 }
 
+namespace {
+bool input_remedy(const Scenario& r) {
+  return r.input.loaders != InputSettings{}.loaders || r.input.prefetch != InputSettings{}.prefetch;
+}
+}  // namespace
+
+bool is_sweep_remedy(const Scenario& r) { return r.comm_remedy() || input_remedy(r); }
+
+void apply_sweep_remedy(Scenario& s, const Scenario& remedy) {
+  s.take_remedy(remedy);
+  if (remedy.input.loaders != InputSettings{}.loaders) s.input.loaders = remedy.input.loaders;
+  if (remedy.input.prefetch != InputSettings{}.prefetch) s.input.prefetch = remedy.input.prefetch;
+}
+
 std::string remedy_name(const Scenario& r) {
   std::vector<std::string> parts;
   if (r.accumulate > 1) parts.push_back(fmt::format("accumulate {}", r.accumulate));
   if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(fmt::format("{} all-reduce", wire_name(r.allreduce_dtype)));
   if (r.powersgd_rank > 0) parts.push_back(fmt::format("PowerSGD rank {}", r.powersgd_rank));
   if (r.bucket_mb > 0) parts.push_back(fmt::format("overlap, {:g} MB buckets", r.bucket_mb));
+  if (r.input.loaders > 0) parts.push_back(fmt::format("{} loader{}", r.input.loaders, r.input.loaders == 1 ? "" : "s"));
+  if (r.input.prefetch != InputSettings{}.prefetch) parts.push_back(fmt::format("prefetch {}", r.input.prefetch));
   return parts.empty() ? std::string("bare") : fmt::format("{}", fmt::join(parts, ", "));
 }
 
@@ -137,6 +158,8 @@ std::string sweep_remedies_text(const std::vector<Scenario>& remedies) {
     if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(std::string(wire_name(r.allreduce_dtype)));
     if (r.powersgd_rank > 0) parts.push_back(fmt::format("powersgd:{}", r.powersgd_rank));
     if (r.bucket_mb > 0) parts.push_back(fmt::format("bucket:{:g}", r.bucket_mb));
+    if (r.input.loaders > 0) parts.push_back(fmt::format("loaders:{}", r.input.loaders));
+    if (r.input.prefetch != InputSettings{}.prefetch) parts.push_back(fmt::format("prefetch:{}", r.input.prefetch));
     words.push_back(parts.empty() ? std::string("none") : fmt::format("{}", fmt::join(parts, "+")));
   }
   return fmt::format("{}", fmt::join(words, ", "));
@@ -148,6 +171,8 @@ std::string short_remedy_name(const Scenario& r) {
   if (r.allreduce_dtype != WireDtype::Fp32) parts.push_back(std::string(wire_name(r.allreduce_dtype)));
   if (r.powersgd_rank > 0) parts.push_back(fmt::format("psgd {}", r.powersgd_rank));
   if (r.bucket_mb > 0) parts.push_back(fmt::format("{:g} MB", r.bucket_mb));
+  if (r.input.loaders > 0) parts.push_back(fmt::format("{} ldr", r.input.loaders));
+  if (r.input.prefetch != InputSettings{}.prefetch) parts.push_back(fmt::format("pf {}", r.input.prefetch));
   return parts.empty() ? std::string("bare") : fmt::format("{}", fmt::join(parts, "+"));
 }
 
@@ -212,9 +237,17 @@ std::vector<SweepPoint> remedy_points(const SweepOptions& o) {
   check_replicas_axis(o, "remedies");
   MB_CHECK(!o.remedies.empty(), ConfigError, "--remedies: give at least one remedy, e.g. accumulate:8,bf16,bucket:25");
   std::vector<Scenario> remedies{Scenario{}};
-  for (const Scenario& r : o.remedies) remedies.push_back(r.remedy());
+  for (const Scenario& r : o.remedies) {
+    Scenario only = r.remedy();   // the remedy fields alone
+    only.input.loaders = r.input.loaders, only.input.prefetch = r.input.prefetch;
+    remedies.push_back(only);
+    MB_CHECK(!input_remedy(only) || o.base.scenario.input.costs(), ConfigError,
+             "--remedies {}: loaders and prefetch act on the input pipeline, which runs only with an input cost: "
+             "give --input-latency or --input-cpu",
+             remedy_name(only));
+  }
   check_listed_once(remedies, "--remedies", [](const Scenario& r) {
-    return r.comm_remedy() ? remedy_name(r) : std::string("none (the bare run is always swept)");
+    return is_sweep_remedy(r) ? remedy_name(r) : std::string("none (the bare run is always swept)");
   });
   std::vector<SweepPoint> out;
   SweepPoint one = base_point(o, 1);
@@ -303,7 +336,7 @@ std::vector<PlannedRun> make_sweep_plan(const SweepOptions& o) {
     c.devices = DeviceList(o.base.devices.begin(), o.base.devices.begin() + p.replicas);
     c.model = p.model;
     c.scenario.link = p.link.on() ? p.link : SimulatedLink{};
-    c.scenario.take_remedy(p.remedy);
+    apply_sweep_remedy(c.scenario, p.remedy);
     if (o.axis == SweepAxis::Batch) {
       c.batch = p.global_batch;
       c.per_replica_batch = false;

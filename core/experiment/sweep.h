@@ -8,7 +8,9 @@
 //   and speed-up over one replica of the same model.
 // - Remedy (its second half, "what to do about it"): one replica, then N replicas bare and with
 //   each remedy for communication (accumulation, a compressed all-reduce, overlap in buckets),
-//   over the base's link: epoch time, speed-up and validation accuracy side by side.
+//   over the base's link: epoch time, speed-up and validation accuracy side by side. The input
+//   pipeline's remedies (more loaders, a deeper prefetch) are on this axis too, over the base's
+//   input cost: how many loaders does this cost need?
 // The CLI's `sweep` and the GUI's Sweep plan share this.
 #pragma once
 #include <cstdint>
@@ -51,7 +53,8 @@ struct SweepPoint {
   ModelSpec model;         // the base's, but along the model axis
   SimulatedLink link;      // gbit 0: none (the base's, but along the link axis)
   int replicas = 1;        // the first `replicas` of the base's devices
-  Scenario remedy;         // its remedy fields: the base's, but along the remedy axis (none: bare)
+  Scenario remedy;         // its remedy fields: the base's, but along the remedy axis (none: bare);
+                           // with the input pipeline's loaders and prefetch where the remedy sets them
   bool operator==(const SweepPoint&) const = default;
 };
 
@@ -59,8 +62,13 @@ struct SweepPoint {
 // or spaces between entries; ConfigError naming `flag` and the entry.
 std::vector<ModelSpec> parse_sweep_models(std::string_view list, std::string_view flag = "--models");
 std::vector<SimulatedLink> parse_sweep_links(std::string_view list, std::string_view flag = "--links");
-// "accumulate:8, bf16, fp16, bucket:25, accumulate:8+bf16" (none: bare, which the axis runs anyway)
+// "accumulate:8, bf16, fp16, bucket:25, accumulate:8+bf16, loaders:4, loaders:8+prefetch:8"
+// (none: bare, which the axis runs anyway). A remedy is a Scenario with only its remedy fields
+// set: the communication remedies (Scenario::take_remedy's) and the input pipeline's loaders and
+// prefetch (which replace the base's; the bare run keeps the base's own).
 std::vector<Scenario> parse_sweep_remedies(std::string_view list, std::string_view flag = "--remedies");
+bool is_sweep_remedy(const Scenario& remedy);       // any remedy field set (not bare)
+void apply_sweep_remedy(Scenario& scenario, const Scenario& remedy);
 std::string remedy_name(const Scenario& remedy);   // "bare", "accumulate 8, bf16 all-reduce", ...
 std::string short_remedy_name(const Scenario& remedy);   // "bare", "acc 8+bf16", "25 MB": a chart's category
 std::string sweep_remedies_text(const std::vector<Scenario>& remedies);   // what parse_sweep_remedies reads

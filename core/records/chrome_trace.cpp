@@ -14,12 +14,7 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
   using nlohmann::json;
   json events = json::array();
   const auto categories = time_categories();
-  // The order a step runs them: waiting for input comes before the forward pass, whatever its
-  // place in the table.
-  std::vector<std::size_t> step_order;
-  for (bool input : {true, false})
-    for (std::size_t p = 0; p < categories.size(); ++p)
-      if ((categories[p].role == TimeRole::Input) == input) step_order.push_back(p);
+  const std::vector<int> order = step_order();   // waiting for input before the forward pass
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0},
                     {"args", {{"name", fmt::format("mirrorbench run {} ({})", record.id, record.config.devices_text())}}}});
   for (std::size_t r = 0; r < traces.size(); ++r) {
@@ -29,7 +24,8 @@ std::string chrome_trace_json(const RunRecord& record, const std::vector<std::ve
     events.push_back({{"name", "thread_sort_index"}, {"ph", "M"}, {"pid", 0}, {"tid", r}, {"args", {{"sort_index", r}}}});
     for (const TraceStep& s : traces[r]) {
       double t = s.start_s;
-      for (std::size_t p : step_order) {
+      for (const int k : order) {
+        const std::size_t p = std::size_t(k);
         const TimeCategory& c = categories[p];
         const double d = s.phases[int(p)];
         if (c.role == TimeRole::Beside) {

@@ -69,6 +69,15 @@ int time_category(std::string_view key) {
   return -1;
 }
 
+std::vector<int> step_order() {
+  std::vector<int> out;
+  const std::vector<TimeCategory>& rows = table();
+  for (bool input : {true, false})
+    for (std::size_t i = 0; i < rows.size(); ++i)
+      if ((rows[i].role == TimeRole::Input) == input) out.push_back(int(i));
+  return out;
+}
+
 double PhaseTimes::of(TimeRole role) const {
   double sum = 0;
   const auto rows = time_categories();

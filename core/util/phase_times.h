@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <vector>
 
 namespace mb {
 
@@ -57,6 +58,10 @@ std::span<const TimeCategory> time_categories();
 // is full or the key taken. Call before any run (the table is not guarded).
 int add_time_category(const TimeCategory& category);
 int time_category(std::string_view key);   // position of the key, or -1
+// Every category's position in the order a step runs them: waiting for input first (before
+// the forward pass, whatever its place in the table), then the table's order. The Chrome trace
+// and the window's timeline lay a step's parts out in it.
+std::vector<int> step_order();
 
 // Seconds per category (trivially copyable: all-gathered between replicas as bytes).
 struct PhaseTimes {

@@ -472,8 +472,9 @@ BarChartContent build_timeline(const TimelineSource* source, const QString& labe
                                .arg(source->steps_per_report > 1 ? QObject::tr(" (a block of %1 steps)").arg(source->steps_per_report)
                                                                  : QString())
                                .arg(ms(t.total()));
-      for (std::size_t p = 0; p < categories.size(); ++p) {
-        const double d = t[int(p)];
+      for (const int k : step_order()) {
+        const std::size_t p = std::size_t(k);
+        const double d = t[k];
         if (d <= 0 || categories[p].role == TimeRole::Beside) continue;
         const QString name = word(categories[p].label);
         bar.segments.push_back({at, d, category_colour(int(p)), name,

@@ -253,7 +253,9 @@ void SweepPanel::make_value_editors(const SweepOptions& defaults) {
                            "micro-batches), bf16 or fp16 (a compressed all-reduce), powersgd:RANK (weight matrices as "
                            "rank-RANK factors), bucket:MB (the all-reduce overlapped with the backward pass in "
                            "buckets); join several with '+', e.g. "
-                           "accumulate:8+bf16. The bare run and one replica are always swept"));
+                           "accumulate:8+bf16. Or the input pipeline's, over the run's simulated input cost: "
+                           "loaders:N (loader threads per replica), prefetch:STEPS (how far ahead they prepare). "
+                           "The bare run and one replica are always swept"));
 }
 
 SweepAxis SweepPanel::axis() const { return SweepAxis(axis_->currentData().toInt()); }

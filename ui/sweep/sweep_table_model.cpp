@@ -105,8 +105,9 @@ QVariant SweepTableModel::data(const QModelIndex& index, int role) const {
         return tr("One replica's time per epoch (the same model) over this configuration's: below 1, more replicas "
                   "made training slower");
       if (index.column() == Remedy && r.point.replicas > 1)
-        return r.point.remedy.comm_remedy()
-                   ? tr("What this run changed about its gradient exchange; the accuracy beside it is its price")
+        return is_sweep_remedy(r.point.remedy)
+                   ? tr("What this run changed about its gradient exchange or its input pipeline; the accuracy beside it is its "
+                        "price")
                    : tr("The same replicas with nothing changed: the run each remedy is compared with");
       if (index.column() == Link && r.point.link.gbit > 0)
         return tr("Each gradient all-reduce lasts at least what a ring over this link would take (a simulated link)");

@@ -55,8 +55,8 @@ void add_sweep_options(CLI::App& sub, Options& o) {
   sub.add_option("--remedies", flags().remedies,
                  "sweep the remedies for communication instead (CPU replicas): one replica, then --devices bare and "
                  "with each of accumulate:K, bf16, fp16, powersgd:RANK, bucket:MB (several joined by '+'), over "
-                 "--simulated-link, "
-                 "e.g. accumulate:8,bf16,bucket:25")
+                 "--simulated-link, e.g. accumulate:8,bf16,bucket:25; or the input pipeline's, loaders:N and "
+                 "prefetch:STEPS, over --input-latency or --input-cpu, e.g. loaders:2,loaders:4,loaders:8+prefetch:8")
       ->type_name("R,R,...");
   sub.add_option("--target", flags().target, "validation accuracy to reach (default 0.85)")
       ->transform(positive_real_up_to(1.0))
