@@ -15,9 +15,9 @@ configs=(
   "1 replica, plain|--devices cpu:1"
   "2 replicas, plain|--devices cpu:2"
   "2 replicas, latency ${latency} ms, 1 loader, prefetch 1|--devices cpu:2 --input-latency $latency --loaders 1 --prefetch 1"
-  "2 replicas, latency ${latency} ms, 8 loaders, prefetch 8|--devices cpu:2 --input-latency $latency --loaders 8 --prefetch 8"
+  "2 replicas, latency ${latency} ms, 8 loaders, prefetch 2|--devices cpu:2 --input-latency $latency --loaders 8 --prefetch 2"
   "2 replicas, CPU ${cpu} ms, 1 loader, prefetch 1|--devices cpu:2 --input-cpu $cpu --loaders 1 --prefetch 1"
-  "2 replicas, CPU ${cpu} ms, 4 loaders, prefetch 4|--devices cpu:2 --input-cpu $cpu --loaders 4 --prefetch 4"
+  "2 replicas, CPU ${cpu} ms, 4 loaders, prefetch 2|--devices cpu:2 --input-cpu $cpu --loaders 4 --prefetch 2"
 )
 for ((r = 0; r < repeats; ++r)); do
   for ((i = 0; i < ${#configs[@]}; ++i)); do

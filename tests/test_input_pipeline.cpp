@@ -1,6 +1,6 @@
 // The input pipeline (issue 28, trainer/input_pipeline.h): steps reach the replica in order,
-// each prepared once; the loaders never run more than `prefetch` steps ahead (the queue's
-// bound); a held step is waited for and the wait is measured; a stuck loader meets the
+// each prepared once; the loaders never run more than loaders x prefetch steps ahead (the
+// queue's bound); a held step is waited for and the wait is measured; a stuck loader meets the
 // deadline with a message naming the step; the costs take what they say (lower bounds only:
 // sleeps and CPU time never end early); a run that stops does not wait out a long step.
 #include <QtTest>
@@ -27,10 +27,10 @@ double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::
 class TestInputPipeline : public QObject {
   Q_OBJECT
  private slots:
-  // Three loaders, a window of 2, three epochs of 25 steps whose shares differ: every step is
-  // prepared once with its own image count, and the replica takes them in order. Before each
-  // step the test waits until the window is full (two steps prepared ahead), so the bound is
-  // both reached and never passed.
+  // Three loaders of two steps each (a window of 6), three epochs of 25 steps whose shares
+  // differ: every step is prepared once with its own image count, and the replica takes them in
+  // order. Before each step the test waits until the window is full (six steps prepared
+  // ahead), so the bound is both reached and never passed.
   void steps_arrive_in_order_within_the_window() {
     std::mutex m;
     std::map<std::pair<int, int64_t>, int64_t> prepared;   // (epoch, step) -> images
@@ -48,15 +48,15 @@ class TestInputPipeline : public QObject {
       p.begin_epoch(25, [](int64_t s) { return 10 + s % 7; });
       for (int64_t s = 0; s < 25; ++s) {
         const auto until = Clock::now() + std::chrono::seconds(10);
-        while (done.load() < std::min<int64_t>(25, s + 2) && Clock::now() < until) std::this_thread::yield();
-        QCOMPARE(done.load(), std::min<int64_t>(25, s + 2));   // the window is full, and no more
+        while (done.load() < std::min<int64_t>(25, s + 6) && Clock::now() < until) std::this_thread::yield();
+        QCOMPARE(done.load(), std::min<int64_t>(25, s + 6));   // the window is full, and no more
         p.wait_ready(s, Deadline::after(10));
       }
     }
     QCOMPARE(twice.load(), 0);
     QCOMPARE(prepared.size(), std::size_t(75));
     for (const auto& [key, images] : prepared) QCOMPARE(images, 10 + key.second % 7);
-    QCOMPARE(p.most_ahead(), int64_t(2));
+    QCOMPARE(p.most_ahead(), int64_t(6));
   }
 
   // Step 3 is held back 50 ms after the replica starts waiting for it: the wait measures at

@@ -41,7 +41,7 @@ inline std::string_view wire_name(WireDtype w) {
 }
 
 // The input pipeline (trainer/input_pipeline.h): loader threads prepare each replica's coming
-// batches, at most `prefetch` steps ahead of it. The data is resident (decoded once), so
+// batches, each up to `prefetch` steps ahead of it (loaders x prefetch in flight, as DataLoader). The data is resident (decoded once), so
 // without an input cost the loaders would have nothing to do and no pipeline runs; the costs
 // are what-ifs per image, labelled simulated: a latency (I/O wait, as a slow disk or a network
 // file system adds: more loaders overlap it) and CPU work (as decoding and augmenting: on CPU
@@ -51,7 +51,7 @@ struct InputSettings {
   double cpu_ms = 0;       // simulated CPU work per image
   int loaders = 0;         // loader threads per replica (as DataLoader's workers per rank); 0: chosen
                            // from the cores the replicas leave, at least 1
-  int prefetch = 2;        // steps the loaders may prepare ahead of their replica (DataLoader's prefetch_factor)
+  int prefetch = 2;        // steps each loader may prepare ahead of its replica (DataLoader's prefetch_factor)
   bool costs() const { return latency_ms > 0 || cpu_ms > 0; }
   bool operator==(const InputSettings&) const = default;
 };

@@ -262,7 +262,7 @@ std::string loaders_tag(const Scenario& s) {
   return s.input.costs() ? fmt::format("{} loader{}", s.input.loaders, s.input.loaders == 1 ? "" : "s") : std::string();
 }
 std::string loaders_sentence(const Scenario& s) {
-  return s.input.costs() ? fmt::format("input pipeline: {} loader thread{} per replica, up to {} step{} prepared ahead",
+  return s.input.costs() ? fmt::format("input pipeline: {} loader thread{} per replica, each up to {} step{} ahead",
                                        s.input.loaders, s.input.loaders == 1 ? "" : "s", s.input.prefetch,
                                        s.input.prefetch == 1 ? "" : "s")
                          : std::string();
@@ -557,7 +557,8 @@ const TrainOption kOptions[] = {
      .scenario = {.format = loaders_text, .parse = parse_loaders, .tag = loaders_tag, .describe = loaders_sentence,
                   .effect = ScenarioEffect::Simulated}},
     {.key = "prefetch", .flag = "--prefetch", .value_name = "STEPS",
-     .help = "input pipeline: steps the loaders may prepare ahead of their replica (the bounded queue's depth)",
+     .help = "input pipeline: steps each loader may prepare ahead of its replica, as DataLoader's prefetch_factor "
+             "(the bounded queue holds loaders x STEPS)",
      .kind = OptionKind::Custom, .record_keys = "scenario", .example = "4", .example_with = "input_latency",
      .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
        r.scenario.input.prefetch = c.scenario.input.costs() ? c.scenario.input.prefetch : InputSettings{}.prefetch;

@@ -206,7 +206,7 @@ std::string diagnosis_text(const Diagnosis& d, const RunRecord& run) {
     case Bound::Input: {
       const InputSettings& in = scenario.input;
       text = fmt::format("Input-bound: the replicas wait {} of their time for their next batch ({} loader{} each, {} "
-                         "step{} ahead{}{}), so the devices are not what sets the pace. ",
+                         "step{} ahead per loader{}{}), so the devices are not what sets the pace. ",
                          percent(d.input_share), in.loaders, in.loaders == 1 ? "" : "s", in.prefetch,
                          in.prefetch == 1 ? "" : "s",
                          in.latency_ms > 0 ? fmt::format(", a simulated {:g} ms of latency per image", in.latency_ms) : "",

@@ -18,7 +18,7 @@ constexpr double kPollS = 0.02;
 }  // namespace
 
 InputPipeline::InputPipeline(int loaders, int prefetch, Cost cost, Prepare prepare)
-    : prefetch_(std::max(1, prefetch)), cost_(cost), prepare_(std::move(prepare)) {
+    : window_(int64_t(std::max(1, loaders)) * std::max(1, prefetch)), cost_(cost), prepare_(std::move(prepare)) {
   if (!prepare_)
     prepare_ = [this](int64_t, int64_t images) {
       pay(images, cost_, [this] {
@@ -74,8 +74,8 @@ int64_t InputPipeline::most_ahead() const {
 void InputPipeline::loader() {
   std::unique_lock lock(mutex_);
   while (true) {
-    // A step is taken only inside the window: at most `prefetch` steps ahead of the replica's.
-    changed_.wait(lock, [&] { return stop_ || (next_claim_ < steps_ && next_claim_ < consumed_ + prefetch_); });
+    // A step is taken only inside the window: at most loaders x prefetch steps ahead of the replica's.
+    changed_.wait(lock, [&] { return stop_ || (next_claim_ < steps_ && next_claim_ < consumed_ + window_); });
     if (stop_) return;
     const int64_t step = next_claim_++;
     most_ahead_ = std::max(most_ahead_, next_claim_ - consumed_);

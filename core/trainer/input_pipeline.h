@@ -1,6 +1,7 @@
 // A replica's input pipeline (issue 28): `loaders` threads prepare the replica's coming steps,
-// at most `prefetch` steps ahead of the step it trains, as PyTorch's DataLoader workers do for
-// one rank (num_workers, prefetch_factor). Preparing a step pays its input cost image by image:
+// each up to `prefetch` steps, so at most loaders x prefetch steps ahead of the step the replica
+// trains, as PyTorch's DataLoader workers do for one rank (num_workers x prefetch_factor
+// batches in flight). Preparing a step pays its input cost image by image:
 // a simulated latency (the loader sleeps, as it would on a slow disk or a network file system)
 // and simulated CPU work (the loader computes until its own CPU time has grown by it, so a
 // loader that shares a core with a replica takes longer, as a real decoder would). The replica
@@ -44,7 +45,8 @@ class InputPipeline {
   // the seconds waited. A StallError when `deadline` passes first, naming the step.
   double wait_ready(int64_t step, const Deadline& deadline);
 
-  // For tests: the most steps that were ever prepared or being prepared ahead of the replica's.
+  // For tests: the most steps that were ever prepared or being prepared ahead of the replica's
+  // (at most loaders x prefetch).
   int64_t most_ahead() const;
 
   // Pays `images` x `cost` on the calling thread (the default Prepare); `stop` is polled.
@@ -53,7 +55,7 @@ class InputPipeline {
  private:
   void loader();
 
-  const int prefetch_;
+  const int64_t window_;       // loaders x prefetch: the most steps prepared ahead
   const Cost cost_;
   Prepare prepare_;
   mutable std::mutex mutex_;

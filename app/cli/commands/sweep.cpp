@@ -31,7 +31,7 @@ SweepFlags& flags() {
 
 void add_sweep_options(CLI::App& sub, Options& o) {
   options::add_train_flags(sub, o.train,
-                           {{"data_dir", "data set: IDX folder, .npz, NumPy or CIFAR-10 folder (default: Fashion-MNIST)"},
+                           {{"data_dir", "data set: IDX folder, .npz, NumPy, CIFAR-10 or image folder (default: Fashion-MNIST)"},
                             {"devices", "the devices of every configuration (default cpu:1); --models, --links: 1 to N of them"},
                             {"model", "the model of a batch or link sweep (default reference)"},
                             {"lr", "the learning rate at batch 128 (scaled linearly for the others)"},
@@ -39,6 +39,12 @@ void add_sweep_options(CLI::App& sub, Options& o) {
                             {"limit_train", "use only the first N training images"},
                             {"simulated_link", "the simulated link of a remedy sweep (GBIT[:US]), and of every "
                                                "configuration of a batch or model sweep"},
+                            {"input_latency", "the simulated input latency of every configuration (MS per image): "
+                                              "what a sweep of loaders:N remedies overlaps"},
+                            {"input_cpu", "the simulated input CPU cost of every configuration (MS per image)"},
+                            {"loaders", "the loader threads per replica of every configuration (a loaders:N remedy "
+                                        "replaces it)"},
+                            {"prefetch", "the steps the loaders prepare ahead (a prefetch:STEPS remedy replaces it)"},
                             {"seed"}});
   sub.add_option("--batches", flags().batches, "global batch sizes (default 64,128,256,512,1024)")
       ->delimiter(',')
