@@ -230,6 +230,10 @@ class TestImageData : public QObject {
     for (const auto& read : {std::function<void()>([&] { load_data_source(flat.string()); }),
                              std::function<void()>([&] { probe_data_source(flat.string()); })})
       QVERIFY(test::expect_error<DataError>(read, {"class sub-folders of images but no train/ and test/", "test/<class>/"}));
+    // IDX files beside such folders say what the folder is (the images: samples, say).
+    std::ofstream(flat / "train-images-idx3-ubyte.gz") << "";
+    QCOMPARE(data_format(flat.string()), DataFormat::Idx);
+    fs::remove(flat / "train-images-idx3-ubyte.gz");
     fs::rename(flat / "a_class", dir / "train" / "a_class");
     fs::rename(flat / "b_class", dir / "train" / "b_class");
     // No test folder, and one class only.

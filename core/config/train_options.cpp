@@ -532,7 +532,9 @@ const TrainOption kOptions[] = {
      .help = "simulated input latency: loading each image waits MS milliseconds, as a slow disk or a network file "
              "system would make it (the loaders overlap the waits; 0: off)",
      .kind = OptionKind::Custom, .agree = true, .record_keys = "scenario", .example = "0.5",
-     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) { r.scenario.input.latency_ms = c.scenario.input.latency_ms; },
+     .resolve = [](const TrainConfig& c, const RunShape&, RunConfig& r) {
+       r.scenario.input.latency_ms = c.scenario.input.latency_ms;
+     },
      .recover = [](const RunConfig& r, TrainConfig& c) { c.scenario.input.latency_ms = r.scenario.input.latency_ms; },
      .scenario = {.format = latency_text, .parse = parse_latency, .tag = latency_tag, .describe = latency_sentence,
                   .effect = ScenarioEffect::Simulated}},

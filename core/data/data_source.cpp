@@ -22,7 +22,10 @@ DataFormat data_format(const std::string& source) {
   if (std::filesystem::is_directory(path, ec)) {
     if (is_npy_dir(path)) return DataFormat::NpyDir;
     if (is_cifar_dir(path)) return DataFormat::Cifar;
-    if (is_image_folder(path)) return DataFormat::ImageFolder;
+    // IDX files win over sub-folders of images beside them (a folder of samples, say).
+    const bool idx = std::filesystem::exists(path / "train-images-idx3-ubyte", ec) ||
+                     std::filesystem::exists(path / "train-images-idx3-ubyte.gz", ec);
+    if (!idx && is_image_folder(path)) return DataFormat::ImageFolder;
   }
   return DataFormat::Idx;   // its reader names the missing files (or the missing folder)
 }
