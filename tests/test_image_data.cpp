@@ -37,7 +37,7 @@ std::vector<uint8_t> decoded(const fs::path& file, int channels) {
 }
 
 std::vector<uint8_t> raw(const fs::path& file) {
-  const std::string b = file_bytes(file);
+  const std::string b = test::read_bytes(file.string());
   return {b.begin(), b.end()};
 }
 
